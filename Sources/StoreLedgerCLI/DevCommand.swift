@@ -1,0 +1,37 @@
+import ArgumentParser
+import Hummingbird
+import Logging
+import StoreLedgerHTTP
+import StoreLedgerProcessing
+import StoreLedgerStore
+import StoreLedgerWorker
+
+/// `storeledger dev`: migrate, then run the receiver and a worker in one process.
+///
+/// `scripts/dev` wraps it with a throwaway local Postgres when `DATABASE_URL` is unset.
+struct DevCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dev",
+        abstract: "Development: migrate, then run receiver and worker together in one process."
+    )
+
+    func run() async throws {
+        let environment = Environment()
+        let logger = Bootstrap.logger("storeledger.dev", level: try environment.logLevel())
+        let client = try Bootstrap.client(environment, logger: logger)
+        let migrator = Migrator(migrations: try Migration.bundled())
+        let receiver = try environment.receiver()
+        let worker = WorkerService(
+            client: client,
+            handler: EnvelopeHandler(),
+            configuration: try environment.worker(),
+            logger: logger,
+            preflight: { try await migrator.migrate(client: client, logger: logger) }
+        )
+        let app = buildReceiverApplication(
+            client: client, migrator: migrator, configuration: receiver, services: [worker],
+            migrateOnStart: true, logger: logger
+        )
+        try await app.runService()
+    }
+}

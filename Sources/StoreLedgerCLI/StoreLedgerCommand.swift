@@ -1,0 +1,17 @@
+import ArgumentParser
+
+/// `storeledger`: the receiver, the worker, migrations and operator tools in one executable.
+@main
+struct StoreLedgerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "storeledger",
+        abstract: "Turns App Store Server Notifications into a replayable subscription ledger.",
+        discussion: "Configuration comes from the environment; see README.md for every key.",
+        subcommands: [
+            ServeCommand.self,
+            WorkCommand.self,
+            MigrateCommand.self,
+            DevCommand.self,
+        ]
+    )
+}

@@ -1,0 +1,31 @@
+import Foundation
+public import Hummingbird
+import HTTPTypes
+import NIOCore
+
+/// A JSON error answer, `{"error": "<sentence>", "code": "<stable_code>"}`, used by every route.
+public struct APIError: HTTPResponseError, Sendable {
+    /// The HTTP status.
+    public let status: HTTPResponse.Status
+    /// A stable, machine-readable code (snake_case).
+    public let code: String
+    /// A sentence saying what went wrong and what to do.
+    public let message: String
+
+    /// Creates an error answer.
+    public init(_ status: HTTPResponse.Status, code: String, message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    /// Renders the JSON body.
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let body = try JSONSerialization.data(withJSONObject: ["error": message, "code": code], options: [.sortedKeys])
+        return Response(
+            status: status,
+            headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: body))
+        )
+    }
+}

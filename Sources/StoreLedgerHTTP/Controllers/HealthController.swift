@@ -1,0 +1,46 @@
+import Foundation
+public import Hummingbird
+import Logging
+import NIOCore
+public import PostgresNIO
+public import StoreLedgerStore
+
+/// `GET /healthz` (the process is alive) and `GET /readyz` (the database answers and its schema is
+/// the one this build expects).
+public struct HealthController: Sendable {
+    /// The database to check.
+    public let client: PostgresClient
+    /// The migrations the schema must match.
+    public let migrator: Migrator
+    /// How long the readiness check may take.
+    public let timeout: Duration
+
+    /// Creates the controller.
+    public init(client: PostgresClient, migrator: Migrator, timeout: Duration = .seconds(2)) {
+        self.client = client
+        self.migrator = migrator
+        self.timeout = timeout
+    }
+
+    /// Adds `/healthz` and `/readyz` to `router`.
+    public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
+        router.get("/healthz") { _, _ in Self.json(#"{"status":"ok"}"#) }
+        router.get("/readyz") { _, context in
+            do {
+                try await withDeadline(timeout) { [client, migrator, logger = context.logger] in
+                    try await migrator.requireCurrent(client: client, logger: logger)
+                }
+                return Self.json(#"{"status":"ready"}"#)
+            } catch let error as StoreError {
+                throw APIError(.serviceUnavailable, code: "schema_not_current", message: error.detail)
+            } catch {
+                context.logger.warning("not ready", metadata: ["error": "\(String(reflecting: error))"])
+                throw APIError(.serviceUnavailable, code: "database_unavailable", message: "the database is not reachable")
+            }
+        }
+    }
+
+    static func json(_ text: String) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+public import Hummingbird
+import HTTPTypes
+import Logging
+import Metrics
+import NIOCore
+public import StoreLedgerCore
+public import StoreLedgerStore
+
+/// Receives App Store Server Notifications: stores each body byte for byte in the event log and
+/// answers 200 only once the row is committed. It never verifies or projects (the worker does).
+///
+/// - 413 when the body is larger than ``ReceiverConfiguration/maximumBodySize``; 400 when it is not
+///   a JSON object with a string `signedPayload`; nothing is stored in either case.
+/// - 503 when the event could not be stored in time, so that Apple retries.
+public struct ReceiverController: Sendable {
+    /// The routes and the environment each implies: Apple's two URLs and the seeds' aliases.
+    public static let routes: [(path: RouterPath, hint: EnvironmentHint?)] = [
+        ("/notifications/apple", .production),
+        ("/notifications/apple/sandbox", .sandbox),
+        ("/api/v1/payments/appstore/webhook", nil),
+        ("/api/iap/notifications", .production),
+        ("/api/iap/notifications/sand", .sandbox),
+    ]
+
+    /// Where events are appended.
+    public let log: EventLog
+    /// Limits.
+    public let configuration: ReceiverConfiguration
+
+    private let stored = Counter(label: "storeledger_receiver_notifications_total", dimensions: [("result", "stored")])
+    private let invalid = Counter(label: "storeledger_receiver_notifications_total", dimensions: [("result", "invalid")])
+    private let tooLarge = Counter(label: "storeledger_receiver_notifications_total", dimensions: [("result", "too_large")])
+    private let unavailable = Counter(label: "storeledger_receiver_notifications_total", dimensions: [("result", "unavailable")])
+
+    /// Creates the controller.
+    public init(log: EventLog, configuration: ReceiverConfiguration) {
+        self.log = log
+        self.configuration = configuration
+    }
+
+    /// Adds the notification routes to `router`.
+    public func addRoutes(to router: Router<ReceiverRequestContext>) {
+        for route in Self.routes {
+            let hint = route.hint
+            router.post(route.path) { request, context in
+                try await receive(request, context: context, hint: hint)
+            }
+        }
+    }
+
+    /// Stores one notification.
+    func receive(_ request: Request, context: ReceiverRequestContext, hint: EnvironmentHint?) async throws -> Response {
+        let limit = configuration.maximumBodySize
+        if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {
+            tooLarge.increment()
+            throw APIError(.contentTooLarge, code: "payload_too_large", message: "the body is \(declared) bytes; the limit is \(limit)")
+        }
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: limit)
+        } catch is NIOTooManyBytesError {
+            tooLarge.increment()
+            throw APIError(.contentTooLarge, code: "payload_too_large", message: "the body exceeds the limit of \(limit) bytes")
+        }
+        do {
+            _ = try NotificationEnvelope.parse(body.readableBytesView)
+        } catch {
+            invalid.increment()
+            context.logger.notice("rejected a body that is not a notification", metadata: ["reason": "\(error.description)"])
+            throw APIError(
+                .badRequest, code: "invalid_notification",
+                message: "\(error.description); expected a JSON object {\"signedPayload\": \"<compact JWS>\"}"
+            )
+        }
+        let event = NewEvent(
+            source: .appleNotification,
+            environmentHint: hint,
+            route: request.uri.path,
+            body: body,
+            remoteAddress: context.remoteAddress.map(Self.describe),
+            contentType: request.headers[.contentType],
+            userAgent: request.headers[.userAgent],
+            requestID: context.requestID
+        )
+        let appended: AppendedEvent
+        do {
+            appended = try await withDeadline(configuration.storeTimeout) { [log, logger = context.logger] in
+                try await log.append(event, logger: logger)
+            }
+        } catch {
+            unavailable.increment()
+            context.logger.error("could not store a notification; answering 503 so Apple retries", metadata: [
+                "error": "\(String(reflecting: error))",
+            ])
+            throw APIError(.serviceUnavailable, code: "storage_unavailable", message: "the notification could not be stored; please retry")
+        }
+        stored.increment()
+        context.logger.info("stored notification", metadata: ["event_id": "\(appended.id)"])
+        let json = #"{"status":"stored","event_id":\#(appended.id)}"#
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: json))
+        )
+    }
+
+    /// `ip:port` without NIO's decoration.
+    static func describe(_ address: SocketAddress) -> String {
+        if let ip = address.ipAddress, let port = address.port { return "\(ip):\(port)" }
+        return "\(address)"
+    }
+}

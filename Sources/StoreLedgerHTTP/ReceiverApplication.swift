@@ -1,0 +1,38 @@
+public import Hummingbird
+public import Logging
+public import PostgresNIO
+public import ServiceLifecycle
+public import StoreLedgerStore
+
+/// Builds the receiver's router: request ids, the notification routes and health checks.
+public func buildReceiverRouter(client: PostgresClient, migrator: Migrator, configuration: ReceiverConfiguration) -> Router<ReceiverRequestContext> {
+    let router = Router(context: ReceiverRequestContext.self)
+    router.add(middleware: RequestIDMiddleware())
+    ReceiverController(log: EventLog(client: client), configuration: configuration).addRoutes(to: router)
+    HealthController(client: client, migrator: migrator).addRoutes(to: router)
+    return router
+}
+
+/// Builds the receiver application. It runs `client` and any `services` with it, and refuses to
+/// start when the database schema is not current (or, with `migrateOnStart`, migrates it first:
+/// development only).
+public func buildReceiverApplication(
+    client: PostgresClient,
+    migrator: Migrator,
+    configuration: ReceiverConfiguration,
+    services: [any Service] = [],
+    migrateOnStart: Bool = false,
+    logger: Logger
+) -> some ApplicationProtocol {
+    var app = Application(
+        router: buildReceiverRouter(client: client, migrator: migrator, configuration: configuration),
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "storeledger"),
+        services: [client] + services,
+        logger: logger
+    )
+    app.beforeServerStarts {
+        if migrateOnStart { try await migrator.migrate(client: client, logger: logger) }
+        try await migrator.requireCurrent(client: client, logger: logger)
+    }
+    return app
+}

@@ -1,0 +1,22 @@
+/// Settings of the receiver process.
+///
+/// Environment keys (read by the `storeledger` command): `HOST` (default `0.0.0.0`), `PORT` (default
+/// 8080), `RECEIVER_MAX_BODY_BYTES` (default 65536), `RECEIVER_STORE_TIMEOUT_MS` (default 5000).
+public struct ReceiverConfiguration: Sendable {
+    /// The address to bind.
+    public var host: String
+    /// The TCP port to bind (0 picks a free one).
+    public var port: Int
+    /// Bodies larger than this are refused with 413 (default 64 KiB).
+    public var maximumBodySize: Int
+    /// How long storing may take before the receiver answers 503 (default 5 s; Apple times out ~30 s).
+    public var storeTimeout: Duration
+
+    /// Creates a configuration.
+    public init(host: String = "0.0.0.0", port: Int = 8080, maximumBodySize: Int = 64 * 1024, storeTimeout: Duration = .seconds(5)) {
+        self.host = host
+        self.port = port
+        self.maximumBodySize = maximumBodySize
+        self.storeTimeout = storeTimeout
+    }
+}

@@ -1,0 +1,43 @@
+public import NIOCore
+public import StoreLedgerCore
+
+/// An input to append to the event log, with the request metadata an investigator needs.
+public struct NewEvent: Sendable {
+    /// How the event arrived.
+    public var source: EventSource
+    /// The environment the route implies, if any.
+    public var environmentHint: EnvironmentHint?
+    /// The route (path) it arrived on, if it came over HTTP.
+    public var route: String?
+    /// The body exactly as received.
+    public var body: ByteBuffer
+    /// The peer's address.
+    public var remoteAddress: String?
+    /// The request's `Content-Type`.
+    public var contentType: String?
+    /// The request's `User-Agent`.
+    public var userAgent: String?
+    /// The request id logged with it.
+    public var requestID: String?
+
+    /// Creates an event to append.
+    public init(
+        source: EventSource,
+        environmentHint: EnvironmentHint? = nil,
+        route: String? = nil,
+        body: ByteBuffer,
+        remoteAddress: String? = nil,
+        contentType: String? = nil,
+        userAgent: String? = nil,
+        requestID: String? = nil
+    ) {
+        self.source = source
+        self.environmentHint = environmentHint
+        self.route = route
+        self.body = body
+        self.remoteAddress = remoteAddress
+        self.contentType = contentType
+        self.userAgent = userAgent
+        self.requestID = requestID
+    }
+}

@@ -1,0 +1,208 @@
+import Foundation
+public import Logging
+public import PostgresNIO
+public import StoreLedgerCore
+
+/// The work queue over the event log: claim with `FOR UPDATE SKIP LOCKED` under a lease, complete
+/// fenced by lease owner and attempt, retry with backoff, rescue expired leases.
+public struct EventQueue: Sendable {
+    /// The channel `NOTIFY`d when new work is enqueued.
+    public static let notificationChannel = "storeledger_events"
+
+    /// The Postgres client the queue runs on.
+    public let client: PostgresClient
+
+    /// Creates a queue over `client`.
+    public init(client: PostgresClient) {
+        self.client = client
+    }
+
+    /// Claims up to `limit` ready events for `owner` in one statement, leasing them for `lease`.
+    ///
+    /// Each claim counts as an attempt. Returns the events in log order.
+    public func claim(limit: Int, owner: String, lease: Duration, logger: Logger) async throws -> [ClaimedEvent] {
+        let leaseSeconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        let rows = try await client.query(
+            """
+            WITH next AS (
+                SELECT event_id FROM event_queue
+                WHERE state = 'pending' AND available_at <= now()
+                ORDER BY available_at, event_id
+                LIMIT \(limit)
+                FOR UPDATE SKIP LOCKED
+            ), claimed AS (
+                UPDATE event_queue q
+                SET state = 'processing', attempts = q.attempts + 1, lease_owner = \(owner),
+                    lease_expires_at = now() + make_interval(secs => \(leaseSeconds)), updated_at = now()
+                FROM next
+                WHERE q.event_id = next.event_id
+                RETURNING q.event_id, q.event_received_at, q.attempts
+            )
+            SELECT c.event_id, c.attempts, e.received_at, e.source, e.environment_hint, e.body, e.request_id
+            FROM claimed c
+            JOIN events e ON e.id = c.event_id AND e.received_at = c.event_received_at
+            ORDER BY c.event_id
+            """,
+            logger: logger
+        )
+        var events: [ClaimedEvent] = []
+        for try await (id, attempt, receivedAt, source, hint, body, requestID)
+            in rows.decode((Int64, Int32, Date, String, String?, ByteBuffer, String?).self)
+        {
+            events.append(
+                ClaimedEvent(
+                    id: EventID(id), attempt: Int(attempt), receivedAt: receivedAt,
+                    source: EventSource(rawValue: source) ?? .appleNotification,
+                    environmentHint: hint.flatMap(EnvironmentHint.init(rawValue:)),
+                    body: body, requestID: requestID
+                )
+            )
+        }
+        return events
+    }
+
+    /// Records the outcomes of claimed events on `connection` (normally inside the transaction that
+    /// also wrote their effects), fenced by `owner` and each event's attempt.
+    ///
+    /// Retries are rescheduled by `policy`; a retry that exhausts it becomes `dead`; every failure is
+    /// added to `event_attempt_errors`. Throws ``StoreError/Code/leaseLost`` when any event is no
+    /// longer held by `owner` at that attempt, so the caller's transaction rolls back.
+    public static func complete(
+        _ results: [(event: ClaimedEvent, outcome: EventOutcome)],
+        owner: String,
+        policy: RetryPolicy,
+        on connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        guard !results.isEmpty else { return }
+        var ids: [Int64] = []
+        var attempts: [Int32] = []
+        var states: [String] = []
+        var errors: [String] = []
+        var delays: [Double] = []
+        for (event, outcome) in results {
+            ids.append(event.id.rawValue)
+            attempts.append(Int32(event.attempt))
+            switch outcome {
+            case .done:
+                states.append(QueueState.done.rawValue); errors.append(""); delays.append(0)
+            case .reject(let reason):
+                states.append(QueueState.rejected.rawValue); errors.append(reason); delays.append(0)
+            case .retry(let reason):
+                let exhausted = policy.isExhausted(afterAttempt: event.attempt)
+                states.append(exhausted ? QueueState.dead.rawValue : QueueState.pending.rawValue)
+                errors.append(reason)
+                delays.append(exhausted ? 0 : policy.delay(afterAttempt: event.attempt))
+            }
+        }
+        let rows = try await connection.query(
+            """
+            WITH outcome AS (
+                SELECT * FROM unnest(\(ids)::int8[], \(attempts)::int4[], \(states)::text[], \(errors)::text[], \(delays)::float8[])
+                    AS o(event_id, attempt, state, error, delay)
+            ), finished AS (
+                UPDATE event_queue q
+                SET state = o.state,
+                    available_at = CASE WHEN o.state = 'pending' THEN now() + make_interval(secs => o.delay) ELSE q.available_at END,
+                    lease_owner = NULL, lease_expires_at = NULL,
+                    last_error = CASE WHEN o.state IN ('pending', 'dead') THEN o.error ELSE q.last_error END,
+                    reject_reason = CASE WHEN o.state = 'rejected' THEN o.error ELSE q.reject_reason END,
+                    finished_at = CASE WHEN o.state IN ('done', 'rejected', 'dead') THEN now() END,
+                    updated_at = now()
+                FROM outcome o
+                WHERE q.event_id = o.event_id AND q.state = 'processing'
+                  AND q.lease_owner = \(owner) AND q.attempts = o.attempt
+                RETURNING q.event_id, q.attempts, o.state, o.error
+            ), history AS (
+                INSERT INTO event_attempt_errors (event_id, attempt, worker, outcome, error)
+                SELECT event_id, attempts, \(owner),
+                       CASE state WHEN 'pending' THEN 'retry' ELSE state END, error
+                FROM finished WHERE state <> 'done'
+            )
+            SELECT count(*) FROM finished
+            """,
+            logger: logger
+        )
+        var finished = 0
+        for try await count in rows.decode(Int.self) { finished = count }
+        if finished != results.count {
+            throw StoreError(
+                code: .leaseLost,
+                detail: "\(results.count - finished) of \(results.count) events are no longer leased to \(owner)"
+            )
+        }
+    }
+
+    /// Returns expired leases to `pending` (or `dead` when they used their last attempt) and
+    /// returns how many it rescued. Any worker may call it; concurrent calls skip each other's rows.
+    @discardableResult
+    public func rescueExpiredLeases(policy: RetryPolicy, limit: Int = 1000, logger: Logger) async throws -> Int {
+        let rows = try await client.query(
+            """
+            WITH expired AS (
+                SELECT event_id FROM event_queue
+                WHERE state = 'processing' AND lease_expires_at < now()
+                ORDER BY lease_expires_at
+                LIMIT \(limit)
+                FOR UPDATE SKIP LOCKED
+            ), rescued AS (
+                UPDATE event_queue q
+                SET state = CASE WHEN q.attempts >= \(policy.maximumAttempts) THEN 'dead' ELSE 'pending' END,
+                    available_at = now(), lease_owner = NULL, lease_expires_at = NULL,
+                    last_error = 'lease expired while held by ' || q.lease_owner,
+                    finished_at = CASE WHEN q.attempts >= \(policy.maximumAttempts) THEN now() END,
+                    updated_at = now()
+                FROM expired
+                WHERE q.event_id = expired.event_id
+                RETURNING q.event_id, q.attempts, q.last_error
+            ), history AS (
+                INSERT INTO event_attempt_errors (event_id, attempt, worker, outcome, error)
+                SELECT event_id, attempts, NULL, 'lease_expired', last_error FROM rescued
+            )
+            SELECT count(*) FROM rescued
+            """,
+            logger: logger
+        )
+        var rescued = 0
+        for try await count in rows.decode(Int.self) { rescued = count }
+        if rescued > 0 { logger.warning("rescued expired leases", metadata: ["count": "\(rescued)"]) }
+        return rescued
+    }
+
+    /// Hands claimed events back unprocessed (graceful shutdown): they become `pending` at once and
+    /// the attempt is not counted. Fenced like completion; returns how many were released.
+    @discardableResult
+    public func release(_ events: [ClaimedEvent], owner: String, logger: Logger) async throws -> Int {
+        guard !events.isEmpty else { return 0 }
+        let ids = events.map(\.id.rawValue)
+        let attempts = events.map { Int32($0.attempt) }
+        let rows = try await client.query(
+            """
+            WITH released AS (
+                UPDATE event_queue q
+                SET state = 'pending', attempts = q.attempts - 1, available_at = now(),
+                    lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+                FROM unnest(\(ids)::int8[], \(attempts)::int4[]) AS r(event_id, attempt)
+                WHERE q.event_id = r.event_id AND q.state = 'processing'
+                  AND q.lease_owner = \(owner) AND q.attempts = r.attempt
+                RETURNING q.event_id
+            )
+            SELECT count(*) FROM released
+            """,
+            logger: logger
+        )
+        var released = 0
+        for try await count in rows.decode(Int.self) { released = count }
+        return released
+    }
+
+    /// The number of events in each state.
+    public func depthByState(logger: Logger) async throws -> [QueueState: Int] {
+        let rows = try await client.query("SELECT state, count(*) FROM event_queue GROUP BY state", logger: logger)
+        var depth = Dictionary(uniqueKeysWithValues: QueueState.allCases.map { ($0, 0) })
+        for try await (state, count) in rows.decode((String, Int).self) {
+            if let state = QueueState(rawValue: state) { depth[state] = count }
+        }
+        return depth
+    }
+}

@@ -1,0 +1,45 @@
+/// An error from the storage layer, in the extensible-struct shape: new codes can be added
+/// without breaking callers that switch on ``code``.
+public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What kind of storage error this is.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case configuration, schemaBehind, schemaAhead, migrationChanged, unavailable, leaseLost
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// Invalid configuration (for example a malformed `DATABASE_URL`).
+        public static let configuration = Code(.configuration)
+        /// The database schema is older than this build expects; run `storeledger migrate`.
+        public static let schemaBehind = Code(.schemaBehind)
+        /// The database has migrations this build does not know (a newer build migrated it).
+        public static let schemaAhead = Code(.schemaAhead)
+        /// An applied migration's SQL differs from the file with the same version.
+        public static let migrationChanged = Code(.migrationChanged)
+        /// The database could not be reached or did not answer in time.
+        public static let unavailable = Code(.unavailable)
+        /// A worker tried to finish events whose lease it no longer holds.
+        public static let leaseLost = Code(.leaseLost)
+
+        /// The code's name.
+        public var description: String { base.rawValue }
+    }
+
+    /// The error's code.
+    public let code: Code
+    /// A sentence for operators saying what happened and what to do.
+    public let detail: String
+
+    /// Creates an error with a code and detail.
+    public init(code: Code, detail: String) {
+        self.code = code
+        self.detail = detail
+    }
+
+    /// A configuration error.
+    public static func configuration(_ detail: String) -> StoreError { .init(code: .configuration, detail: detail) }
+
+    /// `code: detail`.
+    public var description: String { "\(code): \(detail)" }
+}

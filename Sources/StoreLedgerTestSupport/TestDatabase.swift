@@ -1,0 +1,93 @@
+import Foundation
+public import Logging
+public import PostgresNIO
+public import StoreLedgerStore
+
+/// A real, throwaway Postgres database for one test: created fresh (optionally migrated), dropped
+/// afterwards. Tests run in parallel, so each gets its own database.
+///
+/// The server comes from `STORELEDGER_TEST_DATABASE_URL`, else `DATABASE_URL` (`scripts/test`
+/// starts a throwaway cluster and sets it). Tests never mock Postgres.
+public struct TestDatabase: Sendable {
+    /// The fresh database's URL.
+    public let url: DatabaseURL
+    /// A running client connected to it.
+    public let client: PostgresClient
+    /// A logger for test queries.
+    public let logger: Logger
+
+    /// The configured server URL, or an error telling how to get one.
+    public static func serverURL() throws -> DatabaseURL {
+        let environment = ProcessInfo.processInfo.environment
+        guard let text = environment["STORELEDGER_TEST_DATABASE_URL"] ?? environment["DATABASE_URL"], !text.isEmpty else {
+            throw StoreError.configuration("tests need a Postgres server: run them with `scripts/test`, or set STORELEDGER_TEST_DATABASE_URL")
+        }
+        return try DatabaseURL(text)
+    }
+
+    /// A quiet logger for tests (`TEST_LOG_LEVEL` raises it).
+    public static func makeLogger(_ label: String = "test") -> Logger {
+        var logger = Logger(label: label)
+        logger.logLevel = ProcessInfo.processInfo.environment["TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
+        return logger
+    }
+
+    /// Creates a fresh database (migrated with this build's migrations unless `migrated` is false),
+    /// runs `body` with a running client, and drops the database afterwards.
+    public static func withFresh<Result: Sendable>(
+        migrated: Bool = true,
+        maximumConnections: Int = 10,
+        _ body: @Sendable (TestDatabase) async throws -> Result
+    ) async throws -> Result {
+        let server = try serverURL()
+        let name = "sl_test_\(UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: ""))"
+        let logger = makeLogger()
+        try await withClient(server, maximumConnections: 1) { admin in
+            try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+        }
+        var url = server
+        url.database = name
+        do {
+            let result = try await withClient(url, maximumConnections: maximumConnections) { client in
+                if migrated {
+                    try await Migrator(migrations: try Migration.bundled()).migrate(client: client, logger: logger)
+                }
+                return try await body(TestDatabase(url: url, client: client, logger: logger))
+            }
+            try await drop(name, server: server, logger: logger)
+            return result
+        } catch {
+            try? await drop(name, server: server, logger: logger)
+            throw error
+        }
+    }
+
+    /// Runs `body` with a running client for `url`, shutting the client down afterwards.
+    public static func withClient<Result: Sendable>(
+        _ url: DatabaseURL,
+        maximumConnections: Int = 10,
+        _ body: (PostgresClient) async throws -> Result
+    ) async throws -> Result {
+        var configuration = try url.clientConfiguration(maximumConnections: maximumConnections)
+        configuration.options.keepAliveBehavior = nil
+        let client = PostgresClient(configuration: configuration, backgroundLogger: makeLogger("postgres"))
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            return try await body(client)
+        }
+    }
+
+    private static func drop(_ name: String, server: DatabaseURL, logger: Logger) async throws {
+        try await withClient(server, maximumConnections: 1) { admin in
+            try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: logger)
+        }
+    }
+
+    /// Runs one SQL statement and decodes the single integer it returns.
+    public func scalar(_ query: PostgresQuery) async throws -> Int {
+        let rows = try await client.query(query, logger: logger)
+        for try await value in rows.decode(Int.self) { return value }
+        throw StoreError.configuration("query returned no row")
+    }
+}

@@ -1,0 +1,79 @@
+public import Foundation
+public import StoreLedgerStore
+
+/// A private Postgres cluster for a test that must stop and restart the server (so it cannot
+/// share the suite's server). Driven by the repository's `scripts/pg`, as development is.
+public struct ThrowawayCluster: Sendable {
+    /// The cluster's folder.
+    public let directory: String
+    /// Its TCP port (kept across restarts).
+    public let port: Int
+    /// Its URL.
+    public let url: DatabaseURL
+
+    /// The repository root, found from this source file's path.
+    public static var repositoryRoot: URL {
+        // Sources/StoreLedgerTestSupport/ThrowawayCluster.swift → the repository.
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+    }
+
+    /// Creates and starts a cluster in a new temporary folder.
+    public static func start() async throws -> ThrowawayCluster {
+        let directory = "/tmp/storeledger-test-\(UUID().uuidString.prefix(8).lowercased())"
+        let output = try await script(["start", directory])
+        let url = try DatabaseURL(output.trimmingCharacters(in: .whitespacesAndNewlines))
+        return ThrowawayCluster(directory: directory, port: url.port, url: url)
+    }
+
+    /// Stops the server (fast shutdown).
+    public func stop() async throws { _ = try await Self.script(["stop", directory]) }
+
+    /// Starts the server again on the same port.
+    public func restart() async throws { _ = try await Self.script(["start", directory, String(port)]) }
+
+    /// Stops the server and deletes its folder.
+    public func destroy() async { _ = try? await Self.script(["destroy", directory]) }
+
+    /// Runs `scripts/pg` with `arguments` and returns its standard output.
+    ///
+    /// Output goes through files, not pipes: the server it starts inherits descriptors, and a pipe
+    /// it held open would never reach end-of-file.
+    @discardableResult
+    static func script(_ arguments: [String]) async throws -> String {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("scripts-pg-\(UUID().uuidString)")
+        let outputURL = scratch.appendingPathExtension("out")
+        let errorURL = scratch.appendingPathExtension("err")
+        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+        defer {
+            try? FileManager.default.removeItem(at: outputURL)
+            try? FileManager.default.removeItem(at: errorURL)
+        }
+        let process = Process()
+        process.executableURL = repositoryRoot.appendingPathComponent("scripts/pg")
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: outputURL)
+        process.standardError = try FileHandle(forWritingTo: errorURL)
+        // waitUntilExit() can hang under Swift concurrency on Linux; the termination handler does not.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            process.terminationHandler = { _ in continuation.resume() }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume()
+            }
+        }
+        guard process.processIdentifier != 0 else {
+            throw StoreError.configuration("could not run scripts/pg")
+        }
+        let output = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
+        guard process.terminationStatus == 0 else {
+            let errors = (try? String(contentsOf: errorURL, encoding: .utf8)) ?? ""
+            throw StoreError.configuration("scripts/pg \(arguments.joined(separator: " ")) failed: \(errors)")
+        }
+        return output
+    }
+}

@@ -1,0 +1,208 @@
+import Foundation
+public import Logging
+import Metrics
+public import PostgresNIO
+public import ServiceLifecycle
+import StoreLedgerCore
+public import StoreLedgerProcessing
+import StoreLedgerStore
+
+/// The worker: claim loops that run an ``EventHandler`` over the queue, a LISTEN connection that
+/// wakes them within milliseconds of an insert, and the lease-rescue and partition sweeps.
+///
+/// On graceful shutdown (SIGTERM) it stops claiming, finishes the batches in flight, and returns.
+public struct WorkerService<Handler: EventHandler>: Service {
+    /// The Postgres client (run it as a service in the same group).
+    public let client: PostgresClient
+    /// The handler every event goes through.
+    public let handler: Handler
+    /// Loop, lease and retry settings.
+    public let configuration: WorkerConfiguration
+    /// The logger.
+    public let logger: Logger
+    /// This process's worker identity; each loop leases as `<id>#<loop>`.
+    public let workerID: String
+    /// Runs before the first claim (e.g. the schema check); a throw stops the worker.
+    public let preflight: @Sendable () async throws -> Void
+
+    private let wake = WakeSignal()
+    private let processed = Counter(label: "storeledger_worker_events_total", dimensions: [("outcome", "done")])
+    private let retried = Counter(label: "storeledger_worker_events_total", dimensions: [("outcome", "retry")])
+    private let rejected = Counter(label: "storeledger_worker_events_total", dimensions: [("outcome", "rejected")])
+    private let batchTimer = Timer(label: "storeledger_worker_batch_duration_seconds")
+
+    /// Creates a worker; `workerID` defaults to host, pid and a random suffix.
+    public init(
+        client: PostgresClient,
+        handler: Handler,
+        configuration: WorkerConfiguration = .init(),
+        logger: Logger,
+        workerID: String? = nil,
+        preflight: @escaping @Sendable () async throws -> Void = {}
+    ) {
+        self.preflight = preflight
+        self.client = client
+        self.handler = handler
+        self.configuration = configuration
+        self.logger = logger
+        self.workerID = workerID ?? Self.defaultWorkerID()
+    }
+
+    /// `host/pid/random`, unique per process.
+    static func defaultWorkerID() -> String {
+        let host = ProcessInfo.processInfo.hostName
+        let suffix = UUID().uuidString.prefix(8).lowercased()
+        return "\(host)/\(getpid())/\(suffix)"
+    }
+
+    /// Runs until graceful shutdown or cancellation.
+    public func run() async throws {
+        try await preflight()
+        let queue = EventQueue(client: client)
+        let stopping = StopFlag()
+        try await withGracefulShutdownHandler {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await listenForNewWork(stopping: stopping) }
+                group.addTask { await cancelWhenGracefulShutdown { await sweep(queue: queue, stopping: stopping) } }
+                for loop in 0..<max(configuration.concurrency, 1) {
+                    group.addTask { await claimLoop(queue: queue, owner: "\(workerID)#\(loop)", stopping: stopping) }
+                }
+                try await group.waitForAll()
+            }
+        } onGracefulShutdown: {
+            stopping.set()
+            wake.signal()
+        }
+        logger.info("worker stopped", metadata: ["worker": "\(workerID)"])
+    }
+
+    /// Claims and processes batches until stopping; a full batch is followed at once by another.
+    private func claimLoop(queue: EventQueue, owner: String, stopping: StopFlag) async {
+        var failures = 0
+        while !stopping.isSet && !Task.isCancelled {
+            let generation = wake.generation
+            let batch: [ClaimedEvent]
+            do {
+                batch = try await queue.claim(limit: configuration.batchSize, owner: owner, lease: configuration.lease, logger: logger)
+                failures = 0
+            } catch {
+                failures += 1
+                logger.error("claim failed", metadata: ["worker": "\(owner)", "error": "\(String(reflecting: error))"])
+                await wake.wait(after: generation, timeout: .milliseconds(min(100 * (1 << min(failures, 6)), 5000)))
+                continue
+            }
+            if batch.isEmpty {
+                await wake.wait(after: generation, timeout: configuration.pollInterval)
+                continue
+            }
+            await process(batch, owner: owner)
+        }
+    }
+
+    /// Runs the handler over a claimed batch and records the outcomes in the same transaction.
+    /// When the batch as a whole fails, each event is retried alone so one bad event cannot hold
+    /// the others back.
+    func process(_ batch: [ClaimedEvent], owner: String) async {
+        let start = ContinuousClock.now
+        var prepared: [Handler.Prepared] = []
+        prepared.reserveCapacity(batch.count)
+        for event in batch { prepared.append(await handler.prepare(event, logger: logger)) }
+        do {
+            let outcomes = try await client.inTransaction(logger: logger) { connection in
+                let outcomes = try await handler.apply(prepared, in: connection, logger: logger)
+                guard outcomes.count == batch.count else {
+                    throw StoreError(code: .unavailable, detail: "handler returned \(outcomes.count) outcomes for \(batch.count) events")
+                }
+                try await EventQueue.complete(
+                    Array(zip(batch, outcomes)).map { (event: $0.0, outcome: $0.1) },
+                    owner: owner, policy: configuration.retryPolicy, on: connection, logger: logger
+                )
+                return outcomes
+            }
+            count(outcomes)
+            batchTimer.record(duration: start.duration(to: .now))
+        } catch let error as StoreError where error.code == .leaseLost {
+            logger.warning("batch not completed: lease lost", metadata: ["worker": "\(owner)", "error": "\(error)"])
+        } catch {
+            if batch.count > 1 {
+                logger.warning("batch failed; processing its events one by one", metadata: [
+                    "worker": "\(owner)", "events": "\(batch.count)", "error": "\(String(reflecting: error))",
+                ])
+                for event in batch { await process([event], owner: owner) }
+                return
+            }
+            await recordFailure(batch[0], error: error, owner: owner)
+        }
+    }
+
+    private func recordFailure(_ event: ClaimedEvent, error: any Error, owner: String) async {
+        logger.error("event failed", metadata: [
+            "worker": "\(owner)", "event": "\(event.id)", "attempt": "\(event.attempt)", "error": "\(String(reflecting: error))",
+        ])
+        do {
+            try await client.inTransaction(logger: logger) { connection in
+                try await EventQueue.complete(
+                    [(event: event, outcome: .retry(reason: String(reflecting: error)))],
+                    owner: owner, policy: configuration.retryPolicy, on: connection, logger: logger
+                )
+            }
+            retried.increment()
+        } catch {
+            // The lease will expire and the event will be rescued.
+            logger.error("could not record failure; the lease will expire", metadata: [
+                "event": "\(event.id)", "error": "\(String(reflecting: error))",
+            ])
+        }
+    }
+
+    private func count(_ outcomes: [EventOutcome]) {
+        for outcome in outcomes {
+            switch outcome {
+            case .done: processed.increment()
+            case .retry: retried.increment()
+            case .reject: rejected.increment()
+            }
+        }
+    }
+
+    /// Holds a LISTEN connection and wakes the claim loops on every notification; reconnects.
+    private func listenForNewWork(stopping: StopFlag) async {
+        while !stopping.isSet && !Task.isCancelled {
+            do {
+                try await cancelWhenGracefulShutdown {
+                    try await client.withConnection { connection in
+                        try await connection.listen(on: EventQueue.notificationChannel) { notifications in
+                            wake.signal()  // anything inserted while we were not listening
+                            for try await _ in notifications { wake.signal() }
+                        }
+                    }
+                }
+            } catch {
+                if stopping.isSet || Task.isCancelled { return }
+                logger.warning("LISTEN connection lost; reconnecting", metadata: ["error": "\(String(reflecting: error))"])
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    /// Periodically rescues expired leases and creates partitions ahead.
+    private func sweep(queue: EventQueue, stopping: StopFlag) async {
+        let log = EventLog(client: client)
+        var lastPartitionCheck: ContinuousClock.Instant?
+        while !stopping.isSet && !Task.isCancelled {
+            do {
+                if try await queue.rescueExpiredLeases(policy: configuration.retryPolicy, logger: logger) > 0 {
+                    wake.signal()
+                }
+                if lastPartitionCheck.map({ $0.duration(to: .now) >= configuration.partitionMaintenanceInterval }) ?? true {
+                    let created = try await log.ensurePartitions(logger: logger)
+                    if created > 0 { logger.info("created event partitions", metadata: ["count": "\(created)"]) }
+                    lastPartitionCheck = .now
+                }
+            } catch {
+                logger.warning("sweep failed", metadata: ["error": "\(String(reflecting: error))"])
+            }
+            try? await Task.sleep(for: configuration.rescueInterval)
+        }
+    }
+}

@@ -1,0 +1,179 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import PostgresNIO
+import StoreLedgerCore
+import StoreLedgerHTTP
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import Testing
+
+@Suite("Receiver")
+struct ReceiverTests {
+    let migrator = Migrator(migrations: try! Migration.bundled())
+
+    func app(_ db: TestDatabase, configuration: ReceiverConfiguration = .init(port: 0)) -> some ApplicationProtocol {
+        Application(router: buildReceiverRouter(client: db.client, migrator: migrator, configuration: configuration))
+    }
+
+    func storedBodies(_ db: TestDatabase) async throws -> [(body: ByteBuffer, hint: String?, route: String?)] {
+        let rows = try await db.client.query("SELECT body, environment_hint, route FROM events ORDER BY id", logger: db.logger)
+        var result: [(ByteBuffer, String?, String?)] = []
+        for try await row in rows.decode((ByteBuffer, String?, String?).self) { result.append(row) }
+        return result
+    }
+
+    /// A ~60 KiB body with non-ASCII text, odd spacing and key order a re-encoder would not keep.
+    static func awkwardBody(size: Int) -> ByteBuffer {
+        var text = "{ \"z\": \"ünïcödé ✓ 🍎\",\n  \"signedPayload\" : \"eyJhbGciOiJFUzI1NiJ9."
+        while text.utf8.count < size - 40 { text += "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo" }
+        text += ".c2ln\", \"a\" : 1.50 }"
+        return ByteBuffer(string: text)
+    }
+
+    @Test(arguments: [100, 3_000, 60 * 1024])
+    func storesTheBodyByteForByte(size: Int) async throws {
+        try await TestDatabase.withFresh { db in
+            let body = Self.awkwardBody(size: size)
+            try await app(db).test(.router) { client in
+                try await client.execute(uri: "/notifications/apple", method: .post, headers: [.contentType: "application/json"], body: body) { response in
+                    #expect(response.status == .ok)
+                }
+            }
+            let stored = try await storedBodies(db)
+            #expect(stored.count == 1)
+            #expect(stored.first?.body == body)
+            #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE state = 'pending'") == 1)
+        }
+    }
+
+    @Test func everyRouteStoresWithItsEnvironmentHint() async throws {
+        try await TestDatabase.withFresh { db in
+            try await app(db).test(.router) { client in
+                for route in ReceiverController.routes {
+                    try await client.execute(uri: route.path.description, method: .post, body: ByteBuffer(string: #"{"signedPayload":"x.y.z"}"#)) { response in
+                        #expect(response.status == .ok, "\(route.path)")
+                    }
+                }
+            }
+            let stored = try await storedBodies(db)
+            #expect(stored.map(\.hint) == ReceiverController.routes.map { $0.hint?.rawValue })
+            #expect(stored.map(\.route) == ReceiverController.routes.map { $0.path.description })
+        }
+    }
+
+    @Test(arguments: [
+        "", "not json", "[]", "\"signedPayload\"", #"{"payload":"a.b.c"}"#, #"{"signedPayload":42}"#,
+        #"{"signedPayload":null}"#, #"{"signedPayload":""}"#, #"{"signedPayload":"a.b.c""#,
+    ])
+    func rejectsWhatIsNotANotificationAndStoresNothing(_ body: String) async throws {
+        try await TestDatabase.withFresh { db in
+            try await app(db).test(.router) { client in
+                try await client.execute(uri: "/notifications/apple", method: .post, body: ByteBuffer(string: body)) { response in
+                    #expect(response.status == .badRequest)
+                    #expect(response.headers[.contentType]?.hasPrefix("application/json") == true)
+                    let json = try JSONSerialization.jsonObject(with: Data(String(buffer: response.body).utf8)) as? [String: String]
+                    #expect(json?["code"] == "invalid_notification")
+                    #expect(json?["error"]?.isEmpty == false)
+                }
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM events") == 0)
+            #expect(try await db.scalar("SELECT count(*) FROM event_queue") == 0)
+        }
+    }
+
+    @Test func refusesBodiesOver64KiBAndStoresNothing() async throws {
+        try await TestDatabase.withFresh { db in
+            try await app(db).test(.live) { client in
+                let body = Self.awkwardBody(size: 64 * 1024 + 10)
+                try await client.execute(uri: "/notifications/apple", method: .post, body: body) { response in
+                    #expect(response.status == .contentTooLarge)
+                    let json = try JSONSerialization.jsonObject(with: Data(String(buffer: response.body).utf8)) as? [String: String]
+                    #expect(json?["code"] == "payload_too_large")
+                }
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM events") == 0)
+        }
+    }
+
+    @Test func recordsRequestMetadataAndEchoesTheRequestID() async throws {
+        try await TestDatabase.withFresh { db in
+            try await app(db).test(.live) { client in
+                try await client.execute(
+                    uri: "/notifications/apple/sandbox", method: .post,
+                    headers: [.contentType: "application/json", .userAgent: "App Store Server Notifications", RequestIDMiddleware.headerName: "req-123"],
+                    body: ByteBuffer(string: #"{"signedPayload":"x.y.z"}"#)
+                ) { response in
+                    #expect(response.status == .ok)
+                    #expect(response.headers[RequestIDMiddleware.headerName] == "req-123")
+                }
+                try await client.execute(uri: "/healthz", method: .get) { response in
+                    let id = response.headers[RequestIDMiddleware.headerName]
+                    #expect(id != nil && id != "req-123")
+                }
+            }
+            let rows = try await db.client.query(
+                "SELECT remote_address, content_type, user_agent, request_id, environment_hint, source FROM events",
+                logger: db.logger
+            )
+            var count = 0
+            for try await (remote, contentType, userAgent, requestID, hint, source) in rows.decode((String?, String?, String?, String?, String?, String).self) {
+                count += 1
+                #expect(remote?.hasPrefix("127.0.0.1:") == true)
+                #expect(contentType == "application/json")
+                #expect(userAgent == "App Store Server Notifications")
+                #expect(requestID == "req-123")
+                #expect(hint == "sandbox")
+                #expect(source == "apple_notification")
+            }
+            #expect(count == 1)
+        }
+    }
+
+    @Test func healthAndReadiness() async throws {
+        try await TestDatabase.withFresh { db in
+            try await app(db).test(.router) { client in
+                try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
+                try await client.execute(uri: "/readyz", method: .get) { #expect($0.status == .ok) }
+            }
+        }
+        try await TestDatabase.withFresh(migrated: false) { db in
+            try await app(db).test(.router) { client in
+                try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
+                try await client.execute(uri: "/readyz", method: .get) { response in
+                    #expect(response.status == .serviceUnavailable)
+                    #expect(String(buffer: response.body).contains("schema_not_current"))
+                }
+            }
+        }
+    }
+
+    @Test func theReceiverRefusesToStartOnAStaleSchema() async throws {
+        try await TestDatabase.withFresh(migrated: false) { db in
+            var configuration = try db.url.clientConfiguration(maximumConnections: 2)
+            configuration.options.keepAliveBehavior = nil
+            let client = PostgresClient(configuration: configuration)
+            let app = buildReceiverApplication(client: client, migrator: migrator, configuration: .init(port: 0), logger: db.logger)
+            let error = await #expect(throws: (any Error).self) {
+                try await app.test(.router) { _ in }
+            }
+            #expect(String(describing: error).contains("schemaBehind") || (error as? StoreError)?.code == .schemaBehind)
+        }
+    }
+
+    @Test func answers503WhenTheDatabaseCannotStoreIt() async throws {
+        try await TestDatabase.withFresh { db in
+            // Make inserts fail: the receiver must never answer 200 for what it did not store.
+            try await db.client.query("REVOKE INSERT ON event_queue FROM PUBLIC", logger: db.logger)
+            try await db.client.query("ALTER TABLE event_queue ADD CONSTRAINT refuse_all CHECK (event_id < 0) NOT VALID", logger: db.logger)
+            try await app(db).test(.router) { client in
+                try await client.execute(uri: "/notifications/apple", method: .post, body: ByteBuffer(string: #"{"signedPayload":"x.y.z"}"#)) { response in
+                    #expect(response.status == .serviceUnavailable)
+                    #expect(String(buffer: response.body).contains("storage_unavailable"))
+                }
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM events") == 0)
+        }
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import ServiceLifecycle
+import StoreLedgerCore
+import StoreLedgerProcessing
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import StoreLedgerWorker
+import Synchronization
+import Testing
+
+/// The events a handler was given, shared across its copies.
+final class SeenEvents: Sendable {
+    let value = Mutex<[EventID]>([])
+}
+
+/// A handler whose behaviour the test scripts: a delay per event, and bodies whose batch fails.
+struct ScriptedHandler: EventHandler {
+    var delay: Duration = .zero
+    var poison: String? = nil
+    let seen = SeenEvents()
+
+    func prepare(_ event: ClaimedEvent, logger: Logger) async -> ClaimedEvent {
+        if delay > .zero { try? await Task.sleep(for: delay) }
+        seen.value.withLock { $0.append(event.id) }
+        return event
+    }
+
+    func apply(_ batch: [ClaimedEvent], in transaction: PostgresConnection, logger: Logger) async throws -> [EventOutcome] {
+        if let poison, batch.contains(where: { String(buffer: $0.body).contains(poison) }) {
+            throw StoreError(code: .unavailable, detail: "simulated database failure")
+        }
+        return batch.map { _ in .done }
+    }
+}
+
+@Suite("Worker service")
+struct WorkerServiceTests {
+    static let envelope = #"{"signedPayload":"a.b.c"}"#
+
+    @discardableResult
+    func append(_ db: TestDatabase, _ bodies: [String]) async throws -> [EventID] {
+        var ids: [EventID] = []
+        for body in bodies {
+            ids.append(try await EventLog(client: db.client).append(NewEvent(source: .appleNotification, body: ByteBuffer(string: body)), logger: db.logger).id)
+        }
+        return ids
+    }
+
+    func count(_ db: TestDatabase, _ state: QueueState) async throws -> Int {
+        try await db.scalar("SELECT count(*) FROM event_queue WHERE state = \(state.rawValue)")
+    }
+
+    /// Waits (bounded) until `condition` holds; returns whether it did.
+    func eventually(within limit: Duration = .seconds(20), _ condition: () async throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        return try await condition()
+    }
+
+    /// Runs `worker` in a service group while `body` runs, then shuts it down gracefully.
+    func running<Handler: EventHandler>(_ worker: WorkerService<Handler>, _ body: (ServiceGroup) async throws -> Void) async throws {
+        let group = ServiceGroup(configuration: .init(services: [.init(service: worker)], logger: TestDatabase.makeLogger()))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            try await body(group)
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+    }
+
+    @Test func processesGoodEventsAndRejectsMalformedOnes() async throws {
+        try await TestDatabase.withFresh { db in
+            try await append(db, Array(repeating: Self.envelope, count: 30) + ["{\"nope\":1}", "garbage"])
+            let worker = WorkerService(client: db.client, handler: EnvelopeHandler(), configuration: .init(batchSize: 7), logger: db.logger)
+            try await running(worker) { _ in
+                let settled = try await eventually {
+                    let done = try await count(db, .done)
+                    let rejected = try await count(db, .rejected)
+                    return done == 30 && rejected == 2
+                }
+                #expect(settled)
+            }
+            let reasons = try await db.client.query("SELECT reject_reason FROM event_queue WHERE state = 'rejected'", logger: db.logger)
+            for try await reason in reasons.decode(String.self) { #expect(reason.contains("malformed envelope")) }
+            #expect(try await count(db, .pending) == 0)
+            #expect(try await count(db, .processing) == 0)
+        }
+    }
+
+    @Test func anIdleWorkerWakesOnInsertWithoutWaitingForThePoll() async throws {
+        try await TestDatabase.withFresh { db in
+            let worker = WorkerService(
+                client: db.client, handler: EnvelopeHandler(),
+                configuration: .init(concurrency: 1, pollInterval: .seconds(600), rescueInterval: .seconds(600)),
+                logger: db.logger
+            )
+            try await running(worker) { _ in
+                try await Task.sleep(for: .milliseconds(500))  // the loop has found nothing and sleeps
+                try await append(db, [Self.envelope])
+                // The poll is 10 minutes: only LISTEN/NOTIFY can finish this in time.
+                let settled = try await eventually(within: .seconds(10)) { try await count(db, .done) == 1 }
+                #expect(settled)
+            }
+        }
+    }
+
+    @Test func gracefulShutdownFinishesTheBatchInFlightAndClaimsNoMore() async throws {
+        try await TestDatabase.withFresh { db in
+            try await append(db, Array(repeating: Self.envelope, count: 4))
+            let handler = ScriptedHandler(delay: .milliseconds(300))
+            let worker = WorkerService(client: db.client, handler: handler, configuration: .init(concurrency: 1, batchSize: 4), logger: db.logger)
+            try await running(worker) { _ in
+                let settled = try await eventually { handler.seen.value.withLock { !$0.isEmpty } }
+                #expect(settled)
+                try await append(db, [Self.envelope])  // arrives during the batch: must not be claimed after shutdown
+            }
+            #expect(try await count(db, .done) == 4)
+            #expect(try await count(db, .processing) == 0)
+            #expect(try await count(db, .pending) == 1)
+        }
+    }
+
+    @Test func oneFailingEventDoesNotHoldBackItsBatch() async throws {
+        try await TestDatabase.withFresh { db in
+            let ids = try await append(db, [Self.envelope, #"{"signedPayload":"poison"}"#, Self.envelope, Self.envelope])
+            let worker = WorkerService(
+                client: db.client, handler: ScriptedHandler(poison: "poison"),
+                configuration: .init(concurrency: 1, batchSize: 10), logger: db.logger
+            )
+            try await running(worker) { _ in
+                let settled = try await eventually { try await count(db, .done) == 3 }
+                #expect(settled)
+            }
+            let poisoned = try await db.scalar("SELECT count(*) FROM event_queue WHERE event_id = \(ids[1].rawValue) AND state = 'pending' AND attempts = 1 AND last_error LIKE '%simulated database failure%'")
+            #expect(poisoned == 1)
+        }
+    }
+
+    @Test func aCrashedWorkersEventIsRescuedAndFinishedByAnother() async throws {
+        try await TestDatabase.withFresh { db in
+            let id = try await append(db, [Self.envelope])[0]
+            // A worker claims it and dies without a word.
+            _ = try await EventQueue(client: db.client).claim(limit: 1, owner: "crashed#0", lease: .seconds(1), logger: db.logger)
+            let worker = WorkerService(
+                client: db.client, handler: EnvelopeHandler(),
+                configuration: .init(concurrency: 1, rescueInterval: .milliseconds(200)), logger: db.logger
+            )
+            try await running(worker) { _ in
+                let settled = try await eventually { try await count(db, .done) == 1 }
+                #expect(settled)
+            }
+            #expect(try await db.scalar("SELECT attempts FROM event_queue WHERE event_id = \(id.rawValue)") == 2)
+            #expect(try await db.scalar("SELECT count(*) FROM event_attempt_errors WHERE outcome = 'lease_expired'") == 1)
+        }
+    }
+
+    @Test func twoWorkerProcessesShareTheQueueWithoutDoubleProcessing() async throws {
+        try await TestDatabase.withFresh(maximumConnections: 12) { db in
+            try await append(db, Array(repeating: Self.envelope, count: 200))
+            let first = ScriptedHandler()
+            let second = ScriptedHandler()
+            let a = WorkerService(client: db.client, handler: first, configuration: .init(concurrency: 2, batchSize: 5), logger: db.logger, workerID: "a")
+            let b = WorkerService(client: db.client, handler: second, configuration: .init(concurrency: 2, batchSize: 5), logger: db.logger, workerID: "b")
+            try await running(a) { _ in
+                try await running(b) { _ in
+                    let settled = try await eventually { try await count(db, .done) == 200 }
+                    #expect(settled)
+                }
+            }
+            let seenA = first.seen.value.withLock { $0 }
+            let seenB = second.seen.value.withLock { $0 }
+            #expect(seenA.count + seenB.count == 200)
+            #expect(Set(seenA).isDisjoint(with: Set(seenB)))
+        }
+    }
+
+    @Test func theWorkerRefusesToStartOnAStaleSchema() async throws {
+        try await TestDatabase.withFresh(migrated: false) { db in
+            let migrator = Migrator(migrations: try Migration.bundled())
+            let worker = WorkerService(
+                client: db.client, handler: EnvelopeHandler(), logger: db.logger,
+                preflight: { try await migrator.requireCurrent(client: db.client, logger: db.logger) }
+            )
+            let error = await #expect(throws: StoreError.self) { try await worker.run() }
+            #expect(error?.code == .schemaBehind)
+        }
+    }
+}
