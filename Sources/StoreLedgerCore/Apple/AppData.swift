@@ -13,7 +13,7 @@ public struct AppData: Hashable, Sendable, Codable {
     public init() {}
 
     /// Apple's JSON keys.
-    enum CodingKeys: String, CodingKey {
+    private enum CodingKeys: String, CodingKey {
         case appAppleID = "appAppleId"
         case bundleID = "bundleId"
         case environment, signedAppTransactionInfo

@@ -26,7 +26,7 @@ public struct AppTransactionPayload: Hashable, Sendable, Codable {
     public init() {}
 
     /// Apple's JSON keys.
-    enum CodingKeys: String, CodingKey {
+    private enum CodingKeys: String, CodingKey {
         case receiptType
         case appAppleID = "appAppleId"
         case bundleID = "bundleId"

@@ -18,7 +18,7 @@ public struct ExternalPurchaseToken: Hashable, Sendable, Codable {
     }
 
     /// Apple's JSON keys.
-    enum CodingKeys: String, CodingKey {
+    private enum CodingKeys: String, CodingKey {
         case externalPurchaseID = "externalPurchaseId"
         case tokenCreationDate
         case appAppleID = "appAppleId"

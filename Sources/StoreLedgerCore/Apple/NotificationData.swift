@@ -21,7 +21,7 @@ public struct NotificationData: Hashable, Sendable, Codable {
     public init() {}
 
     /// Apple's JSON keys.
-    enum CodingKeys: String, CodingKey {
+    private enum CodingKeys: String, CodingKey {
         case environment
         case appAppleID = "appAppleId"
         case bundleID = "bundleId"

@@ -49,7 +49,7 @@ public struct RenewalInfoPayload: Hashable, Sendable, Codable {
     public init() {}
 
     /// Apple's JSON keys.
-    enum CodingKeys: String, CodingKey {
+    private enum CodingKeys: String, CodingKey {
         case originalTransactionID = "originalTransactionId"
         case productID = "productId"
         case autoRenewProductID = "autoRenewProductId"

@@ -66,7 +66,7 @@ public struct TransactionPayload: Hashable, Sendable, Codable {
     public init() {}
 
     /// Apple's JSON keys.
-    enum CodingKeys: String, CodingKey {
+    private enum CodingKeys: String, CodingKey {
         case originalTransactionID = "originalTransactionId"
         case transactionID = "transactionId"
         case webOrderLineItemID = "webOrderLineItemId"

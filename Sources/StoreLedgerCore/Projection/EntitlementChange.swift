@@ -66,6 +66,7 @@ public struct EntitlementChange: Hashable, Sendable, Codable {
         guard let new else { return nil }
         let was = old?.entitled ?? false
         let now = new.entitled
+        /// A change of the given kind between the two states.
         func change(_ kind: Kind) -> EntitlementChange { EntitlementChange(kind: kind, wasEntitled: was, isEntitled: now) }
         guard let old else { return change(now ? .started : statusKind(new) ?? .expired) }
 
@@ -100,6 +101,7 @@ public struct EntitlementChange: Hashable, Sendable, Codable {
         guard let new else { return nil }
         let was = old?.entitled ?? false
         let now = new.entitled
+        /// A change of the given kind between the two states.
         func change(_ kind: Kind) -> EntitlementChange { EntitlementChange(kind: kind, wasEntitled: was, isEntitled: now) }
         guard old != nil else { return change(now ? .purchased : revocationKind(new.revocationType)) }
         if was && !now { return change(revocationKind(new.revocationType)) }

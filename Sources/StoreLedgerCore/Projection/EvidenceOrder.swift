@@ -12,6 +12,7 @@ struct EvidenceOrder: Comparable {
         /// A notification.
         case notification = 3
 
+        /// Orders ranks by tie-break precedence.
         static func < (lhs: Rank, rhs: Rank) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 
@@ -22,6 +23,7 @@ struct EvidenceOrder: Comparable {
     /// The evidence's canonical content.
     let tiebreak: String
 
+    /// Evidence signed at `time` (missing sorts first) with a rank and a tie-break.
     init(_ time: Timestamp?, _ rank: Rank, _ tiebreak: String) {
         self.init(time: time?.millisecondsSince1970 ?? -.infinity, rank: rank, tiebreak: tiebreak)
     }
@@ -37,6 +39,7 @@ struct EvidenceOrder: Comparable {
         EvidenceOrder(time: time, rank: rank, tiebreak: tiebreak)
     }
 
+    /// Orders by instant, then rank, then tie-break.
     static func < (lhs: EvidenceOrder, rhs: EvidenceOrder) -> Bool {
         if lhs.time != rhs.time { return lhs.time < rhs.time }
         if lhs.rank != rhs.rank { return lhs.rank < rhs.rank }

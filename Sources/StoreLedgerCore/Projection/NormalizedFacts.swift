@@ -18,6 +18,7 @@ struct NormalizedFacts {
     /// The latest signed date of any fact or nested payload.
     let lastSignedAt: Timestamp?
 
+    /// Normalizes a collection of facts (in any order, with any duplicates).
     init(_ facts: some Sequence<LedgerFact>) {
         // Deduplicate by identity; among facts sharing an identity (a notification UUID seen with different
         // content, which verified input never has) keep the one with the most nested payloads, then the

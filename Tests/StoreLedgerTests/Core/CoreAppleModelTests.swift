@@ -24,6 +24,7 @@ struct CoreAppleModelTests {
         #expect(try JSONDecoder().decode(T.self, from: data) == value)
     }
 
+    /// Apple's SUBSCRIBED/INITIAL_BUY example: every field, and a lossless round trip.
     @Test func signedNotification() throws {
         let payload = try decode(NotificationPayload.self, "signedNotification")
         #expect(payload.notificationType == .subscribed)
@@ -43,6 +44,7 @@ struct CoreAppleModelTests {
         try roundTrip(payload)
     }
 
+    /// A CONSUMPTION_REQUEST carries its reason.
     @Test func consumptionRequestNotification() throws {
         let payload = try decode(NotificationPayload.self, "signedConsumptionRequestNotification")
         #expect(payload.notificationType == .consumptionRequest)
@@ -51,6 +53,7 @@ struct CoreAppleModelTests {
         try roundTrip(payload)
     }
 
+    /// EXTERNAL_PURCHASE_TOKEN in production and sandbox (told apart by the id prefix).
     @Test(arguments: ["signedExternalPurchaseTokenNotification", "signedExternalPurchaseTokenSandboxNotification"])
     func externalPurchaseTokenNotification(name: String) throws {
         let payload = try decode(NotificationPayload.self, name)
@@ -64,6 +67,7 @@ struct CoreAppleModelTests {
         try roundTrip(payload)
     }
 
+    /// RESCIND_CONSENT carries appData.
     @Test func rescindConsentNotification() throws {
         let payload = try decode(NotificationPayload.self, "signedRescindConsentNotification")
         #expect(payload.notificationType == .rescindConsent)
@@ -74,6 +78,7 @@ struct CoreAppleModelTests {
         try roundTrip(payload)
     }
 
+    /// RENEWAL_EXTENSION/SUMMARY carries the summary.
     @Test func summaryNotification() throws {
         let payload = try decode(NotificationPayload.self, "signedSummaryNotification")
         #expect(payload.notificationType == .renewalExtension)
@@ -87,6 +92,7 @@ struct CoreAppleModelTests {
         try roundTrip(payload)
     }
 
+    /// Every §3 field of Apple's transaction example; unknown Advanced Commerce fields are ignored.
     @Test func signedTransaction() throws {
         let transaction = try decode(TransactionPayload.self, "signedTransaction")
         #expect(transaction.transactionID == "23456")
@@ -122,6 +128,7 @@ struct CoreAppleModelTests {
         try roundTrip(transaction)
     }
 
+    /// A prorated refund's revocation fields.
     @Test func signedTransactionWithRevocation() throws {
         let transaction = try decode(TransactionPayload.self, "signedTransactionWithRevocation")
         #expect(transaction.revocationType == .refundProrated)
@@ -130,6 +137,7 @@ struct CoreAppleModelTests {
         try roundTrip(transaction)
     }
 
+    /// Every §4 field of Apple's renewal info example.
     @Test func signedRenewalInfo() throws {
         let renewal = try decode(RenewalInfoPayload.self, "signedRenewalInfo")
         #expect(renewal.expirationIntent == .customerCancelled)
@@ -184,6 +192,7 @@ struct CoreAppleModelTests {
         #expect(renewal.signedDate.map { $0.millisecondsSince1970 > 1_697_679_936_711 } == true)
     }
 
+    /// Apple's empty appAccountToken decodes as none.
     @Test func emptyAppAccountTokenMeansNone() throws {
         let transaction = try JSONDecoder().decode(
             TransactionPayload.self, from: Data(#"{"transactionId":"1","appAccountToken":""}"#.utf8))
@@ -193,6 +202,7 @@ struct CoreAppleModelTests {
         #expect(renewal.appAccountToken == nil)
     }
 
+    /// New types, subtypes, environments and enum values decode as themselves and round-trip.
     @Test func unknownValuesDecodeAsThemselves() throws {
         let json = """
             {"notificationType":"SOMETHING_NEW","subtype":"BRAND_NEW","signedDate":1,\
@@ -215,6 +225,7 @@ struct CoreAppleModelTests {
         #expect(transaction.revocationType?.rawValue == "X")
     }
 
+    /// Every field is optional.
     @Test func emptyObjectsDecode() throws {
         let empty = Data("{}".utf8)
         #expect(try JSONDecoder().decode(NotificationPayload.self, from: empty) == NotificationPayload())
@@ -223,6 +234,7 @@ struct CoreAppleModelTests {
         #expect(try JSONDecoder().decode(AppTransactionPayload.self, from: empty) == AppTransactionPayload())
     }
 
+    /// Typed ids and timestamps encode as bare JSON values; numeric ids are accepted.
     @Test func identifiersAreBareStrings() throws {
         #expect(String(decoding: try JSONEncoder().encode(TransactionID("2000000123")), as: UTF8.self) == #""2000000123""#)
         #expect(try JSONDecoder().decode(TransactionID.self, from: Data(#""42""#.utf8)) == "42")
@@ -230,6 +242,7 @@ struct CoreAppleModelTests {
         #expect(String(decoding: try JSONEncoder().encode(Timestamp(integerLiteral: 1_698_148_900_000)), as: UTF8.self) == "1698148900000")
     }
 
+    /// The minimal app transaction model.
     @Test func appTransaction() throws {
         let json = """
             {"receiptType":"Sandbox","appAppleId":1234,"bundleId":"com.example","applicationVersion":"2",\

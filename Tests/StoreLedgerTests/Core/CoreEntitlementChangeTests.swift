@@ -17,37 +17,44 @@ struct CoreEntitlementChangeTests {
         return result
     }
 
+    /// buy, renewals, auto-renew off and expiry each report their change.
     @Test func renewThenExpire() {
         let kinds = changes(SubscriptionLifecycles.renewThenExpire().facts).map(\.kind)
         #expect(kinds == [.started, .renewed, .renewed, .renewed, .autoRenewDisabled, .expired])
     }
 
+    /// A grace period is a billing issue that keeps entitlement until it expires.
     @Test func graceExpiresThenRecover() {
         let result = changes(SubscriptionLifecycles.graceExpiresThenRecover().facts)
         #expect(result.map(\.kind) == [.started, .billingIssue, .billingIssue, .billingRecovered])
         #expect(result.map(\.entitlementChanged) == [true, false, true, true])
     }
 
+    /// An upgrade is a product change; a refund and its reversal flip entitlement.
     @Test func upgradeRefundReversed() {
         let kinds = changes(SubscriptionLifecycles.upgradeRefundReversed().facts).map(\.kind)
         #expect(kinds == [.started, .productChanged, .refunded, .refundReversed])
     }
 
+    /// A Family Sharing revoke is reported as revoked, not refunded.
     @Test func familyRevoke() {
         let kinds = changes(SubscriptionLifecycles.familyRevoke().facts).map(\.kind)
         #expect(kinds == [.started, .renewed, .revoked])
     }
 
+    /// A scheduled downgrade changes the renewal product; the renewal changes the product.
     @Test func downgrade() {
         let kinds = changes(SubscriptionLifecycles.downgradeThenRenew().facts).map(\.kind)
         #expect(kinds == [.started, .renewalProductChanged, .productChanged])
     }
 
+    /// Extension, billing issue, expiry and resubscription.
     @Test func resubscribe() {
         let kinds = changes(SubscriptionLifecycles.billingRetryExpireResubscribe().facts).map(\.kind)
         #expect(kinds == [.started, .extended, .billingIssue, .expired, .resubscribed])
     }
 
+    /// A one-time purchase: purchased, refunded, refund reversed.
     @Test func purchases() {
         let lifecycle = PurchaseLifecycles.all()
         let key = PurchaseKey(environment: .sandbox, transactionID: lifecycle.ids.reversedNonConsumable)

@@ -6,6 +6,7 @@ import Testing
 /// give the same row (≥ 200 seeded random permutations per lifecycle; the seed is reported on failure).
 @Suite("Core: fold is order- and duplicate-independent")
 struct CoreFoldPropertyTests {
+    /// Every subscription lifecycle folds identically under ≥ 200 permutations with duplicates.
     @Test(arguments: [true, false])
     func subscriptionLifecycles(includesStatus: Bool) {
         for (_, salt, builder) in SubscriptionLifecycles.all(includesStatus: includesStatus) {
@@ -15,6 +16,7 @@ struct CoreFoldPropertyTests {
         }
     }
 
+    /// Facts with equal signed dates still fold deterministically.
     @Test func factsSignedAtTheSameInstant() {
         // Ties on signed date are broken by kind, stable id and content: still order-independent.
         var b = SubscriptionLifecycleBuilder()
@@ -28,6 +30,7 @@ struct CoreFoldPropertyTests {
         #expect(SubscriptionProjection.fold(b.facts)?.status == .revoked)
     }
 
+    /// Every intermediate state is order-independent as well.
     @Test func everyPrefixOfEveryLifecycle() {
         // Intermediate states are order-independent too (fewer iterations: many prefixes).
         for (_, salt, builder) in SubscriptionLifecycles.all(includesStatus: true) {
@@ -39,6 +42,7 @@ struct CoreFoldPropertyTests {
         }
     }
 
+    /// Mixed facts of many rows fold identically with foldAll.
     @Test func manySubscriptionsAndPurchasesTogether() {
         let facts = SubscriptionLifecycles.all(includesStatus: true).flatMap(\.builder.facts)
             + PurchaseLifecycles.all().facts
@@ -46,6 +50,7 @@ struct CoreFoldPropertyTests {
         FactPermutations.expectOrderIndependent(facts, iterations: 50, salt: 98) { PurchaseProjection.foldAll($0) }
     }
 
+    /// Every one-time purchase folds identically under permutation and duplication.
     @Test func purchases() {
         let facts = PurchaseLifecycles.all().facts
         let keys = Set(facts.compactMap(\.purchaseKey))
@@ -57,6 +62,7 @@ struct CoreFoldPropertyTests {
         }
     }
 
+    /// A notification seen again without its nested payloads changes nothing.
     @Test func duplicateNotificationWithoutNestedPayloadsIsIgnored() throws {
         // The same notification UUID seen once with its nested payloads and once without (for example before
         // its nested JWS were verified): the richer one is kept, in any order.
@@ -68,6 +74,7 @@ struct CoreFoldPropertyTests {
         #expect(SubscriptionProjection.fold([bare] + b.facts) == expected)
     }
 
+    /// The property check itself catches an order-dependent fold.
     @Test func harnessCatchesOrderDependence() {
         // The property check itself must notice a fold that depends on input order.
         let facts = SubscriptionLifecycles.renewThenExpire().facts

@@ -46,6 +46,7 @@ struct CoreNotificationEffectTests {
         return SubscriptionProjection.fold(b.facts.dropLast() + [.notification(last)])
     }
 
+    /// Without data.status, each type and subtype has its documented effect on status.
     @Test func everyTypeHasItsEffectWithoutStatus() throws {
         for (type, subtype) in Self.pairs {
             let state = try #require(fold(type, subtype), "\(type) \(subtype?.rawValue ?? "-")")
@@ -54,6 +55,7 @@ struct CoreNotificationEffectTests {
         }
     }
 
+    /// data.status decides the status whatever the type; an unknown code falls back to the type.
     @Test func appleStatusIsAuthoritative() throws {
         let codes: [(SubscriptionStatusCode, SubscriptionStatus)] = [
             (.active, .active), (.expired, .expired), (.billingRetry, .billingRetry), (.gracePeriod, .gracePeriod),
@@ -70,6 +72,7 @@ struct CoreNotificationEffectTests {
         }
     }
 
+    /// TEST and RENEWAL_EXTENSION/SUMMARY make no row.
     @Test func notificationsWithoutSubscriptionPayloadsProduceNoRow() throws {
         var test = NotificationPayload()
         test.notificationType = .test
@@ -87,6 +90,7 @@ struct CoreNotificationEffectTests {
         #expect(SubscriptionProjection.foldAll(facts).isEmpty)
     }
 
+    /// Without renewal info, notifications still set auto-renew, price consent and expiration intent.
     @Test func renewalColumnsFollowNotificationsWithoutRenewalInfo() throws {
         // Notifications whose renewal info is missing still state what their type says.
         var b = SubscriptionLifecycleBuilder(includesStatus: false)

@@ -6,6 +6,7 @@ import Testing
 /// non-renewing subscriptions.
 @Suite("Core: purchase projection")
 struct CorePurchaseProjectionTests {
+    /// The shared one-time purchase lifecycle.
     let lifecycle = PurchaseLifecycles.all()
 
     /// Folds the shared purchase facts for one purchase.
@@ -13,6 +14,7 @@ struct CorePurchaseProjectionTests {
         try #require(PurchaseProjection.fold(lifecycle.facts, key: PurchaseKey(environment: .sandbox, transactionID: id)))
     }
 
+    /// A refunded consumable: every column, not entitled.
     @Test func refundedConsumable() throws {
         let state = try state(lifecycle.ids.refundedConsumable)
         #expect(state.productID == "com.example.coins")
@@ -27,6 +29,7 @@ struct CorePurchaseProjectionTests {
         #expect(state.revocationType == .refundFull)
     }
 
+    /// A non-consumable whose refund was reversed is entitled again.
     @Test func refundReversedNonConsumable() throws {
         let state = try state(lifecycle.ids.reversedNonConsumable)
         #expect(state.productType == .nonConsumable)
@@ -36,6 +39,7 @@ struct CorePurchaseProjectionTests {
         #expect(state.lastSignedAt == lifecycle.facts.last?.signedDate)
     }
 
+    /// Before the reversal, the refunded non-consumable is not entitled.
     @Test func refundedNonConsumableBeforeReversal() throws {
         let facts = lifecycle.facts.dropLast()  // without REFUND_REVERSED
         let state = try #require(PurchaseProjection.fold(facts, key: PurchaseKey(environment: .sandbox, transactionID: lifecycle.ids.reversedNonConsumable)))
@@ -43,6 +47,7 @@ struct CorePurchaseProjectionTests {
         #expect(state.revocationType == .refundFull)
     }
 
+    /// A family-shared purchase whose sharing was revoked.
     @Test func familyRevoked() throws {
         let state = try state(lifecycle.ids.familyRevoked)
         #expect(state.ownership == .familyShared)
@@ -50,6 +55,7 @@ struct CorePurchaseProjectionTests {
         #expect(state.revocationType == .familyRevoke)
     }
 
+    /// A non-renewing subscription entitles until its expiry, checked at read time.
     @Test func nonRenewingEndsAtExpiry() throws {
         let state = try state(lifecycle.ids.nonRenewing)
         #expect(state.productType == .nonRenewing)
@@ -59,12 +65,14 @@ struct CorePurchaseProjectionTests {
         #expect(!state.isEntitled(at: expires))
     }
 
+    /// CONSUMPTION_REQUEST and REFUND_DECLINED change nothing.
     @Test func consumptionRequestAndDeclinedRefundChangeNothing() throws {
         let state = try state(lifecycle.ids.declinedConsumable)
         #expect(state.entitled)
         #expect(state.revokedAt == nil)
     }
 
+    /// Subscription facts make no purchase rows.
     @Test func subscriptionsAreNotPurchases() {
         #expect(PurchaseProjection.foldAll(SubscriptionLifecycles.renewThenExpire().facts).isEmpty)
         #expect(PurchaseProjection.foldAll(lifecycle.facts).count == 5)

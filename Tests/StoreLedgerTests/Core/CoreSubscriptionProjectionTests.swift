@@ -6,7 +6,9 @@ import Testing
 /// `data.status` and without it (type-implied status).
 @Suite("Core: subscription projection")
 struct CoreSubscriptionProjectionTests {
+    /// One day in milliseconds.
     let day = SubscriptionLifecycles.day
+    /// One subscription period in milliseconds.
     let period = SubscriptionLifecycles.period
 
     /// Folds a builder's facts.
@@ -14,6 +16,7 @@ struct CoreSubscriptionProjectionTests {
         try #require(SubscriptionProjection.fold(builder.facts))
     }
 
+    /// buy → renew ×3 → auto-renew off → expire: expired, not entitled, the fourth period's dates.
     @Test(arguments: [true, false])
     func renewThenExpire(includesStatus: Bool) throws {
         let b = SubscriptionLifecycles.renewThenExpire(includesStatus: includesStatus)
@@ -39,6 +42,7 @@ struct CoreSubscriptionProjectionTests {
         #expect(state.lastSignedAt == b.facts.compactMap(\.signedDate).max())
     }
 
+    /// Auto-renew off keeps the subscription active until its expiry.
     @Test func autoRenewOffKeepsServiceUntilExpiry() throws {
         var b = SubscriptionLifecycleBuilder()
         b.subscribe()
@@ -52,6 +56,7 @@ struct CoreSubscriptionProjectionTests {
         #expect(!state.isEntitled(at: state.expiresAt!))
     }
 
+    /// In grace: entitled until the grace end; after recovery: active, a new period.
     @Test(arguments: [true, false])
     func graceThenRecover(includesStatus: Bool) throws {
         var b = SubscriptionLifecycleBuilder(originalTransactionID: "2000", includesStatus: includesStatus)
@@ -79,6 +84,7 @@ struct CoreSubscriptionProjectionTests {
         #expect(state == (try fold(SubscriptionLifecycles.graceThenRecover(includesStatus: includesStatus))))
     }
 
+    /// Grace expired: billing retry, not entitled; then recovery.
     @Test(arguments: [true, false])
     func graceExpiresIntoBillingRetry(includesStatus: Bool) throws {
         var b = SubscriptionLifecycleBuilder(includesStatus: includesStatus)
@@ -95,6 +101,7 @@ struct CoreSubscriptionProjectionTests {
         #expect(final.latestTransactionID == "2502")
     }
 
+    /// A failed renewal without grace: billing retry, not entitled.
     @Test(arguments: [true, false])
     func billingRetryWithoutGrace(includesStatus: Bool) throws {
         var b = SubscriptionLifecycleBuilder(includesStatus: includesStatus)
@@ -106,6 +113,7 @@ struct CoreSubscriptionProjectionTests {
         #expect(!state.isEntitled(at: b.now))
     }
 
+    /// buy → upgrade (new product now) → refund (revoked) → reversal (active again, same product).
     @Test(arguments: [true, false])
     func upgradeRefundReversed(includesStatus: Bool) throws {
         var b = SubscriptionLifecycleBuilder(originalTransactionID: "3000", productID: "com.example.basic", includesStatus: includesStatus)
@@ -143,6 +151,7 @@ struct CoreSubscriptionProjectionTests {
         #expect(restored.expiresAt == refunded.expiresAt)
     }
 
+    /// A reversal after the period ended restores expired, not active.
     @Test func refundReversedAfterExpiryRestoresExpired() throws {
         var b = SubscriptionLifecycleBuilder(includesStatus: false)
         b.subscribe()
@@ -154,6 +163,7 @@ struct CoreSubscriptionProjectionTests {
         #expect(state.revokedAt == nil)
     }
 
+    /// A reversal wins even if its nested transaction still shows the revocation.
     @Test func refundReversedWithStaleTransactionStillRestores() throws {
         // The reversal notification carries a transaction still showing the revocation: the reversal, signed
         // later, wins anyway.
@@ -174,6 +184,7 @@ struct CoreSubscriptionProjectionTests {
         #expect(state.revokedAt == nil)
     }
 
+    /// A family-shared subscription whose sharing is revoked.
     @Test(arguments: [true, false])
     func familyRevoke(includesStatus: Bool) throws {
         let state = try fold(SubscriptionLifecycles.familyRevoke(includesStatus: includesStatus))
@@ -184,6 +195,7 @@ struct CoreSubscriptionProjectionTests {
         #expect(state.revokedAt != nil)
     }
 
+    /// Offer code → price increase pending → accepted → renewal at the new price without the offer.
     @Test(arguments: [true, false])
     func offerPriceIncreaseRenew(includesStatus: Bool) throws {
         var b = SubscriptionLifecycleBuilder(originalTransactionID: "5000", includesStatus: includesStatus)
@@ -210,6 +222,7 @@ struct CoreSubscriptionProjectionTests {
         #expect(renewed.latestTransactionID == "5002")
     }
 
+    /// A pending downgrade keeps the product until renewal; cancelling it restores the renewal product.
     @Test(arguments: [true, false])
     func downgradePendingKeepsProduct(includesStatus: Bool) throws {
         var b = SubscriptionLifecycleBuilder(productID: "com.example.premium", includesStatus: includesStatus)
@@ -230,6 +243,7 @@ struct CoreSubscriptionProjectionTests {
         #expect(renewed.autoRenewProductID == "com.example.basic")
     }
 
+    /// Extension, billing retry, EXPIRED/BILLING_RETRY, then resubscription.
     @Test(arguments: [true, false])
     func billingRetryExpireResubscribe(includesStatus: Bool) throws {
         var b = SubscriptionLifecycleBuilder(originalTransactionID: "7000", environment: .production, includesStatus: includesStatus)
@@ -252,6 +266,7 @@ struct CoreSubscriptionProjectionTests {
         #expect(final.latestTransactionID == "7002")
     }
 
+    /// With or without data.status, every lifecycle ends in the same state.
     @Test func statusAndTypeImpliedAgree() throws {
         for (name, _, withStatus) in SubscriptionLifecycles.all(includesStatus: true) {
             let without = SubscriptionLifecycles.all(includesStatus: false).first { $0.name == name }!.builder
@@ -259,6 +274,7 @@ struct CoreSubscriptionProjectionTests {
         }
     }
 
+    /// EXPIRED signed after DID_RENEW wins whatever the arrival order.
     @Test func expiredSignedAfterRenewalWins() throws {
         var b = SubscriptionLifecycleBuilder()
         b.subscribe()
@@ -269,6 +285,7 @@ struct CoreSubscriptionProjectionTests {
         #expect(state.status == .expired)
     }
 
+    /// A late, freshly signed old renewal never rolls the period back.
     @Test func lateOldRenewalDoesNotRollBackExpiry() throws {
         var b = SubscriptionLifecycleBuilder()
         b.subscribe()
@@ -285,6 +302,7 @@ struct CoreSubscriptionProjectionTests {
         #expect(state.status == .active)
     }
 
+    /// An app-posted renewal ends billing retry before DID_RENEW arrives.
     @Test func appPostedRenewalBeforeItsNotification() throws {
         var b = SubscriptionLifecycleBuilder()
         b.subscribe()
@@ -299,6 +317,7 @@ struct CoreSubscriptionProjectionTests {
         #expect(state.latestTransactionID == b.current.transactionID)
     }
 
+    /// A refund of an older period leaves the current period entitled.
     @Test func refundOfAnOlderPeriodDoesNotRevokeTheCurrentOne() throws {
         var b = SubscriptionLifecycleBuilder(includesStatus: false)
         b.subscribe()
@@ -322,6 +341,7 @@ struct CoreSubscriptionProjectionTests {
         #expect(state.revokedAt == nil)
     }
 
+    /// A renewal info alone still makes a (partial) row.
     @Test func renewalInfoAloneMakesARow() throws {
         var renewal = RenewalInfoPayload()
         renewal.originalTransactionID = "9"
@@ -335,6 +355,7 @@ struct CoreSubscriptionProjectionTests {
         #expect(state.status == .active)
     }
 
+    /// foldAll and fold(_:key:) keep subscriptions apart and ignore purchases.
     @Test func foldAllSeparatesSubscriptionsAndEnvironments() throws {
         let a = SubscriptionLifecycles.renewThenExpire()
         let b = SubscriptionLifecycles.graceThenRecover()
