@@ -1,0 +1,39 @@
+extension LedgerFact {
+    /// The subscription row this fact concerns, if any: a subscription transaction's, a renewal info's, or that
+    /// of a notification's nested transaction or renewal info. The environment is the notification's own.
+    public var subscriptionKey: SubscriptionKey? {
+        switch self {
+        case .transaction(let transaction):
+            return transaction.subscriptionKey
+        case .renewalInfo(let renewalInfo):
+            guard let environment = renewalInfo.environment, let id = renewalInfo.originalTransactionID else {
+                return nil
+            }
+            return SubscriptionKey(environment: environment, originalTransactionID: id)
+        case .notification(let notification):
+            if let transaction = notification.transaction, !transaction.isAutoRenewable { return nil }
+            guard notification.transaction != nil || notification.renewalInfo != nil,
+                let environment = notification.environment,
+                let id = notification.transaction?.originalTransactionID
+                    ?? notification.renewalInfo?.originalTransactionID
+            else { return nil }
+            return SubscriptionKey(environment: environment, originalTransactionID: id)
+        }
+    }
+
+    /// The one-time purchase row this fact concerns, if any: a one-time transaction's, or that of a
+    /// notification's nested one-time transaction.
+    public var purchaseKey: PurchaseKey? {
+        switch self {
+        case .transaction(let transaction):
+            return transaction.purchaseKey
+        case .renewalInfo:
+            return nil
+        case .notification(let notification):
+            guard let transaction = notification.transaction, !transaction.isAutoRenewable,
+                let environment = notification.environment, let id = transaction.transactionID
+            else { return nil }
+            return PurchaseKey(environment: environment, transactionID: id)
+        }
+    }
+}

@@ -1,0 +1,106 @@
+/// Folds the verified facts of auto-renewable subscriptions into `SubscriptionState` rows.
+///
+/// The fold is a pure function of the *set* of facts: it never reads a clock, and any permutation or
+/// duplication of the same facts, or a rebuild from scratch, gives the same row. The rules (which evidence
+/// wins which column, and what each notification type does) are in `docs/projection.md`.
+public enum SubscriptionProjection {
+    /// Folds the facts of one subscription. Facts that concern another subscription, or none, are ignored;
+    /// if the facts span several subscriptions, the greatest key is folded (use `foldAll` for many).
+    /// Returns `nil` when no fact concerns a subscription.
+    public static func fold(_ facts: some Sequence<LedgerFact>) -> SubscriptionState? {
+        let facts = Array(facts)
+        guard let key = facts.compactMap(\.subscriptionKey).max() else { return nil }
+        return fold(facts, key: key)
+    }
+
+    /// Folds the facts that concern the subscription with the given key; the others are ignored.
+    public static func fold(_ facts: some Sequence<LedgerFact>, key: SubscriptionKey) -> SubscriptionState? {
+        fold(normalized: NormalizedFacts(facts.filter { $0.subscriptionKey == key }), key: key)
+    }
+
+    /// Folds any facts into one state per subscription they concern.
+    public static func foldAll(_ facts: some Sequence<LedgerFact>) -> [SubscriptionKey: SubscriptionState] {
+        var groups: [SubscriptionKey: [LedgerFact]] = [:]
+        for fact in facts {
+            if let key = fact.subscriptionKey { groups[key, default: []].append(fact) }
+        }
+        return groups.compactMapValues { group in
+            guard let key = group.first?.subscriptionKey else { return nil }
+            return fold(normalized: NormalizedFacts(group), key: key)
+        }
+    }
+
+    /// The fold proper, over facts already restricted to one subscription and normalized.
+    static func fold(normalized facts: NormalizedFacts, key: SubscriptionKey) -> SubscriptionState? {
+        let current = currentTransaction(facts)
+        let renewalInfo = facts.renewalInfos.last?.payload
+        guard current != nil || renewalInfo != nil || !facts.notifications.isEmpty else { return nil }
+
+        let revocation = current?.payload.transactionID.flatMap { TransactionRevocation.resolve($0, in: facts) }
+        let revocationDetails: TransactionRevocation.Details? =
+            if let revocation {
+                revocation.details
+            } else {
+                current?.payload.revocationDate.map {
+                    .init(revokedAt: $0, reason: current?.payload.revocationReason, type: current?.payload.revocationType)
+                }
+            }
+
+        let status = resolveStatus(facts, current: current?.payload, revocation: revocation, revoked: revocationDetails != nil)
+        let renewal = resolveRenewalColumns(facts)
+
+        var state = SubscriptionState(
+            environment: key.environment,
+            originalTransactionID: key.originalTransactionID,
+            status: status
+        )
+        if let transaction = current?.payload {
+            state.bundleID = transaction.bundleID
+            state.productID = transaction.productID
+            state.subscriptionGroup = transaction.subscriptionGroupIdentifier
+            state.latestTransactionID = transaction.transactionID
+            state.purchasedAt = transaction.purchaseDate
+            state.originalPurchasedAt = transaction.originalPurchaseDate
+            state.expiresAt = transaction.expiresDate
+            state.offerType = transaction.offerType
+            state.offerID = transaction.offerIdentifier
+            state.ownership = transaction.inAppOwnershipType
+            state.price = transaction.price
+            state.currency = transaction.currency
+            state.storefront = transaction.storefront
+        } else {
+            state.productID = renewalInfo?.productID
+        }
+        state.bundleID = state.bundleID ?? facts.notifications.lazy.compactMap(\.payload.payload.data?.bundleID).last
+        state.appAccountToken = current?.payload.appAccountToken
+            ?? facts.transactions.lazy.compactMap(\.payload.appAccountToken).last
+            ?? renewalInfo?.appAccountToken
+        state.revokedAt = revocationDetails?.revokedAt
+        state.revocationReason = revocationDetails?.reason
+        state.revocationType = revocationDetails?.type
+        state.autoRenew = renewal.autoRenew.value ?? nil
+        state.autoRenewProductID = renewal.autoRenewProductID.value ?? nil
+        state.expirationIntent = renewal.expirationIntent.value ?? nil
+        state.gracePeriodExpiresAt = renewal.gracePeriodExpiresAt.value ?? nil
+        state.priceIncreaseStatus = renewal.priceIncreaseStatus.value ?? nil
+        state.lastSignedAt = facts.lastSignedAt
+        return state
+    }
+
+    /// The transaction of the current period: among the latest-signed version of each transaction, not
+    /// upgraded away from (unless all are), the one with the latest purchase date, then the latest expiry.
+    /// A late-arriving older renewal can therefore never roll the period back.
+    static func currentTransaction(_ facts: NormalizedFacts) -> NormalizedFacts.Item<TransactionPayload>? {
+        let versions = facts.latestTransactionVersions
+        let standing = versions.filter { $0.payload.isUpgraded != true }
+        let candidates = standing.isEmpty ? versions : standing
+        return candidates.max { lhs, rhs in
+            let l = lhs.payload
+            let r = rhs.payload
+            let lKey = (l.purchaseDate?.millisecondsSince1970 ?? -.infinity, l.expiresDate?.millisecondsSince1970 ?? -.infinity)
+            let rKey = (r.purchaseDate?.millisecondsSince1970 ?? -.infinity, r.expiresDate?.millisecondsSince1970 ?? -.infinity)
+            if lKey != rKey { return lKey < rKey }
+            return lhs.canonical < rhs.canonical
+        }
+    }
+}

@@ -1,0 +1,130 @@
+public import StoreLedgerCore
+
+/// Plays the App Store for one-time purchases (consumable, non-consumable, non-renewing subscription) and
+/// records the facts StoreLedger would receive: ONE_TIME_CHARGE, REFUND, REVOKE, REFUND_REVERSED, … each
+/// carrying the transaction, plus transactions posted by the app.
+public struct PurchaseLifecycleBuilder: Sendable {
+    /// The facts recorded so far, in signing order.
+    public private(set) var facts: [LedgerFact] = []
+    /// The simulated clock: the signed date of the next fact.
+    public var now: Timestamp
+    /// How far the clock moves after each signed fact, in milliseconds.
+    public var step: Int64 = 1_000
+    /// The environment everything is signed for.
+    public let environment: AppStoreEnvironment
+    /// The app.
+    public let bundleID: BundleID
+    /// Every purchase as Apple last signed it, by transaction id.
+    public private(set) var transactions: [TransactionID: TransactionPayload] = [:]
+    /// The number of the next transaction id.
+    private var nextTransactionNumber = 5_000
+    /// The number of the next notification UUID.
+    private var nextNotificationNumber = 1
+
+    /// Sets up an app with no purchases.
+    public init(
+        start: Timestamp = 1_700_000_000_000,
+        environment: AppStoreEnvironment = .sandbox,
+        bundleID: BundleID = "com.example.app"
+    ) {
+        self.now = start
+        self.environment = environment
+        self.bundleID = bundleID
+    }
+
+    /// A purchase (ONE_TIME_CHARGE); returns its transaction id.
+    @discardableResult
+    public mutating func buy(
+        _ productID: ProductID,
+        type: ProductType,
+        quantity: Int32 = 1,
+        price: Int64 = 990,
+        expiresAfter: Int64? = nil,
+        ownership: OwnershipType = .purchased,
+        appAccountToken: AppAccountToken? = nil
+    ) -> TransactionID {
+        nextTransactionNumber += 1
+        let id = TransactionID(String(nextTransactionNumber))
+        var transaction = TransactionPayload()
+        transaction.transactionID = id
+        transaction.originalTransactionID = OriginalTransactionID(id.rawValue)
+        transaction.bundleID = bundleID
+        transaction.productID = productID
+        transaction.type = type
+        transaction.purchaseDate = now
+        transaction.originalPurchaseDate = now
+        transaction.expiresDate = expiresAfter.map { now.adding(milliseconds: $0) }
+        transaction.quantity = quantity
+        transaction.price = price
+        transaction.currency = "EUR"
+        transaction.inAppOwnershipType = ownership
+        transaction.appAccountToken = appAccountToken
+        transaction.environment = environment
+        transaction.storefront = "FRA"
+        transaction.transactionReason = .purchase
+        transactions[id] = transaction
+        notify(.oneTimeCharge, about: id)
+        return id
+    }
+
+    /// The app posts a purchase's transaction (StoreKit 2), signed now.
+    public mutating func appPosts(_ id: TransactionID) {
+        guard var transaction = transactions[id] else { return }
+        transaction.signedDate = now
+        facts.append(.transaction(transaction))
+        tick()
+    }
+
+    /// A purchase is refunded (REFUND).
+    public mutating func refund(_ id: TransactionID, reason: RevocationReason = .other) {
+        transactions[id]?.revocationDate = now
+        transactions[id]?.revocationReason = reason
+        transactions[id]?.revocationType = .refundFull
+        notify(.refund, about: id)
+    }
+
+    /// A refund is reversed (REFUND_REVERSED).
+    public mutating func reverseRefund(_ id: TransactionID) {
+        transactions[id]?.revocationDate = nil
+        transactions[id]?.revocationReason = nil
+        transactions[id]?.revocationType = nil
+        notify(.refundReversed, about: id)
+    }
+
+    /// Family Sharing access to a purchase is revoked (REVOKE).
+    public mutating func familyRevoke(_ id: TransactionID) {
+        transactions[id]?.revocationDate = now
+        transactions[id]?.revocationType = .familyRevoke
+        notify(.revoke, about: id)
+    }
+
+    /// A notification about a purchase that changes nothing (CONSUMPTION_REQUEST, REFUND_DECLINED, …).
+    public mutating func notifyWithoutEffect(_ type: NotificationType, about id: TransactionID) {
+        notify(type, about: id)
+    }
+
+    /// Signs a notification carrying a purchase's transaction, now.
+    private mutating func notify(_ type: NotificationType, about id: TransactionID) {
+        var transaction = transactions[id]
+        transaction?.signedDate = now
+        var data = NotificationData()
+        data.environment = environment
+        data.bundleID = bundleID
+        data.signedTransactionInfo = "jws.transaction.\(id.rawValue)"
+        if type == .consumptionRequest { data.consumptionRequestReason = .unintendedPurchase }
+        var payload = NotificationPayload()
+        payload.notificationType = type
+        payload.notificationUUID = NotificationUUID("purchase-\(nextNotificationNumber)")
+        payload.version = "2.0"
+        payload.signedDate = now
+        payload.data = data
+        nextNotificationNumber += 1
+        facts.append(.notification(NotificationFact(payload: payload, transaction: transaction)))
+        tick()
+    }
+
+    /// Moves the clock one step after a signature.
+    private mutating func tick() {
+        now = now.adding(milliseconds: step)
+    }
+}

@@ -1,0 +1,70 @@
+import StoreLedgerCore
+import StoreLedgerTestSupport
+import Testing
+
+/// The entitlement diff that will drive outgoing webhooks.
+@Suite("Core: entitlement changes")
+struct CoreEntitlementChangeTests {
+    /// The kinds of change seen while folding a builder's facts one signed fact at a time.
+    func changes(_ facts: [LedgerFact]) -> [EntitlementChange] {
+        var previous: SubscriptionState?
+        var result: [EntitlementChange] = []
+        for length in 1...facts.count {
+            let state = SubscriptionProjection.fold(facts.prefix(length))
+            if let change = EntitlementChange.between(previous, state) { result.append(change) }
+            previous = state
+        }
+        return result
+    }
+
+    /// buy, renewals, auto-renew off and expiry each report their change.
+    @Test func renewThenExpire() {
+        let kinds = changes(SubscriptionLifecycles.renewThenExpire().facts).map(\.kind)
+        #expect(kinds == [.started, .renewed, .renewed, .renewed, .autoRenewDisabled, .expired])
+    }
+
+    /// A grace period is a billing issue that keeps entitlement until it expires.
+    @Test func graceExpiresThenRecover() {
+        let result = changes(SubscriptionLifecycles.graceExpiresThenRecover().facts)
+        #expect(result.map(\.kind) == [.started, .billingIssue, .billingIssue, .billingRecovered])
+        #expect(result.map(\.entitlementChanged) == [true, false, true, true])
+    }
+
+    /// An upgrade is a product change; a refund and its reversal flip entitlement.
+    @Test func upgradeRefundReversed() {
+        let kinds = changes(SubscriptionLifecycles.upgradeRefundReversed().facts).map(\.kind)
+        #expect(kinds == [.started, .productChanged, .refunded, .refundReversed])
+    }
+
+    /// A Family Sharing revoke is reported as revoked, not refunded.
+    @Test func familyRevoke() {
+        let kinds = changes(SubscriptionLifecycles.familyRevoke().facts).map(\.kind)
+        #expect(kinds == [.started, .renewed, .revoked])
+    }
+
+    /// A scheduled downgrade changes the renewal product; the renewal changes the product.
+    @Test func downgrade() {
+        let kinds = changes(SubscriptionLifecycles.downgradeThenRenew().facts).map(\.kind)
+        #expect(kinds == [.started, .renewalProductChanged, .productChanged])
+    }
+
+    /// Extension, billing issue, expiry and resubscription.
+    @Test func resubscribe() {
+        let kinds = changes(SubscriptionLifecycles.billingRetryExpireResubscribe().facts).map(\.kind)
+        #expect(kinds == [.started, .extended, .billingIssue, .expired, .resubscribed])
+    }
+
+    /// A one-time purchase: purchased, refunded, refund reversed.
+    @Test func purchases() {
+        let lifecycle = PurchaseLifecycles.all()
+        let key = PurchaseKey(environment: .sandbox, transactionID: lifecycle.ids.reversedNonConsumable)
+        var previous: PurchaseState?
+        var kinds: [EntitlementChange.Kind] = []
+        for length in 1...lifecycle.facts.count {
+            let state = PurchaseProjection.fold(lifecycle.facts.prefix(length), key: key)
+            if let change = EntitlementChange.between(previous, state) { kinds.append(change.kind) }
+            previous = state
+        }
+        #expect(kinds == [.purchased, .refunded, .refundReversed])
+    }
+}
