@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+public import Foundation
 import JWTKit
 import SwiftASN1
 @_spi(FixedExpiryValidationTime) import X509
@@ -97,6 +97,33 @@ extension SignedDataVerifier {
         try await checkSignature(of: jws, with: chain.leafKeys)
         return AuthenticatedJWS(
             jws: jws, claims: claims, signedDate: signedDate, environment: stated, isLocalTestData: false)
+    }
+
+    /// Checks a (leaf, intermediate) pair as for a JWS `x5c` header, without a signature: chains to a configured
+    /// root at `date`, Apple's marker OIDs, CA intermediate. Uses and fills the chain cache.
+    ///
+    /// - Throws: ``VerificationError/Code/malformed`` for unreadable DER, ``VerificationError/Code/untrustedChain``
+    ///   otherwise.
+    public func validateCertificateChain(
+        leafDER: Data,
+        intermediateDER: Data,
+        at date: Date
+    ) async throws(VerificationError) {
+        let leaf: Certificate
+        let intermediate: Certificate
+        do {
+            leaf = try Certificate(derEncoded: Array(leafDER))
+            intermediate = try Certificate(derEncoded: Array(intermediateDER))
+        } catch {
+            throw .malformed("not a DER X.509 certificate: \(error)")
+        }
+        _ = try await validatedChain(
+            leaf: leaf,
+            leafDER: Array(leafDER),
+            intermediate: intermediate,
+            intermediateDER: Array(intermediateDER),
+            at: date
+        )
     }
 
     /// The cache entry for (leaf, intermediate) valid at `date`, validating the chain when not cached.
