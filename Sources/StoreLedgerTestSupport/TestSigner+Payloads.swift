@@ -147,14 +147,12 @@ extension TestSigner {
         return try sign(json: payload, variant: variant)
     }
 
-    /// Signs a transaction payload (``transactionPayload(transactionID:originalTransactionID:productID:purchaseDate:expiresDate:signedDate:type:overrides:)``
-    /// with its defaults when `payload` is `nil`).
+    /// Signs a transaction payload; `nil` signs `transactionPayload()` with its defaults.
     public func signedTransaction(_ payload: [String: Any]? = nil, variant: JWSVariant = .genuine) throws -> String {
         try sign(json: payload ?? transactionPayload(), variant: variant)
     }
 
-    /// Signs a renewal info payload (``renewalInfoPayload(originalTransactionID:productID:autoRenewStatus:renewalDate:signedDate:overrides:)``
-    /// with its defaults when `payload` is `nil`).
+    /// Signs a renewal info payload; `nil` signs `renewalInfoPayload()` with its defaults.
     public func signedRenewalInfo(_ payload: [String: Any]? = nil, variant: JWSVariant = .genuine) throws -> String {
         try sign(json: payload ?? renewalInfoPayload(), variant: variant)
     }

@@ -19,7 +19,8 @@ struct AppleChainPolicy: VerifierPolicy {
     func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) -> PolicyEvaluationResult {
         guard chain.count == 3 else {
             return .failsToMeetPolicy(
-                reason: "the chain must be leaf → x5c[1] → trusted root, found a chain of \(chain.count)")
+                reason: "the chain must be leaf → x5c[1] → trusted root, found a chain of \(chain.count)"
+            )
         }
         guard chain[1] == intermediate else {
             return .failsToMeetPolicy(reason: "the chain does not pass through x5c[1]")

@@ -4,14 +4,18 @@ import Foundation
 struct CompactJWS: Sendable {
     /// The JOSE header fields verification looks at.
     struct Header: Decodable, Sendable {
+        /// `alg`: must be `ES256`.
         var alg: String?
+        /// `x5c`: base64 DER certificates, leaf first.
         var x5c: [String]?
+        /// `kid` (Xcode sets one; unused).
         var kid: String?
 
         private enum CodingKeys: String, CodingKey {
             case alg, x5c, kid
         }
 
+        /// Decodes leniently: absent or mistyped fields read as `nil`.
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             alg = container.lenientString(.alg)

@@ -53,11 +53,17 @@ extension SignedDataVerifier {
             guard configuration.allowXcodeEnvironment else {
                 throw .untrustedChain(
                     "environment '\(environment)' data is signed locally by Xcode, not by the App Store; "
-                        + "it is accepted only when allowXcodeEnvironment is enabled"
+                        + "it is accepted only when Xcode data is explicitly allowed "
+                        + "(allowXcodeEnvironment, --allow-xcode)"
                 )
             }
             return AuthenticatedJWS(
-                jws: jws, claims: claims, signedDate: signedDate, environment: stated, isLocalTestData: true)
+                jws: jws,
+                claims: claims,
+                signedDate: signedDate,
+                environment: stated,
+                isLocalTestData: true
+            )
         }
 
         guard let alg = jws.header.alg else {
@@ -96,7 +102,12 @@ extension SignedDataVerifier {
         )
         try await checkSignature(of: jws, with: chain.leafKeys)
         return AuthenticatedJWS(
-            jws: jws, claims: claims, signedDate: signedDate, environment: stated, isLocalTestData: false)
+            jws: jws,
+            claims: claims,
+            signedDate: signedDate,
+            environment: stated,
+            isLocalTestData: false
+        )
     }
 
     /// Checks a (leaf, intermediate) pair as for a JWS `x5c` header, without a signature: chains to a configured
@@ -207,7 +218,8 @@ extension SignedDataVerifier {
         }
         let roots = configuration.trust.rootCertificates
         let issuedByRoot = roots.contains { root in
-            root.subject == intermediate.issuer && root.publicKey.isValidSignature(intermediate.signature, for: intermediate)
+            root.subject == intermediate.issuer
+                && root.publicKey.isValidSignature(intermediate.signature, for: intermediate)
         }
         if !issuedByRoot {
             return "x5c[1] (\(intermediate.subject), issued by \(intermediate.issuer)) is not issued by a trusted root "

@@ -3,11 +3,17 @@
 struct SignedPayloadClaims: Decodable, Sendable {
     /// One of a notification's `data`, `summary` or `appData` objects.
     struct Section: Decodable, Sendable {
+        /// `environment`.
         var environment: String?
+        /// `bundleId`.
         var bundleId: String?
+        /// `appAppleId` (integral number or numeric string).
         var appAppleId: Int64?
+        /// `signedTransactionInfo`: a nested JWS.
         var signedTransactionInfo: String?
+        /// `signedRenewalInfo`: a nested JWS.
         var signedRenewalInfo: String?
+        /// `signedAppTransactionInfo`: a nested JWS.
         var signedAppTransactionInfo: String?
 
         private enum CodingKeys: String, CodingKey {
@@ -15,6 +21,7 @@ struct SignedPayloadClaims: Decodable, Sendable {
             case signedTransactionInfo, signedRenewalInfo, signedAppTransactionInfo
         }
 
+        /// Decodes leniently: absent or mistyped fields read as `nil`.
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             environment = container.lenientString(.environment)
@@ -28,14 +35,18 @@ struct SignedPayloadClaims: Decodable, Sendable {
 
     /// A notification's `externalPurchaseToken` object.
     struct ExternalPurchaseToken: Decodable, Sendable {
+        /// `externalPurchaseId`; `SANDBOX…` in Sandbox.
         var externalPurchaseId: String?
+        /// `bundleId`.
         var bundleId: String?
+        /// `appAppleId` (integral number or numeric string).
         var appAppleId: Int64?
 
         private enum CodingKeys: String, CodingKey {
             case externalPurchaseId, bundleId, appAppleId
         }
 
+        /// Decodes leniently: absent or mistyped fields read as `nil`.
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             externalPurchaseId = container.lenientString(.externalPurchaseId)
@@ -49,18 +60,31 @@ struct SignedPayloadClaims: Decodable, Sendable {
         }
     }
 
+    /// `signedDate` in epoch milliseconds, possibly fractional.
     var signedDate: Double?
+    /// `environment`.
     var environment: String?
+    /// `receiptType`: an app transaction's environment.
     var receiptType: String?
+    /// `bundleId`.
     var bundleId: String?
+    /// `appAppleId` (integral number or numeric string).
     var appAppleId: Int64?
+    /// `notificationUUID`.
     var notificationUUID: String?
+    /// `notificationType`.
     var notificationType: String?
+    /// `subtype`.
     var subtype: String?
+    /// `version`.
     var version: String?
+    /// `data`.
     var data: Section?
+    /// `summary`.
     var summary: Section?
+    /// `appData`.
     var appData: Section?
+    /// `externalPurchaseToken`.
     var externalPurchaseToken: ExternalPurchaseToken?
 
     private enum CodingKeys: String, CodingKey {
@@ -69,6 +93,7 @@ struct SignedPayloadClaims: Decodable, Sendable {
         case data, summary, appData, externalPurchaseToken
     }
 
+    /// Decodes leniently: absent or mistyped fields read as `nil`.
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         signedDate = container.lenientDouble(.signedDate)
