@@ -5,7 +5,7 @@ import Testing
 
 /// The logic behind `storeledger verify`: input extraction, kind detection, verification, rendering.
 @Suite("Verification: signed data inspector (storeledger verify)")
-struct SignedDataInspectorTests {
+struct SignedDataInspectorVerificationTests {
     /// Options as `storeledger verify --root testCA.der --bundle-id com.example --environment Sandbox` builds them.
     func appleOptions(environment: VerificationEnvironment? = .sandbox) throws -> SignedDataInspector.Options {
         SignedDataInspector.Options(

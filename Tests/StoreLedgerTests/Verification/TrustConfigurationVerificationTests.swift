@@ -5,7 +5,7 @@ import Testing
 
 /// The embedded Apple root, `APPLE_ROOT_CAS_DER_BASE64` parsing and configuration validation.
 @Suite("Verification: trust configuration")
-struct TrustConfigurationTests {
+struct TrustConfigurationVerificationTests {
     /// Apple Root CA - G3's published SHA-256 fingerprint.
     static let pinnedG3SHA256 =
         "63:34:3A:BF:B8:9A:6A:03:EB:B5:7E:9B:3F:5F:A7:BE:7C:4F:5C:75:6F:30:17:B3:A8:C4:88:C3:65:3E:91:79"

@@ -4,7 +4,7 @@ import Testing
 
 /// Apple's real production chain (no JWS): the chain and OID policy on genuine Apple certificates.
 @Suite("Verification: Apple's production chain")
-struct AppleProductionChainTests {
+struct AppleProductionChainVerificationTests {
     /// 2025-11-01, when the receipt-signing leaf is valid.
     static let validationDate = Date(timeIntervalSince1970: 1_761_962_975)
 

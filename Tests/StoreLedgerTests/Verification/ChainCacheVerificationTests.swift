@@ -5,7 +5,7 @@ import Testing
 
 /// The (leaf, intermediate) cache: fewer chain validations, never a weaker answer.
 @Suite("Verification: chain cache")
-struct ChainCacheTests {
+struct ChainCacheVerificationTests {
     /// A Sandbox verifier trusting the roots of `pkis`, with a cache of `capacity`.
     func verifier(trusting pkis: [TestPKI], capacity: Int = VerifierConfiguration.defaultChainCacheCapacity) throws
         -> SignedDataVerifier
