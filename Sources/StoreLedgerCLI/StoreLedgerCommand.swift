@@ -12,6 +12,7 @@ struct StoreLedgerCommand: AsyncParsableCommand {
             WorkCommand.self,
             MigrateCommand.self,
             DevCommand.self,
+            VerifyCommand.self,
         ]
     )
 }

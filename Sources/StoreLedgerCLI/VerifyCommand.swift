@@ -1,0 +1,169 @@
+import ArgumentParser
+import Foundation
+import StoreLedgerVerification
+
+/// `storeledger verify`: verifies one piece of App Store signed data offline and prints its decoded payload.
+struct VerifyCommand: AsyncParsableCommand {
+    /// Exit status for input that cannot be read.
+    static let unreadableInputExitCode: Int32 = 1
+
+    /// The command's name, help and exit codes.
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Verify App Store signed data (notification, transaction, renewal info) and print its payload.",
+        discussion: """
+            FILE holds a compact JWS (surrounding whitespace is ignored) or a JSON body such as \
+            {"signedPayload": "..."}; use - to read standard input. The kind is detected from the payload. \
+            The chain is validated offline at the payload's signedDate against the trusted roots: the --root \
+            files if given, else APPLE_ROOT_CAS_DER_BASE64 (comma-separated base64 DER) if set, else the embedded \
+            Apple Root CA - G3. Without --bundle-id / --environment the payload's own values are accepted (noted \
+            on stderr); the signature and chain are always checked.
+
+            On success the payload is printed to stdout as pretty JSON, nested signedTransactionInfo, \
+            signedRenewalInfo and signedAppTransactionInfo decoded in place. On failure the error code and \
+            detail go to stderr.
+
+            Exit codes:
+              0   verified
+              1   FILE could not be read
+              10  malformed: not an ES256 JWS with 3 x5c certificates
+              11  bad signature
+              12  untrusted chain (root, Apple OIDs, expiry, Xcode data)
+              13  wrong app (bundle id / app Apple id)
+              14  wrong environment
+              15  retryable (online checks only)
+              16  invalid configuration (--root, APPLE_ROOT_CAS_DER_BASE64)
+              64  invalid command-line usage
+
+            Example (Apple's test vectors):
+              storeledger verify --root testCA.der --bundle-id com.example \\
+                --environment Sandbox testNotification
+            """
+    )
+
+    /// DER root certificates to trust instead of the default.
+    @Option(
+        name: .customLong("root"),
+        help: ArgumentHelp("A DER root certificate to trust (repeatable).", valueName: "FILE.der")
+    )
+    var roots: [String] = []
+
+    /// The expected bundle id.
+    @Option(name: .customLong("bundle-id"), help: ArgumentHelp("The app's bundle id.", valueName: "ID"))
+    var bundleID: String?
+
+    /// The expected app Apple id.
+    @Option(
+        name: .customLong("app-apple-id"),
+        help: ArgumentHelp("The app's Apple id (required for Production).", valueName: "N")
+    )
+    var appAppleID: Int64?
+
+    /// The expected environment.
+    @Option(help: ArgumentHelp("Sandbox or Production.", valueName: "ENV"))
+    var environment: String?
+
+    /// Accept unsigned Xcode / LocalTesting data.
+    @Flag(name: .customLong("allow-xcode"), help: "Accept Xcode / LocalTesting data without chain or signature checks.")
+    var allowXcode = false
+
+    /// The input file, or `-` for stdin.
+    @Argument(help: ArgumentHelp("The file holding the signed data, or - for standard input.", valueName: "FILE"))
+    var file: String
+
+    /// Rejects an unknown environment before anything runs.
+    func validate() throws {
+        if let environment, Self.parseEnvironment(environment) == nil {
+            throw ValidationError("--environment must be Sandbox or Production, not '\(environment)'")
+        }
+        if appAppleID != nil, bundleID == nil {
+            throw ValidationError("--app-apple-id needs --bundle-id")
+        }
+    }
+
+    /// Reads, verifies, prints; exits with the code of the failure kind.
+    func run() async throws {
+        let input: String
+        do {
+            input = try readInput()
+        } catch {
+            Self.printError("cannot read \(file == "-" ? "standard input" : file): \(error.localizedDescription)")
+            throw ExitCode(Self.unreadableInputExitCode)
+        }
+        let report: VerificationReport
+        do {
+            report = try await SignedDataInspector(options: inspectorOptions()).inspect(input)
+        } catch {
+            Self.printError("error: \(error.code): \(error.detail)")
+            throw ExitCode(Self.exitCode(for: error.code))
+        }
+        for note in report.notes {
+            Self.printError("note: \(note)")
+        }
+        let isLocalTestData = report.notification?.isLocalTestData ?? report.signedData?.isLocalTestData ?? false
+        Self.printError(
+            isLocalTestData
+                ? "accepted \(report.kind.rawValue) as local test data (no chain or signature check)"
+                : "verified \(report.kind.rawValue) (\(report.configuration.environment))"
+        )
+        print(report.expandedPayloadText)
+    }
+
+    /// The exit status for a verification failure kind (see the help text).
+    static func exitCode(for code: VerificationError.Code) -> Int32 {
+        switch code {
+        case .malformed: 10
+        case .badSignature: 11
+        case .untrustedChain: 12
+        case .wrongApp: 13
+        case .wrongEnvironment: 14
+        case .retryable: 15
+        case .invalidConfiguration: 16
+        default: 2
+        }
+    }
+
+    /// `Sandbox` / `Production`, case-insensitively.
+    static func parseEnvironment(_ value: String) -> VerificationEnvironment? {
+        VerificationEnvironment(configurationValue: value).flatMap {
+            $0 == .sandbox || $0 == .production ? $0 : nil
+        }
+    }
+
+    private func inspectorOptions() throws(VerificationError) -> SignedDataInspector.Options {
+        let trust: TrustConfiguration
+        if roots.isEmpty {
+            let value = ProcessInfo.processInfo.environment[TrustConfiguration.rootsConfigurationKey]
+            trust = try TrustConfiguration.fromConfigurationValue(value)
+        } else {
+            var ders: [Data] = []
+            for path in roots {
+                guard let der = FileManager.default.contents(atPath: path) else {
+                    throw VerificationError(.invalidConfiguration, "cannot read root certificate \(path)")
+                }
+                ders.append(der)
+            }
+            trust = try TrustConfiguration(rootCertificatesDER: ders)
+        }
+        return SignedDataInspector.Options(
+            trust: trust,
+            apps: bundleID.map { [AppIdentity(bundleID: $0, appAppleID: appAppleID)] },
+            environment: environment.flatMap(Self.parseEnvironment),
+            allowXcodeEnvironment: allowXcode
+        )
+    }
+
+    private func readInput() throws -> String {
+        let data: Data
+        if file == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            data = try Data(contentsOf: URL(fileURLWithPath: file))
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private static func printError(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+}

@@ -1,0 +1,114 @@
+import Crypto
+public import Foundation
+
+/// Signs payloads as the App Store does — compact ES256 JWS with a 3-certificate `x5c` header — using a
+/// ``TestPKI``; or forges them in one of the ways a ``JWSVariant`` names.
+///
+/// Sign anything: a JSON dictionary (``sign(json:variant:)``), an `Encodable` value (``sign(_:variant:)``) or raw
+/// bytes (``sign(payloadJSON:variant:)``). The `TestSigner+Payloads` helpers build realistic notifications,
+/// transactions and renewal infos for the configured app and environment.
+public struct TestSigner: Sendable {
+    /// The bundle id the payload helpers use unless told otherwise.
+    public static let defaultBundleID = "com.example.storeledger"
+    /// The app Apple id the payload helpers use unless told otherwise.
+    public static let defaultAppAppleID: Int64 = 1_234_567_890
+
+    /// The PKI whose leaf signs.
+    public let pki: TestPKI
+    /// `bundleId` written by the payload helpers.
+    public var bundleID: String
+    /// `appAppleId` written by the payload helpers.
+    public var appAppleID: Int64
+    /// `environment` written by the payload helpers (`Sandbox`, `Production`, `Xcode`, …).
+    public var environment: String
+
+    /// Creates a signer.
+    public init(
+        pki: TestPKI,
+        bundleID: String = TestSigner.defaultBundleID,
+        appAppleID: Int64 = TestSigner.defaultAppAppleID,
+        environment: String = "Sandbox"
+    ) {
+        self.pki = pki
+        self.bundleID = bundleID
+        self.appAppleID = appAppleID
+        self.environment = environment
+    }
+
+    /// Signs a JSON object given as a dictionary (values: strings, numbers, bools, arrays, dictionaries, `NSNull`).
+    public func sign(json: [String: Any], variant: JWSVariant = .genuine) throws -> String {
+        try sign(payloadJSON: Self.encode(json), variant: variant)
+    }
+
+    /// Signs an `Encodable` value, encoded with a plain `JSONEncoder` (encode dates yourself as epoch ms).
+    public func sign(_ payload: some Encodable, variant: JWSVariant = .genuine) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try sign(payloadJSON: encoder.encode(payload), variant: variant)
+    }
+
+    /// Signs raw payload bytes.
+    public func sign(payloadJSON: Data, variant: JWSVariant = .genuine) throws -> String {
+        var header: [String: Any] = ["alg": "ES256", "x5c": pki.x5c]
+        switch variant {
+        case .algNone:
+            header["alg"] = "none"
+        case .hs256:
+            header["alg"] = "HS256"
+        case .twoCertificateChain:
+            header["x5c"] = Array(pki.x5c.prefix(2))
+        case .missingX5C:
+            header["x5c"] = nil
+        case .customX5C(let entries):
+            header["x5c"] = entries
+        case .genuine, .tamperedPayload, .flippedSignatureByte, .signedWithKey:
+            break
+        }
+        let signingInput = try Self.base64URL(Self.encode(header)) + "." + Self.base64URL(payloadJSON)
+        let input = Data(signingInput.utf8)
+
+        var signature: Data
+        switch variant {
+        case .algNone:
+            signature = Data()
+        case .hs256(let key):
+            signature = Data(HMAC<SHA256>.authenticationCode(for: input, using: SymmetricKey(data: key)))
+        case .signedWithKey(let key):
+            signature = try key.signature(for: input).rawRepresentation
+        default:
+            signature = try pki.leafKey.signature(for: input).rawRepresentation
+        }
+
+        var payloadSegment = Self.base64URL(payloadJSON)
+        switch variant {
+        case .flippedSignatureByte:
+            signature[signature.startIndex + 10] ^= 0x01
+        case .tamperedPayload:
+            var object = (try? JSONSerialization.jsonObject(with: payloadJSON)) as? [String: Any] ?? [:]
+            object["tampered"] = true
+            payloadSegment = try Self.base64URL(Self.encode(object))
+        default:
+            break
+        }
+        let headerSegment = signingInput.prefix { $0 != "." }
+        return "\(headerSegment).\(payloadSegment).\(Self.base64URL(signature))"
+    }
+
+    /// Milliseconds since 1970 for `date`, as Apple writes dates.
+    public static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded())
+    }
+
+    /// Unpadded base64url.
+    static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Compact JSON with sorted keys and unescaped slashes.
+    static func encode(_ object: [String: Any]) throws -> Data {
+        try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+    }
+}

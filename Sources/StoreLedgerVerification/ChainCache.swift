@@ -1,0 +1,100 @@
+import Crypto
+import Foundation
+import JWTKit
+import Synchronization
+import X509
+
+/// Remembers (leaf, intermediate) pairs that chain to a trusted root with Apple's markers, so a steady stream of
+/// JWS from the same signing certificate costs one ECDSA verification each instead of three.
+///
+/// What is cached is date-independent ("this pair, through this root, meets the policy") plus the validity window
+/// of the whole validated chain; a lookup hits only when the new `signedDate` lies inside that window, so an
+/// expired or not-yet-valid certificate is never accepted from the cache. Bounded, least recently used first out.
+final class ChainCache: Sendable {
+    /// SHA-256 of the leaf's and of the intermediate's DER. Roots and policy are fixed per verifier.
+    struct Key: Hashable, Sendable {
+        let leaf: SHA256Digest
+        let intermediate: SHA256Digest
+
+        init(leafDER: [UInt8], intermediateDER: [UInt8]) {
+            leaf = SHA256.hash(data: leafDER)
+            intermediate = SHA256.hash(data: intermediateDER)
+        }
+    }
+
+    /// A validated pair: its chain's validity window and the leaf's signature-checking key.
+    struct Entry: Sendable {
+        /// The latest `notBefore` in the validated chain.
+        let validFrom: Date
+        /// The earliest `notAfter` in the validated chain.
+        let validUntil: Date
+        /// The leaf's public key as a jwt-kit key collection (ES256, no kid).
+        let leafKeys: JWTKeyCollection
+
+        /// Whether `date` lies inside the window.
+        func covers(_ date: Date) -> Bool {
+            validFrom <= date && date <= validUntil
+        }
+    }
+
+    private struct State {
+        var entries: [Key: Entry] = [:]
+        var recency: [Key] = []
+        var hits = 0
+        var chainValidations = 0
+    }
+
+    private let capacity: Int
+    private let state = Mutex(State())
+
+    /// Creates a cache holding at most `capacity` pairs (0 caches nothing).
+    init(capacity: Int) {
+        self.capacity = max(0, capacity)
+    }
+
+    /// The entry for `key` if its window covers `date`; counts a hit.
+    func lookup(_ key: Key, at date: Date) -> Entry? {
+        state.withLock { state in
+            guard let entry = state.entries[key], entry.covers(date) else { return nil }
+            state.hits += 1
+            if let index = state.recency.firstIndex(of: key) {
+                state.recency.remove(at: index)
+            }
+            state.recency.append(key)
+            return entry
+        }
+    }
+
+    /// Counts one full chain validation.
+    func recordChainValidation() {
+        state.withLock { $0.chainValidations += 1 }
+    }
+
+    /// Remembers `entry`, evicting the least recently used pair beyond capacity.
+    func insert(_ entry: Entry, for key: Key) {
+        guard capacity > 0 else { return }
+        state.withLock { state in
+            if state.entries.updateValue(entry, forKey: key) != nil,
+                let index = state.recency.firstIndex(of: key)
+            {
+                state.recency.remove(at: index)
+            }
+            state.recency.append(key)
+            while state.recency.count > capacity {
+                state.entries[state.recency.removeFirst()] = nil
+            }
+        }
+    }
+
+    /// The current counters.
+    var statistics: ChainCacheStatistics {
+        state.withLock { state in
+            ChainCacheStatistics(
+                hits: state.hits,
+                chainValidations: state.chainValidations,
+                entries: state.entries.count,
+                capacity: capacity
+            )
+        }
+    }
+}

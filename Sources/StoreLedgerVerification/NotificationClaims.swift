@@ -1,0 +1,42 @@
+public import Foundation
+
+/// The envelope fields of a verified notification that routing and deduplication need.
+public struct NotificationClaims: Hashable, Sendable {
+    /// `notificationUUID`: deduplication key (Apple's retries repeat it).
+    public let notificationUUID: String?
+    /// `notificationType`, as an open string (`SUBSCRIBED`, `DID_RENEW`, …).
+    public let notificationType: String?
+    /// `subtype`, as an open string, when present.
+    public let subtype: String?
+    /// `version` (`2.0`).
+    public let version: String?
+    /// `signedDate`: ordering key.
+    public let signedDate: Date?
+    /// The environment from `data`, `summary`, `appData` or `externalPurchaseToken`.
+    public let environment: VerificationEnvironment?
+    /// The bundle id from the same place.
+    public let bundleID: String?
+    /// The app Apple id from the same place.
+    public let appAppleID: Int64?
+
+    /// Creates a value; normally only a ``SignedDataVerifier`` does.
+    public init(
+        notificationUUID: String?,
+        notificationType: String?,
+        subtype: String?,
+        version: String?,
+        signedDate: Date?,
+        environment: VerificationEnvironment?,
+        bundleID: String?,
+        appAppleID: Int64?
+    ) {
+        self.notificationUUID = notificationUUID
+        self.notificationType = notificationType
+        self.subtype = subtype
+        self.version = version
+        self.signedDate = signedDate
+        self.environment = environment
+        self.bundleID = bundleID
+        self.appAppleID = appAppleID
+    }
+}

@@ -1,0 +1,199 @@
+public import Foundation
+
+/// Verifies one piece of signed data of unknown kind and explains it: the logic behind `storeledger verify`.
+///
+/// Accepts a compact JWS (surrounding whitespace or quotes ignored) or a JSON body such as Apple's
+/// `{"signedPayload": "…"}`; detects whether it is a notification, transaction, renewal info or app transaction;
+/// verifies it with a ``SignedDataVerifier``; and renders the payload with nested JWS decoded in place.
+public struct SignedDataInspector: Sendable {
+    /// What to verify against. `nil` apps or environment mean "take them from the payload" (reported in
+    /// ``VerificationReport/notes``): the chain and signature are still checked in full.
+    public struct Options: Sendable {
+        /// Trusted roots.
+        public var trust: TrustConfiguration
+        /// Accepted apps, or `nil` to accept the payload's own bundle id / app Apple id.
+        public var apps: [AppIdentity]?
+        /// Required environment, or `nil` to accept the payload's Sandbox or Production.
+        public var environment: VerificationEnvironment?
+        /// Accept Xcode / LocalTesting data without chain or signature checks.
+        public var allowXcodeEnvironment: Bool
+
+        /// Creates options.
+        public init(
+            trust: TrustConfiguration = .appleRootCAG3,
+            apps: [AppIdentity]? = nil,
+            environment: VerificationEnvironment? = nil,
+            allowXcodeEnvironment: Bool = false
+        ) {
+            self.trust = trust
+            self.apps = apps
+            self.environment = environment
+            self.allowXcodeEnvironment = allowXcodeEnvironment
+        }
+    }
+
+    /// JSON body fields that may hold the signed data, in the order they are looked for.
+    public static let bodyFields = [
+        "signedPayload", "signedTransactionInfo", "signedTransaction", "signedRenewalInfo",
+        "signedAppTransactionInfo", "signedAppTransaction",
+    ]
+
+    /// The options.
+    public let options: Options
+
+    /// Creates an inspector.
+    public init(options: Options) {
+        self.options = options
+    }
+
+    /// Extracts, classifies, verifies and renders `input`.
+    ///
+    /// - Throws: the ``VerificationError`` that rejected the data (or ``VerificationError/Code/malformed`` when no
+    ///   signed data can be found in `input`).
+    public func inspect(_ input: String) async throws(VerificationError) -> VerificationReport {
+        let token = try Self.signedData(in: input)
+        let jws = try CompactJWS(token)
+        let claims = try jws.claims()
+        let kind = Self.kind(ofPayload: jws.payloadJSON)
+        let (configuration, notes) = configuration(for: kind, claims: claims)
+        let verifier = try SignedDataVerifier(configuration: configuration)
+
+        var notification: VerifiedNotification?
+        var signedData: VerifiedSignedData?
+        switch kind {
+        case .notification:
+            notification = try await verifier.verifyNotification(token)
+        case .transaction:
+            signedData = try await verifier.verifyTransaction(token)
+        case .renewalInfo:
+            signedData = try await verifier.verifyRenewalInfo(token)
+        case .appTransaction:
+            signedData = try await verifier.verifyAppTransaction(token)
+        }
+        let expanded = Self.expandedJSON(
+            payloadJSON: jws.payloadJSON,
+            nested: [
+                ["data", "signedTransactionInfo"]: notification?.transaction,
+                ["data", "signedRenewalInfo"]: notification?.renewalInfo,
+                ["appData", "signedAppTransactionInfo"]: notification?.appTransaction,
+            ]
+        )
+        return VerificationReport(
+            kind: kind,
+            configuration: configuration,
+            notes: notes,
+            notification: notification,
+            signedData: signedData,
+            expandedPayloadJSON: expanded
+        )
+    }
+
+    /// The compact JWS in `input`: the trimmed text itself, or the first of ``bodyFields`` in a JSON object.
+    public static func signedData(in input: String) throws(VerificationError) -> String {
+        var text = input.trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.hasPrefix("{") {
+            let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
+            guard let object else {
+                throw .malformed("the input starts with '{' but is not a JSON object")
+            }
+            guard let value = bodyFields.lazy.compactMap({ object[$0] as? String }).first else {
+                throw .malformed("the JSON body has none of \(bodyFields.joined(separator: ", "))")
+            }
+            text = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        } else if text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") {
+            text = String(text.dropFirst().dropLast())
+        }
+        guard !text.isEmpty else {
+            throw .malformed("the input is empty")
+        }
+        return text
+    }
+
+    /// Classifies a payload by its shape: notification fields first, then app-transaction-only fields, then a
+    /// bundle id or transaction id (transactions), otherwise renewal info (which has no bundle id).
+    public static func kind(ofPayload payloadJSON: Data) -> SignedDataKind {
+        let object = ((try? JSONSerialization.jsonObject(with: payloadJSON)) as? [String: Any]) ?? [:]
+        let has = { (keys: [String]) in keys.contains { object[$0] != nil } }
+        if has(["notificationType", "notificationUUID", "data", "summary", "appData", "externalPurchaseToken"]) {
+            return .notification
+        }
+        if has(["receiptType", "originalApplicationVersion", "applicationVersion", "receiptCreationDate"]),
+            !has(["transactionId"])
+        {
+            return .appTransaction
+        }
+        if has(["transactionId", "bundleId", "purchaseDate"]) {
+            return .transaction
+        }
+        return .renewalInfo
+    }
+
+    /// The verifier configuration for `kind`, filling what the options leave open from the payload.
+    private func configuration(
+        for kind: SignedDataKind,
+        claims: SignedPayloadClaims
+    ) -> (VerifierConfiguration, [String]) {
+        let stated: (bundleID: String?, appAppleID: Int64?, environment: String?)
+        switch kind {
+        case .notification:
+            let scope = claims.notificationScope
+            stated = (scope.bundleId, scope.appAppleId, scope.environment)
+        case .transaction:
+            stated = (claims.bundleId, nil, claims.environment)
+        case .renewalInfo:
+            stated = (nil, nil, claims.environment)
+        case .appTransaction:
+            stated = (claims.bundleId, claims.appAppleId, claims.receiptType ?? claims.environment)
+        }
+
+        var notes: [String] = []
+        let environment: VerificationEnvironment
+        if let required = options.environment {
+            environment = required
+        } else {
+            let payloadEnvironment = stated.environment.map(VerificationEnvironment.init(rawValue:))
+            if let payloadEnvironment, payloadEnvironment == .sandbox || payloadEnvironment == .production {
+                environment = payloadEnvironment
+                notes.append("environment not checked: taken from the payload ('\(payloadEnvironment)')")
+            } else {
+                environment = .sandbox
+            }
+        }
+
+        let apps: [AppIdentity]
+        if let configured = options.apps, !configured.isEmpty {
+            apps = configured
+        } else {
+            apps = [AppIdentity(bundleID: stated.bundleID ?? "", appAppleID: stated.appAppleID ?? 0)]
+            if kind != .renewalInfo {
+                notes.append("app not checked: bundle id / app Apple id taken from the payload")
+            }
+        }
+
+        let configuration = VerifierConfiguration(
+            apps: apps,
+            environment: environment,
+            trust: options.trust,
+            allowXcodeEnvironment: options.allowXcodeEnvironment,
+            chainCacheCapacity: 4
+        )
+        return (configuration, notes)
+    }
+
+    /// Pretty JSON of `payloadJSON` with each verified nested JWS (by key path) replaced by its decoded payload.
+    private static func expandedJSON(payloadJSON: Data, nested: [[String]: VerifiedSignedData?]) -> Data {
+        guard var object = (try? JSONSerialization.jsonObject(with: payloadJSON)) as? [String: Any] else {
+            return payloadJSON
+        }
+        for (path, verified) in nested {
+            guard let verified, path.count == 2,
+                var section = object[path[0]] as? [String: Any],
+                let decoded = try? JSONSerialization.jsonObject(with: verified.payloadJSON)
+            else { continue }
+            section[path[1]] = decoded
+            object[path[0]] = section
+        }
+        let options: JSONSerialization.WritingOptions = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return (try? JSONSerialization.data(withJSONObject: object, options: options)) ?? payloadJSON
+    }
+}

@@ -1,0 +1,11 @@
+/// What a piece of App Store signed data is, judged from its payload's shape.
+public enum SignedDataKind: String, Hashable, Sendable, CaseIterable {
+    /// An App Store Server Notification V2 `signedPayload`.
+    case notification
+    /// A `JWSTransaction`.
+    case transaction
+    /// A `JWSRenewalInfo`.
+    case renewalInfo
+    /// An `AppTransaction`.
+    case appTransaction
+}

@@ -1,0 +1,230 @@
+import Crypto
+public import Foundation
+import JWTKit
+import SwiftASN1
+@_spi(FixedExpiryValidationTime) import X509
+
+/// A JWS whose origin has been established (or which was accepted as local test data).
+struct AuthenticatedJWS: Sendable {
+    /// The parsed token.
+    let jws: CompactJWS
+    /// Its payload's claims.
+    let claims: SignedPayloadClaims
+    /// The payload's `signedDate`, if any.
+    let signedDate: Date?
+    /// The payload's environment, from where this kind of payload states it.
+    let environment: String?
+    /// Accepted as Xcode / LocalTesting data without chain or signature checks.
+    let isLocalTestData: Bool
+
+    /// The public result for this JWS.
+    var result: VerifiedSignedData {
+        VerifiedSignedData(
+            signedData: jws.token,
+            payloadJSON: jws.payloadJSON,
+            environment: environment.map(VerificationEnvironment.init(rawValue:)),
+            signedDate: signedDate,
+            isLocalTestData: isLocalTestData
+        )
+    }
+}
+
+/// Any JSON payload: jwt-kit wants a type to decode once the signature checks out; the claims are read elsewhere.
+private struct OpaquePayload: JWTPayload {
+    init(from decoder: any Decoder) throws {}
+    func encode(to encoder: any Encoder) throws {}
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+extension SignedDataVerifier {
+    /// Parses `token`, then either accepts it as allowed local test data or checks header, chain and signature.
+    ///
+    /// - Parameter environmentOf: Where this kind of payload states its environment.
+    func authenticate(
+        _ token: String,
+        environmentOf: (SignedPayloadClaims) -> String?
+    ) async throws(VerificationError) -> AuthenticatedJWS {
+        let jws = try CompactJWS(token)
+        let claims = try jws.claims()
+        let signedDate = claims.signedDate.map { Date(timeIntervalSince1970: $0 / 1000) }
+        let stated = environmentOf(claims)
+
+        if let environment = stated.map(VerificationEnvironment.init(rawValue:)), environment.isLocalTestEnvironment {
+            guard configuration.allowXcodeEnvironment else {
+                throw .untrustedChain(
+                    "environment '\(environment)' data is signed locally by Xcode, not by the App Store; "
+                        + "it is accepted only when Xcode data is explicitly allowed "
+                        + "(allowXcodeEnvironment, --allow-xcode)"
+                )
+            }
+            return AuthenticatedJWS(
+                jws: jws,
+                claims: claims,
+                signedDate: signedDate,
+                environment: stated,
+                isLocalTestData: true
+            )
+        }
+
+        guard let alg = jws.header.alg else {
+            throw .malformed("the JWS header has no alg")
+        }
+        guard alg == "ES256" else {
+            throw .malformed("unsupported algorithm '\(alg)': App Store data is signed with ES256 only")
+        }
+        guard let x5c = jws.header.x5c else {
+            throw .malformed("the JWS header has no x5c certificate chain")
+        }
+        guard x5c.count == 3 else {
+            throw .malformed("the x5c header must hold exactly 3 certificates, it holds \(x5c.count)")
+        }
+        var ders: [[UInt8]] = []
+        var certificates: [Certificate] = []
+        for (index, entry) in x5c.enumerated() {
+            guard let der = Data(base64Encoded: entry) else {
+                throw .malformed("x5c[\(index)] is not base64")
+            }
+            do {
+                certificates.append(try Certificate(derEncoded: Array(der)))
+            } catch {
+                throw .malformed("x5c[\(index)] is not a DER X.509 certificate")
+            }
+            ders.append(Array(der))
+        }
+
+        let validationTime = signedDate ?? currentDate()
+        let chain = try await validatedChain(
+            leaf: certificates[0],
+            leafDER: ders[0],
+            intermediate: certificates[1],
+            intermediateDER: ders[1],
+            at: validationTime
+        )
+        try await checkSignature(of: jws, with: chain.leafKeys)
+        return AuthenticatedJWS(
+            jws: jws,
+            claims: claims,
+            signedDate: signedDate,
+            environment: stated,
+            isLocalTestData: false
+        )
+    }
+
+    /// Checks a (leaf, intermediate) pair as for a JWS `x5c` header, without a signature: chains to a configured
+    /// root at `date`, Apple's marker OIDs, CA intermediate. Uses and fills the chain cache.
+    ///
+    /// - Throws: ``VerificationError/Code/malformed`` for unreadable DER, ``VerificationError/Code/untrustedChain``
+    ///   otherwise.
+    public func validateCertificateChain(
+        leafDER: Data,
+        intermediateDER: Data,
+        at date: Date
+    ) async throws(VerificationError) {
+        let leaf: Certificate
+        let intermediate: Certificate
+        do {
+            leaf = try Certificate(derEncoded: Array(leafDER))
+            intermediate = try Certificate(derEncoded: Array(intermediateDER))
+        } catch {
+            throw .malformed("not a DER X.509 certificate: \(error)")
+        }
+        _ = try await validatedChain(
+            leaf: leaf,
+            leafDER: Array(leafDER),
+            intermediate: intermediate,
+            intermediateDER: Array(intermediateDER),
+            at: date
+        )
+    }
+
+    /// The cache entry for (leaf, intermediate) valid at `date`, validating the chain when not cached.
+    ///
+    /// `x5c[2]` is deliberately not offered to the chain builder: the only certificates it may use besides the
+    /// configured roots are the leaf and `x5c[1]`.
+    private func validatedChain(
+        leaf: Certificate,
+        leafDER: [UInt8],
+        intermediate: Certificate,
+        intermediateDER: [UInt8],
+        at date: Date
+    ) async throws(VerificationError) -> ChainCache.Entry {
+        let key = ChainCache.Key(leafDER: leafDER, intermediateDER: intermediateDER)
+        if let entry = chainCache.lookup(key, at: date) {
+            return entry
+        }
+        chainCache.recordChainValidation()
+
+        let result: CertificateValidationResult
+        do {
+            result = try await x5cVerifier.verifyChain(certificates: [leaf, intermediate]) {
+                AppleChainPolicy(intermediate: intermediate)
+                RFC5280Policy(fixedExpiryValidationTime: date)
+            }
+        } catch {
+            throw .untrustedChain("the x5c chain could not be validated: \(error)")
+        }
+        switch result {
+        case .couldNotValidate(let failures):
+            throw .untrustedChain(
+                describeFailure(failures, leaf: leaf, intermediate: intermediate, date: date)
+            )
+        case .validCertificate(let validated):
+            guard let p256 = P256.Signing.PublicKey(leaf.publicKey),
+                let leafKey = try? ES256PublicKey(backing: p256)
+            else {
+                throw .badSignature("the leaf's key is not a P-256 key, so it cannot have made an ES256 signature")
+            }
+            let keys = JWTKeyCollection()
+            await keys.add(ecdsa: leafKey)
+            let entry = ChainCache.Entry(
+                validFrom: validated.map(\.notValidBefore).max() ?? date,
+                validUntil: validated.map(\.notValidAfter).min() ?? date,
+                leafKeys: keys
+            )
+            chainCache.insert(entry, for: key)
+            return entry
+        }
+    }
+
+    /// Checks the ES256 signature over `header.payload` with the leaf's key.
+    private func checkSignature(of jws: CompactJWS, with keys: JWTKeyCollection) async throws(VerificationError) {
+        do {
+            _ = try await keys.verify(jws.token, as: OpaquePayload.self)
+        } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
+            throw .badSignature("the ES256 signature does not match the signed header and payload")
+        } catch {
+            throw .badSignature("the signature is not a valid ES256 signature (\(jws.signature.count) bytes)")
+        }
+    }
+
+    /// A precise reason for a chain that did not validate.
+    private func describeFailure(
+        _ failures: [CertificateValidationResult.PolicyFailure],
+        leaf: Certificate,
+        intermediate: Certificate,
+        date: Date
+    ) -> String {
+        let at = "at \(date.formatted(.iso8601))"
+        var reasons: [String] = []
+        for failure in failures {
+            let reason = failure.policyFailureReason.description
+            if !reasons.contains(reason) { reasons.append(reason) }
+        }
+        if !reasons.isEmpty {
+            return "the x5c chain was rejected \(at): " + reasons.joined(separator: "; ")
+        }
+        if !intermediate.publicKey.isValidSignature(leaf.signature, for: leaf) {
+            return "x5c[0] is not signed by x5c[1]"
+        }
+        let roots = configuration.trust.rootCertificates
+        let issuedByRoot = roots.contains { root in
+            root.subject == intermediate.issuer
+                && root.publicKey.isValidSignature(intermediate.signature, for: intermediate)
+        }
+        if !issuedByRoot {
+            return "x5c[1] (\(intermediate.subject), issued by \(intermediate.issuer)) is not issued by a trusted root "
+                + "(trusted: \(configuration.trust.rootSubjects.joined(separator: " | ")))"
+        }
+        return "no chain from x5c[0] through x5c[1] to a trusted root \(at)"
+    }
+}
