@@ -42,7 +42,7 @@ public struct TestDatabase: Sendable {
         let server = try serverURL()
         let name = "sl_test_\(UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: ""))"
         let logger = makeLogger()
-        try await withClient(server, maximumConnections: 1) { admin in
+        _ = try await withClient(server, maximumConnections: 1) { admin in
             try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
         }
         var url = server
@@ -79,7 +79,7 @@ public struct TestDatabase: Sendable {
     }
 
     private static func drop(_ name: String, server: DatabaseURL, logger: Logger) async throws {
-        try await withClient(server, maximumConnections: 1) { admin in
+        _ = try await withClient(server, maximumConnections: 1) { admin in
             try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: logger)
         }
     }

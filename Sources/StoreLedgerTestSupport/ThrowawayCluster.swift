@@ -44,8 +44,8 @@ public struct ThrowawayCluster: Sendable {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("scripts-pg-\(UUID().uuidString)")
         let outputURL = scratch.appendingPathExtension("out")
         let errorURL = scratch.appendingPathExtension("err")
-        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
         defer {
             try? FileManager.default.removeItem(at: outputURL)
             try? FileManager.default.removeItem(at: errorURL)

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 public import Logging
 public import PostgresNIO
-public import StoreLedgerCore
+import StoreLedgerCore
 
 /// The append-only event log: every accepted input, byte for byte, with its queue row.
 public struct EventLog: Sendable {

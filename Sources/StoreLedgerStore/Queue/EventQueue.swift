@@ -1,7 +1,7 @@
 import Foundation
 public import Logging
 public import PostgresNIO
-public import StoreLedgerCore
+import StoreLedgerCore
 
 /// The work queue over the event log: claim with `FOR UPDATE SKIP LOCKED` under a lease, complete
 /// fenced by lease owner and attempt, retry with backoff, rescue expired leases.
