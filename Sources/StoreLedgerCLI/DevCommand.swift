@@ -15,6 +15,9 @@ struct DevCommand: AsyncParsableCommand {
         abstract: "Development: migrate, then run receiver and worker together in one process."
     )
 
+    /// The bundle id `dev` accepts when `APP_BUNDLE_ID` is unset (the simulator's default).
+    static let defaultBundleID = "com.example.storeledger"
+
     func run() async throws {
         let environment = Environment()
         let logger = Bootstrap.logger("storeledger.dev", level: try environment.logLevel())
@@ -23,7 +26,7 @@ struct DevCommand: AsyncParsableCommand {
         let receiver = try environment.receiver()
         let worker = WorkerService(
             client: client,
-            handler: EnvelopeHandler(),
+            handler: LedgerHandler(verifiers: try environment.verifiers(defaultBundleID: Self.defaultBundleID)),
             configuration: try environment.worker(),
             logger: logger,
             preflight: { try await migrator.migrate(client: client, logger: logger) }

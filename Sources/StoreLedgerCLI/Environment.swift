@@ -3,6 +3,8 @@ import Configuration
 import Foundation
 import Logging
 import StoreLedgerHTTP
+import StoreLedgerProcessing
+import StoreLedgerVerification
 import StoreLedgerStore
 import StoreLedgerWorker
 
@@ -80,5 +82,58 @@ struct Environment: Sendable {
             pollInterval: .seconds(try int("WORKER_POLL_SECONDS", default: 2, in: 1...300)),
             retryPolicy: RetryPolicy(maximumAttempts: try int("WORKER_MAX_ATTEMPTS", default: 20, in: 1...100))
         )
+    }
+
+    /// The apps whose signed data is accepted: `APPS` (`bundle.id:appAppleId,…`), else `APP_BUNDLE_ID`
+    /// (comma-separated for several) with `APP_APPLE_ID`. `defaultBundleID` applies when none is set.
+    func apps(defaultBundleID: String? = nil) throws -> [AppIdentity] {
+        if let list = string("APPS") {
+            return try list.split(separator: ",").map { entry in
+                let parts = entry.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard let bundle = parts.first, !bundle.isEmpty else { throw ValidationError("APPS entry '\(entry)' has no bundle id") }
+                guard parts.count == 2 else { return AppIdentity(bundleID: bundle) }
+                guard let appleID = Int64(parts[1]) else { throw ValidationError("APPS entry '\(entry)': '\(parts[1])' is not a numeric App Apple ID") }
+                return AppIdentity(bundleID: bundle, appAppleID: appleID)
+            }
+        }
+        let appleID: Int64?
+        if let text = string("APP_APPLE_ID") {
+            guard let value = Int64(text) else { throw ValidationError("APP_APPLE_ID=\(text) is not a number") }
+            appleID = value
+        } else {
+            appleID = nil
+        }
+        guard let bundles = string("APP_BUNDLE_ID") ?? defaultBundleID else {
+            throw ValidationError("APP_BUNDLE_ID is not set: name the app whose notifications this ledger accepts (or APPS=bundle.id:appAppleId,…)")
+        }
+        return bundles.split(separator: ",").map { AppIdentity(bundleID: $0.trimmingCharacters(in: .whitespaces), appAppleID: appleID) }
+    }
+
+    /// The verifiers: `APPLE_ENVIRONMENTS` (default Production and Sandbox when every app has its App
+    /// Apple ID, else Sandbox only), `APPLE_ROOT_CAS_DER_BASE64` (default Apple Root CA - G3),
+    /// `ALLOW_XCODE_DATA` (default false; development only).
+    func verifiers(defaultBundleID: String? = nil, extraRootsDER: [Data] = []) throws -> LedgerVerifiers {
+        let apps = try apps(defaultBundleID: defaultBundleID)
+        let environments: [VerificationEnvironment]
+        if let text = string("APPLE_ENVIRONMENTS") {
+            environments = try text.split(separator: ",").map { name in
+                guard let environment = VerificationEnvironment(configurationValue: name.trimmingCharacters(in: .whitespaces)) else {
+                    throw ValidationError("APPLE_ENVIRONMENTS: '\(name)' is not Production or Sandbox")
+                }
+                return environment
+            }
+        } else {
+            environments = apps.allSatisfy { $0.appAppleID != nil } ? [.production, .sandbox] : [.sandbox]
+        }
+        let allowXcode = ["1", "true", "yes"].contains(string("ALLOW_XCODE_DATA")?.lowercased() ?? "")
+        do {
+            var trust = try TrustConfiguration.fromConfigurationValue(string(TrustConfiguration.rootsConfigurationKey))
+            if !extraRootsDER.isEmpty {
+                trust = try TrustConfiguration(rootCertificatesDER: trust.rootCertificatesDER + extraRootsDER)
+            }
+            return try LedgerVerifiers(apps: apps, environments: environments, trust: trust, allowXcodeEnvironment: allowXcode)
+        } catch {
+            throw ValidationError("verification configuration: \(error.detail)")
+        }
     }
 }

@@ -13,18 +13,31 @@ struct WorkCommand: AsyncParsableCommand {
         abstract: "Run a worker: claim stored events, process them, retry failures, park what cannot succeed."
     )
 
+    /// Which handler runs: the real one, or (for measuring the queue alone) the envelope check.
+    enum HandlerChoice: String, ExpressibleByArgument, CaseIterable {
+        case ledger, envelope
+    }
+
+    @Option(help: "ledger (verify, record facts, project; the default) or envelope (parse only, for benchmarks).")
+    var handler: HandlerChoice = .ledger
+
     func run() async throws {
         let environment = Environment()
         let logger = Bootstrap.logger("storeledger.worker", level: try environment.logLevel())
         let client = try Bootstrap.client(environment, logger: logger)
         let migrator = Migrator(migrations: try Migration.bundled())
-        let worker = WorkerService(
-            client: client,
-            handler: EnvelopeHandler(),
-            configuration: try environment.worker(),
-            logger: logger,
-            preflight: { try await migrator.requireCurrent(client: client, logger: logger) }
-        )
+        let configuration = try environment.worker()
+        let preflight: @Sendable () async throws -> Void = { try await migrator.requireCurrent(client: client, logger: logger) }
+        let worker: any Service
+        switch handler {
+        case .ledger:
+            worker = WorkerService(
+                client: client, handler: LedgerHandler(verifiers: try environment.verifiers()),
+                configuration: configuration, logger: logger, preflight: preflight
+            )
+        case .envelope:
+            worker = WorkerService(client: client, handler: EnvelopeHandler(), configuration: configuration, logger: logger, preflight: preflight)
+        }
         let group = ServiceGroup(
             configuration: .init(
                 services: [.init(service: client), .init(service: worker)],

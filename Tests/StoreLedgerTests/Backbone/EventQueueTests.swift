@@ -40,6 +40,13 @@ struct EventQueueTests {
         throw StoreError.configuration("no queue row for \(id)")
     }
 
+    /// Moves every lease into the past, as if its holder had stopped answering long ago.
+    func expireLeases(_ db: TestDatabase) async throws {
+        try await db.client.query(
+            "UPDATE event_queue SET lease_expires_at = now() - interval '1 second' WHERE state = 'processing'", logger: db.logger
+        )
+    }
+
     @Test func claimReturnsTheRawBodyAndLeasesTheEvent() async throws {
         try await TestDatabase.withFresh { db in
             let ids = try await append(db, count: 3)
@@ -158,9 +165,9 @@ struct EventQueueTests {
             let id = try await append(db, count: 1)[0]
             let queue = EventQueue(client: db.client)
             // Worker A claims with a short lease, then "dies".
-            let zombie = try await queue.claim(limit: 1, owner: "A", lease: .milliseconds(200), logger: db.logger)
+            let zombie = try await queue.claim(limit: 1, owner: "A", lease: .seconds(30), logger: db.logger)
             #expect(try await queue.rescueExpiredLeases(policy: .init(), logger: db.logger) == 0)
-            try await Task.sleep(for: .milliseconds(400))
+            try await expireLeases(db)
             #expect(try await queue.rescueExpiredLeases(policy: .init(), logger: db.logger) == 1)
             #expect(try await state(db, id).lastError?.contains("lease expired while held by A") == true)
             // Worker B takes it over.
@@ -186,8 +193,8 @@ struct EventQueueTests {
         try await TestDatabase.withFresh { db in
             let id = try await append(db, count: 1)[0]
             let queue = EventQueue(client: db.client)
-            _ = try await queue.claim(limit: 1, owner: "A", lease: .milliseconds(50), logger: db.logger)
-            try await Task.sleep(for: .milliseconds(200))
+            _ = try await queue.claim(limit: 1, owner: "A", lease: .seconds(30), logger: db.logger)
+            try await expireLeases(db)
             #expect(try await queue.rescueExpiredLeases(policy: .init(maximumAttempts: 1), logger: db.logger) == 1)
             #expect(try await state(db, id).state == "dead")
         }

@@ -1,0 +1,146 @@
+import Foundation
+public import Logging
+import Metrics
+public import PostgresNIO
+public import StoreLedgerCore
+public import StoreLedgerStore
+import StoreLedgerVerification
+
+/// The one handler every input goes through: verify → record facts → project.
+///
+/// `prepare` verifies the outer JWS and every nested one (CPU only, no database); `apply` records
+/// the verified facts and refolds each affected subscription or purchase from all of its facts,
+/// under a per-row lock, in the caller's transaction. Nothing unverified reaches the read model:
+/// events that can never verify are rejected with the typed reason.
+public struct LedgerHandler: EventHandler {
+    /// The verifiers for the accepted apps and environments.
+    public let verifiers: LedgerVerifiers
+
+    private let verificationFailures = Counter(label: "storeledger_verification_failures_total")
+
+    /// Creates the handler.
+    public init(verifiers: LedgerVerifiers) {
+        self.verifiers = verifiers
+    }
+
+    /// Verifies and decodes one event.
+    public func prepare(_ event: ClaimedEvent, logger: Logger) async -> PreparedEvent {
+        do {
+            switch event.source {
+            case .appleNotification, .reconciliation:
+                let envelope: NotificationEnvelope
+                do {
+                    envelope = try NotificationEnvelope.parse(event.body.readableBytesView)
+                } catch {
+                    return .rejected(event, reason: "malformed: \(error.description)")
+                }
+                let verified = try await verifiers.verifyNotification(envelope.signedPayload, hint: event.environmentHint)
+                return try decode(verified, event: event)
+            case .client, .serverAPI:
+                return try await prepareSignedData(event)
+            }
+        } catch let error as VerificationError {
+            if error.isRetryable { return .retry(event, reason: error.description) }
+            verificationFailures.increment()
+            logger.notice("event rejected", metadata: ["event": "\(event.id)", "reason": "\(error)"])
+            return .rejected(event, reason: error.description)
+        } catch {
+            return .rejected(event, reason: "malformed: the verified payload does not decode: \(error)")
+        }
+    }
+
+    private func decode(_ verified: VerifiedNotification, event: ClaimedEvent) throws -> PreparedEvent {
+        let decoder = JSONDecoder()
+        let payload = try decoder.decode(NotificationPayload.self, from: verified.payloadJSON)
+        guard payload.notificationUUID != nil else {
+            return .rejected(event, reason: "malformed: the notification has no notificationUUID")
+        }
+        let fact = NotificationFact(
+            payload: payload,
+            transaction: try verified.transaction.map { try decoder.decode(TransactionPayload.self, from: $0.payloadJSON) },
+            renewalInfo: try verified.renewalInfo.map { try decoder.decode(RenewalInfoPayload.self, from: $0.payloadJSON) }
+        )
+        let bytes = PreparedEvent.VerifiedBytes(
+            payload: verified.payloadJSON, transaction: verified.transaction?.payloadJSON, renewalInfo: verified.renewalInfo?.payloadJSON
+        )
+        return .notification(event, fact, bytes)
+    }
+
+    /// A client or Server API body: `{"signedTransaction"|"signedTransactionInfo": jws}` or `{"signedRenewalInfo": jws}`.
+    private func prepareSignedData(_ event: ClaimedEvent) async throws -> PreparedEvent {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(event.body.readableBytesView)) as? [String: Any] else {
+            return .rejected(event, reason: "malformed: the body is not a JSON object")
+        }
+        let decoder = JSONDecoder()
+        if let jws = (object["signedTransaction"] ?? object["signedTransactionInfo"]) as? String {
+            let verified = try await verifiers.verifyTransaction(jws, hint: event.environmentHint)
+            return .signedData(event, .transaction(try decoder.decode(TransactionPayload.self, from: verified.payloadJSON)), verified.payloadJSON)
+        }
+        if let jws = object["signedRenewalInfo"] as? String {
+            let verified = try await verifiers.verifyRenewalInfo(jws, hint: event.environmentHint)
+            return .signedData(event, .renewalInfo(try decoder.decode(RenewalInfoPayload.self, from: verified.payloadJSON)), verified.payloadJSON)
+        }
+        return .rejected(event, reason: "malformed: the body has no signedTransaction or signedRenewalInfo")
+    }
+
+    /// Records the batch's facts and refolds every row they touch.
+    public func apply(_ batch: [PreparedEvent], in transaction: PostgresConnection, logger: Logger) async throws -> [EventOutcome] {
+        var outcomes: [EventOutcome] = []
+        var subscriptions: Set<SubscriptionKey> = []
+        var purchases: Set<PurchaseKey> = []
+        for prepared in batch {
+            switch prepared {
+            case .rejected(_, let reason):
+                outcomes.append(.reject(reason: reason))
+            case .retry(_, let reason):
+                outcomes.append(.retry(reason: reason))
+            case .notification(let event, let fact, let bytes):
+                guard let uuid = fact.payload.notificationUUID else { outcomes.append(.reject(reason: "malformed: no notificationUUID")); continue }
+                _ = try await FactStore.recordNotification(
+                    uuid: uuid, payloadJSON: bytes.payload, transactionJSON: bytes.transaction, renewalInfoJSON: bytes.renewalInfo,
+                    eventID: event.id, on: transaction, logger: logger
+                )
+                if let nested = bytes.transaction {
+                    try await FactStore.recordTransaction(payloadJSON: nested, standalone: false, eventID: event.id, on: transaction, logger: logger)
+                }
+                if let nested = bytes.renewalInfo {
+                    try await FactStore.recordRenewalInfo(payloadJSON: nested, standalone: false, eventID: event.id, on: transaction, logger: logger)
+                }
+                collectKeys(of: .notification(fact), subscriptions: &subscriptions, purchases: &purchases)
+                outcomes.append(.done)
+            case .signedData(let event, let fact, let bytes):
+                if case .renewalInfo = fact {
+                    try await FactStore.recordRenewalInfo(payloadJSON: bytes, standalone: true, eventID: event.id, on: transaction, logger: logger)
+                } else {
+                    try await FactStore.recordTransaction(payloadJSON: bytes, standalone: true, eventID: event.id, on: transaction, logger: logger)
+                }
+                collectKeys(of: fact, subscriptions: &subscriptions, purchases: &purchases)
+                outcomes.append(.done)
+            }
+        }
+        try await Self.project(subscriptions: subscriptions, purchases: purchases, on: transaction, logger: logger)
+        return outcomes
+    }
+
+    private func collectKeys(of fact: LedgerFact, subscriptions: inout Set<SubscriptionKey>, purchases: inout Set<PurchaseKey>) {
+        if let key = fact.subscriptionKey { subscriptions.insert(key) }
+        if let key = fact.purchaseKey { purchases.insert(key) }
+    }
+
+    /// Refolds the given rows from all of their recorded facts. Rows are locked in a fixed order so
+    /// concurrent workers cannot deadlock, and each fold sees every fact committed before it.
+    public static func project(
+        subscriptions: Set<SubscriptionKey>, purchases: Set<PurchaseKey>, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        for key in subscriptions.sorted() {
+            try await ReadModelStore.lock("subscription/\(key)", on: connection, logger: logger)
+            let facts = try await FactStore.subscriptionFacts(key, on: connection, logger: logger)
+            try await ReadModelStore.write(SubscriptionProjection.fold(facts, key: key), for: key, on: connection, logger: logger)
+        }
+        for key in purchases.sorted() {
+            try await ReadModelStore.lock("purchase/\(key)", on: connection, logger: logger)
+            let facts = try await FactStore.purchaseFacts(key, on: connection, logger: logger)
+            try await ReadModelStore.write(PurchaseProjection.fold(facts, key: key), for: key, on: connection, logger: logger)
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import Crypto
+import Foundation
+import PostgresNIO
+import StoreLedgerCore
+import StoreLedgerProcessing
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import Testing
+
+/// Forgeries are rejected with a typed reason and never reach the facts or the read model.
+@Suite("Ledger handler: forgeries never projected")
+struct LedgerHandlerAdversarialTests {
+    static let trusted = try! TestPKI()
+
+    enum Forgery: String, CaseIterable, Sendable {
+        case lookAlikeChain, leafWithoutAppleOID, intermediateWithoutAppleOID, intermediateNotCA
+        case algNone, hs256, twoCertificateChain, tamperedPayload, flippedSignature, leafExpiredAtSignedDate
+        case forgedNestedTransaction, wrongBundle, unsignedXcodeData
+    }
+
+    /// A SUBSCRIBED notification for `bundleID` in `environment`.
+    static func subscribed(bundleID: BundleID = "com.example.app", environment: AppStoreEnvironment = .sandbox) -> NotificationFact {
+        var builder = SubscriptionLifecycleBuilder(originalTransactionID: "9000", environment: environment, bundleID: bundleID)
+        builder.subscribe()
+        guard case .notification(let fact) = builder.facts[0] else { fatalError("subscribe() makes a notification") }
+        return fact
+    }
+
+    /// The body Apple would POST, forged as `forgery` says.
+    static func body(_ forgery: Forgery) throws -> (body: String, expectedCode: String) {
+        var pki = trusted
+        var outerVariant = JWSVariant.genuine
+        var nestedSigner: TestSigner? = nil
+        var fact = subscribed()
+        var code = "untrustedChain"
+        switch forgery {
+        case .lookAlikeChain: pki = try TestPKI(.appleLookAlike)
+        case .leafWithoutAppleOID: pki = try TestPKI(.leafWithoutAppleOID)
+        case .intermediateWithoutAppleOID: pki = try TestPKI(.intermediateWithoutAppleOID)
+        case .intermediateNotCA: pki = try TestPKI(.intermediateNotCA)
+        case .leafExpiredAtSignedDate:
+            pki = try TestPKI(.leafValid(Date(timeIntervalSince1970: 1_600_000_000)...Date(timeIntervalSince1970: 1_650_000_000)))
+        case .algNone: outerVariant = .algNone; code = "malformed"
+        case .hs256: outerVariant = .hs256(key: Data(trusted.leafKey.publicKey.derRepresentation)); code = "malformed"
+        case .twoCertificateChain: outerVariant = .twoCertificateChain; code = "malformed"
+        case .tamperedPayload: outerVariant = .tamperedPayload; code = "badSignature"
+        case .flippedSignature: outerVariant = .flippedSignatureByte; code = "badSignature"
+        case .forgedNestedTransaction: nestedSigner = TestSigner(pki: try TestPKI(.appleLookAlike))
+        case .wrongBundle: fact = subscribed(bundleID: "com.evil.app"); code = "wrongApp"
+        case .unsignedXcodeData: fact = subscribed(environment: AppStoreEnvironment(rawValue: "Xcode"))
+        }
+        let outer = TestSigner(pki: pki)
+        var payload = fact.payload
+        var data = payload.data ?? NotificationData()
+        data.signedTransactionInfo = try (nestedSigner ?? outer).sign(try #require(fact.transaction))
+        data.signedRenewalInfo = try outer.sign(try #require(fact.renewalInfo))
+        payload.data = data
+        let jws = try outer.sign(payload, variant: outerVariant)
+        return (#"{"signedPayload":"\#(jws)"}"#, code)
+    }
+
+    @Test(arguments: Forgery.allCases)
+    func isRejectedAndNeverProjected(_ forgery: Forgery) async throws {
+        let (body, expectedCode) = try Self.body(forgery)
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.trusted)
+            try await pipeline.append(source: .appleNotification, body: body)
+            try await pipeline.drain()
+            #expect(try await pipeline.count(.rejected) == 1)
+            let reasons = try await db.client.query("SELECT reject_reason FROM event_queue", logger: db.logger)
+            for try await reason in reasons.decode(String.self) {
+                #expect(reason.hasPrefix(expectedCode), "\(forgery): \(reason)")
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM notifications") == 0)
+            #expect(try await db.scalar("SELECT count(*) FROM transactions") == 0)
+            #expect(try await db.scalar("SELECT count(*) FROM subscriptions") == 0)
+        }
+    }
+
+    @Test func theGenuineControlIsAccepted() async throws {
+        let fact = Self.subscribed()
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.trusted)
+            try await pipeline.append([.notification(fact)])
+            try await pipeline.drain()
+            #expect(try await pipeline.count(.done) == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM subscriptions") == 1)
+        }
+    }
+
+    @Test func aBodyThatIsNotAnEnvelopeIsRejectedAsMalformed() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.trusted)
+            try await pipeline.append(source: .appleNotification, body: "{}")
+            try await pipeline.append(source: .client, body: #"{"signedTransaction": "not.a.jws"}"#)
+            try await pipeline.drain()
+            #expect(try await pipeline.count(.rejected) == 2)
+            #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE reject_reason LIKE 'malformed%'") == 2)
+        }
+    }
+}
