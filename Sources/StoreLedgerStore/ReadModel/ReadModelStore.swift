@@ -14,26 +14,34 @@ public enum ReadModelStore {
 
     /// Writes (or, when `state` is nil, deletes) the subscription row for `key`.
     public static func write(_ state: SubscriptionState?, for key: SubscriptionKey, on connection: PostgresConnection, logger: Logger) async throws {
-        guard let state else {
-            try await connection.query(
-                "DELETE FROM subscriptions WHERE environment = \(key.environment.rawValue) AND original_transaction_id = \(key.originalTransactionID.rawValue)",
-                logger: logger
-            )
-            return
-        }
-        try await upsert(table: "subscriptions", keyColumns: ["environment", "original_transaction_id"], row: SubscriptionRow(state), on: connection, logger: logger)
+        try await write(
+            state.map(SubscriptionRow.init), table: "subscriptions",
+            key: [("environment", key.environment.rawValue), ("original_transaction_id", key.originalTransactionID.rawValue)],
+            on: connection, logger: logger
+        )
     }
 
     /// Writes (or, when `state` is nil, deletes) the purchase row for `key`.
     public static func write(_ state: PurchaseState?, for key: PurchaseKey, on connection: PostgresConnection, logger: Logger) async throws {
-        guard let state else {
-            try await connection.query(
-                "DELETE FROM purchases WHERE environment = \(key.environment.rawValue) AND transaction_id = \(key.transactionID.rawValue)",
-                logger: logger
-            )
+        try await write(
+            state.map(PurchaseRow.init), table: "purchases",
+            key: [("environment", key.environment.rawValue), ("transaction_id", key.transactionID.rawValue)],
+            on: connection, logger: logger
+        )
+    }
+
+    /// Upserts `row`, or deletes the row at `key` when there is none.
+    private static func write(
+        _ row: (some ReadModelRow)?, table: String, key: [(column: String, value: String)],
+        on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        guard let row else {
+            var query = PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE \(key.enumerated().map { "\($1.column) = $\($0 + 1)" }.joined(separator: " AND "))")
+            for part in key { query.binds.append(part.value, context: .default) }
+            try await connection.query(query, logger: logger)
             return
         }
-        try await upsert(table: "purchases", keyColumns: ["environment", "transaction_id"], row: PurchaseRow(state), on: connection, logger: logger)
+        try await upsert(table: table, keyColumns: key.map(\.column), row: row, on: connection, logger: logger)
     }
 
     /// Upserts `row` (a JSON object keyed by column name) with `jsonb_populate_record`.
@@ -76,7 +84,5 @@ extension ReadModelRow {
 /// ISO 8601 with milliseconds, which `jsonb_populate_record` reads as `timestamptz`.
 func isoTimestamp(_ timestamp: Timestamp?) -> Any? {
     guard let timestamp else { return nil }
-    let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-    return formatter.string(from: timestamp.date)
+    return Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(timestamp.date)
 }
