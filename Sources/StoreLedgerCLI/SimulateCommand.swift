@@ -128,6 +128,9 @@ struct SimulateCommand: AsyncParsableCommand {
         guard parsedEnvironment != nil else {
             throw ValidationError("--environment must be Sandbox or Production, not '\(environment)'")
         }
+        if let url {
+            _ = try Self.usage { try DeliveryTarget(url, allowRemote: allowRemote) }
+        }
     }
 
     /// Loads (or mints) the CA, then prints the root or plans, signs and sends.
@@ -170,7 +173,7 @@ struct SimulateCommand: AsyncParsableCommand {
             let notification = delivery.notification
             let counter = String(index).leftPadded(to: width) + "/\(deliveries.count)"
             let status = outcome.status.map(String.init) ?? "ERR"
-            var line = "\(counter)  \(notification.label.rightPadded(to: 40)) "
+            var line = "\(counter)  \(notification.label.rightPadded(to: 46)) "
                 + "\((notification.originalTransactionID?.rawValue ?? "-").rightPadded(to: 17)) \(status)"
             if delivery.isDuplicate { line += "  (resent)" }
             if let message = outcome.message, !outcome.isSuccess { line += "  \(message)" }
