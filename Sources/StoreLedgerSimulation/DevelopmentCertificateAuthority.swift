@@ -165,12 +165,19 @@ public struct DevelopmentCertificateAuthority: Sendable {
 
     /// The file names inside the folder.
     enum File {
+        /// The root certificate, PEM; its presence means "a CA lives here".
         static let rootPEM = "root.pem"
+        /// The root certificate, DER (for `storeledger verify --root`).
         static let rootDER = "root.der"
+        /// The root's private key, PKCS#8 PEM, 0600.
         static let rootKey = "root.key.pem"
+        /// The intermediate certificate, PEM.
         static let intermediatePEM = "intermediate.pem"
+        /// The intermediate's private key, PKCS#8 PEM, 0600.
         static let intermediateKey = "intermediate.key.pem"
+        /// The leaf certificate, PEM.
         static let leafPEM = "leaf.pem"
+        /// The leaf's private key, PKCS#8 PEM, 0600: it signs every JWS.
         static let leafKey = "leaf.key.pem"
     }
 }
