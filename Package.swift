@@ -76,6 +76,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The development CA, App Store-shaped signing and lifecycle simulation (`storeledger simulate`); the test
+        // PKI builds on it.
+        .target(
+            name: "StoreLedgerSimulation",
+            dependencies: [
+                "StoreLedgerCore",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Hummingbird routers: the receiver and health endpoints.
         .target(
             name: "StoreLedgerHTTP",
@@ -113,6 +126,7 @@ let package = Package(
                 "StoreLedgerProcessing",
                 "StoreLedgerHTTP",
                 "StoreLedgerWorker",
+                "StoreLedgerSimulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -126,12 +140,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Test helpers: a throwaway-schema Postgres fixture and the test PKI.
+        // Test helpers: a throwaway-schema Postgres fixture and the test PKI (on StoreLedgerSimulation's signing).
         .target(
             name: "StoreLedgerTestSupport",
             dependencies: [
                 "StoreLedgerCore",
                 "StoreLedgerStore",
+                "StoreLedgerSimulation",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -151,6 +166,7 @@ let package = Package(
                 "StoreLedgerHTTP",
                 "StoreLedgerWorker",
                 "StoreLedgerTestSupport",
+                "StoreLedgerSimulation",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -13,6 +13,7 @@ struct StoreLedgerCommand: AsyncParsableCommand {
             MigrateCommand.self,
             DevCommand.self,
             VerifyCommand.self,
+            SimulateCommand.self,
         ]
     )
 }

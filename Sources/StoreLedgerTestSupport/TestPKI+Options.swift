@@ -1,4 +1,5 @@
 public import Foundation
+import StoreLedgerSimulation
 
 extension TestPKI {
     /// How to mint a ``TestPKI``: realistic by default, with switches for every adversarial variant.
@@ -25,9 +26,9 @@ extension TestPKI {
         public var leafValidity: ClosedRange<Date>
 
         /// 2020-01-01T00:00:00Z.
-        public static let validFrom = Date(timeIntervalSince1970: 1_577_836_800)
+        public static let validFrom = SigningChain.Options.validFrom
         /// 2045-01-01T00:00:00Z.
-        public static let validUntil = Date(timeIntervalSince1970: 2_366_841_600)
+        public static let validUntil = SigningChain.Options.validUntil
 
         /// Creates options; the defaults mint a PKI that verifies like Apple's for any date in 2020–2044.
         public init(
@@ -58,5 +59,22 @@ extension TestPKI {
         public static var intermediateNotCA: Options { Options(intermediateIsCA: false) }
         /// A leaf valid only during `validity`.
         public static func leafValid(_ validity: ClosedRange<Date>) -> Options { Options(leafValidity: validity) }
+
+        /// The same switches for ``SigningChain``, which mints.
+        var signingChainOptions: SigningChain.Options {
+            let chainNames: SigningChain.Names =
+                switch names {
+                case .storeLedgerTest: .storeLedgerTest
+                case .appleLookAlike: .appleLookAlike
+                }
+            return SigningChain.Options(
+                names: chainNames,
+                leafHasAppleOID: leafHasAppleOID,
+                intermediateHasAppleOID: intermediateHasAppleOID,
+                intermediateIsCA: intermediateIsCA,
+                caValidity: caValidity,
+                leafValidity: leafValidity
+            )
+        }
     }
 }

@@ -1,18 +1,17 @@
-public import Foundation
+import Foundation
 public import StoreLedgerCore
+import StoreLedgerSimulation
 
 extension TestSigner {
-    /// How a fact reaches StoreLedger, signed: a notification POSTed by Apple (nested data signed
-    /// and embedded), a transaction posted by an app, or a renewal info from the Server API.
+    /// How a fact reaches StoreLedger, signed: a notification POSTed by Apple (nested data signed and embedded,
+    /// by `StoreLedgerSimulation`'s ``NotificationSigner``), a transaction posted by an app, or a renewal info from
+    /// the Server API.
     public func signedEvent(for fact: LedgerFact) throws -> (source: EventSource, body: String) {
         switch fact {
         case .notification(let notification):
-            var payload = notification.payload
-            var data = payload.data ?? NotificationData()
-            if let transaction = notification.transaction { data.signedTransactionInfo = try sign(transaction) }
-            if let renewalInfo = notification.renewalInfo { data.signedRenewalInfo = try sign(renewalInfo) }
-            if notification.transaction != nil || notification.renewalInfo != nil { payload.data = data }
-            return (.appleNotification, try Self.json(["signedPayload": try sign(payload)]))
+            // The simulator's notification signing: nested JWS signed and embedded, then the notification.
+            let signed = try NotificationSigner(signer: appStoreSigner).sign(notification)
+            return (.appleNotification, try Self.json(["signedPayload": signed.signedPayload]))
         case .transaction(let transaction):
             return (.client, try Self.json(["signedTransaction": try sign(transaction)]))
         case .renewalInfo(let renewalInfo):

@@ -1,5 +1,6 @@
 import Crypto
 public import Foundation
+public import StoreLedgerSimulation
 
 /// Signs payloads as the App Store does — compact ES256 JWS with a 3-certificate `x5c` header — using a
 /// ``TestPKI``; or forges them in one of the ways a ``JWSVariant`` names.
@@ -35,21 +36,25 @@ public struct TestSigner: Sendable {
         self.environment = environment
     }
 
+    /// The genuine signer: `StoreLedgerSimulation`'s, shared with the development CA and `storeledger simulate`.
+    public var appStoreSigner: AppStoreJWSSigner { AppStoreJWSSigner(chain: pki.chain) }
+
     /// Signs a JSON object given as a dictionary (values: strings, numbers, bools, arrays, dictionaries, `NSNull`).
     public func sign(json: [String: Any], variant: JWSVariant = .genuine) throws -> String {
-        try sign(payloadJSON: Self.encode(json), variant: variant)
+        try sign(payloadJSON: JWSEncoding.json(json), variant: variant)
     }
 
     /// Signs an `Encodable` value, encoded with a plain `JSONEncoder` (encode dates yourself as epoch ms).
     public func sign(_ payload: some Encodable, variant: JWSVariant = .genuine) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return try sign(payloadJSON: encoder.encode(payload), variant: variant)
+        try sign(payloadJSON: JWSEncoding.json(payload), variant: variant)
     }
 
-    /// Signs raw payload bytes.
+    /// Signs raw payload bytes: genuinely with ``appStoreSigner``, or forged as `variant` says.
     public func sign(payloadJSON: Data, variant: JWSVariant = .genuine) throws -> String {
-        var header: [String: Any] = ["alg": "ES256", "x5c": pki.x5c]
+        if case .genuine = variant {
+            return try appStoreSigner.sign(payloadJSON: payloadJSON)
+        }
+        var header = JWSEncoding.header(x5c: pki.x5c)
         switch variant {
         case .algNone:
             header["alg"] = "none"
@@ -64,7 +69,7 @@ public struct TestSigner: Sendable {
         case .genuine, .tamperedPayload, .flippedSignatureByte, .signedWithKey:
             break
         }
-        let signingInput = try Self.base64URL(Self.encode(header)) + "." + Self.base64URL(payloadJSON)
+        let signingInput = try JWSEncoding.signingInput(header: JWSEncoding.json(header), payload: payloadJSON)
         let input = Data(signingInput.utf8)
 
         var signature: Data
@@ -79,36 +84,23 @@ public struct TestSigner: Sendable {
             signature = try pki.leafKey.signature(for: input).rawRepresentation
         }
 
-        var payloadSegment = Self.base64URL(payloadJSON)
+        var payloadSegment = JWSEncoding.base64URL(payloadJSON)
         switch variant {
         case .flippedSignatureByte:
             signature[signature.startIndex + 10] ^= 0x01
         case .tamperedPayload:
             var object = (try? JSONSerialization.jsonObject(with: payloadJSON)) as? [String: Any] ?? [:]
             object["tampered"] = true
-            payloadSegment = try Self.base64URL(Self.encode(object))
+            payloadSegment = try JWSEncoding.base64URL(JWSEncoding.json(object))
         default:
             break
         }
         let headerSegment = signingInput.prefix { $0 != "." }
-        return "\(headerSegment).\(payloadSegment).\(Self.base64URL(signature))"
+        return "\(headerSegment).\(payloadSegment).\(JWSEncoding.base64URL(signature))"
     }
 
     /// Milliseconds since 1970 for `date`, as Apple writes dates.
     public static func milliseconds(_ date: Date) -> Int64 {
         Int64((date.timeIntervalSince1970 * 1000).rounded())
-    }
-
-    /// Unpadded base64url.
-    static func base64URL(_ data: Data) -> String {
-        data.base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    /// Compact JSON with sorted keys and unescaped slashes.
-    static func encode(_ object: [String: Any]) throws -> Data {
-        try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
     }
 }

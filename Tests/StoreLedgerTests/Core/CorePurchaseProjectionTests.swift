@@ -1,4 +1,5 @@
 import StoreLedgerCore
+import StoreLedgerSimulation
 import StoreLedgerTestSupport
 import Testing
 

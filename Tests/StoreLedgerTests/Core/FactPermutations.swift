@@ -1,5 +1,6 @@
 import Foundation
 import StoreLedgerCore
+import StoreLedgerSimulation
 import StoreLedgerTestSupport
 import Testing
 

@@ -1,4 +1,5 @@
 import StoreLedgerCore
+import StoreLedgerSimulation
 import StoreLedgerTestSupport
 
 /// One-time purchase lifecycles the projection tests share.

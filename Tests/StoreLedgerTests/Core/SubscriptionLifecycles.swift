@@ -1,8 +1,10 @@
 import StoreLedgerCore
+import StoreLedgerSimulation
 import StoreLedgerTestSupport
 
 /// The realistic subscription lifecycles the projection tests share, each built with and without Apple's
-/// `data.status` so the type-implied fallback is covered too.
+/// `data.status` so the type-implied fallback is covered too. The scripts (`play…`) are the ones
+/// `storeledger simulate` plays (StoreLedgerSimulation); only ids, products and environment are the tests' own.
 enum SubscriptionLifecycles {
     /// One period, in milliseconds.
     static let period: Int64 = 30 * 86_400_000
@@ -12,34 +14,21 @@ enum SubscriptionLifecycles {
     /// buy → renew ×3 → auto-renew off → expire.
     static func renewThenExpire(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
         var b = SubscriptionLifecycleBuilder(originalTransactionID: "1000", includesStatus: includesStatus)
-        b.subscribe()
-        b.appPostsCurrentTransaction()
-        for _ in 0..<3 { b.renew() }
-        b.advance(by: 3 * day)
-        b.setAutoRenew(false)
-        b.expire(.voluntary)
+        b.playRenewalsThenExpiry(renewals: 3)
         return b
     }
 
     /// buy → renewal fails into a 16-day grace period → recovers in the grace period.
     static func graceThenRecover(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
         var b = SubscriptionLifecycleBuilder(originalTransactionID: "2000", includesStatus: includesStatus)
-        b.subscribe()
-        b.failToRenew(gracePeriod: 16 * day)
-        b.advance(by: 2 * day)
-        b.recover()
+        b.playGracePeriodRecovery()
         return b
     }
 
     /// buy → grace period → grace expires (billing retry) → recovers.
     static func graceExpiresThenRecover(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
         var b = SubscriptionLifecycleBuilder(originalTransactionID: "2500", includesStatus: includesStatus)
-        b.subscribe()
-        b.failToRenew(gracePeriod: 6 * day)
-        b.gracePeriodExpired()
-        b.advance(by: 5 * day)
-        b.apiReturnsRenewalInfo()
-        b.recover()
+        b.playGracePeriodExpiryThenRecovery()
         return b
     }
 
@@ -59,48 +48,28 @@ enum SubscriptionLifecycles {
     /// A family-shared subscription → Family Sharing revoked.
     static func familyRevoke(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
         var b = SubscriptionLifecycleBuilder(originalTransactionID: "4000", ownership: .familyShared, includesStatus: includesStatus)
-        b.subscribe()
-        b.renew()
-        b.advance(by: 4 * day)
-        b.familyRevoke()
+        b.playFamilyRevoke()
         return b
     }
 
     /// offer code redeemed (INITIAL_BUY) → price increase pending → accepted → renew at the new price.
     static func offerPriceIncreaseRenew(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
         var b = SubscriptionLifecycleBuilder(originalTransactionID: "5000", includesStatus: includesStatus)
-        b.redeemOffer(.initialBuy, offerType: .offerCode, offerID: "SPRING")
-        b.advance(by: 5 * day)
-        b.priceIncrease(.pending, newPrice: 12_990)
-        b.advance(by: 5 * day)
-        b.priceIncrease(.accepted, newPrice: 12_990)
-        b.renew()
+        b.playOfferThenPriceIncrease(newPrice: 12_990, offerID: "SPRING")
         return b
     }
 
     /// buy → downgrade scheduled → renew into the cheaper product.
     static func downgradeThenRenew(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
         var b = SubscriptionLifecycleBuilder(originalTransactionID: "6000", productID: "com.example.premium", includesStatus: includesStatus)
-        b.subscribe()
-        b.advance(by: 7 * day)
-        b.downgrade(to: "com.example.basic")
-        b.renew()
+        b.playDowngrade(to: "com.example.basic")
         return b
     }
 
     /// buy → billing retry → EXPIRED(BILLING_RETRY) → resubscribe, with an extension and no-effect noise.
     static func billingRetryExpireResubscribe(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
         var b = SubscriptionLifecycleBuilder(originalTransactionID: "7000", environment: .production, includesStatus: includesStatus)
-        b.subscribe()
-        b.extendRenewal(by: 5 * day)
-        b.notifyWithoutEffect(.consumptionRequest)
-        b.failToRenew()
-        b.advance(by: 10 * day)
-        b.expire(.billingRetry)
-        b.advance(by: 20 * day)
-        b.subscribe(.resubscribe)
-        b.notifyWithoutEffect(.refundDeclined)
-        b.notifyWithoutEffect(.metadataUpdate)
+        b.playBillingRetryExpiryThenResubscribe()
         return b
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import PostgresNIO
 import StoreLedgerCore
 import StoreLedgerProcessing
+import StoreLedgerSimulation
 import StoreLedgerStore
 import StoreLedgerTestSupport
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import StoreLedgerCore
 import StoreLedgerProcessing
+import StoreLedgerSimulation
 import StoreLedgerStore
 import StoreLedgerTestSupport
 import StoreLedgerVerification

@@ -1,3 +1,4 @@
+import Foundation
 public import StoreLedgerCore
 
 /// Plays the App Store for one auto-renewable subscription and records what it would sign: each step moves
@@ -17,6 +18,11 @@ public struct SubscriptionLifecycleBuilder: Sendable {
     public var period: Int64
     /// Whether notifications carry Apple's `data.status` (turn off to exercise the type-implied fallback).
     public var includesStatus: Bool
+    /// Whether each notification gets a fresh random UUID, as Apple's do (the simulator), instead of the
+    /// deterministic `<originalTransactionId>-<n>` (tests).
+    public var randomNotificationUUIDs = false
+    /// The `data.appAppleId` of Production notifications (Apple leaves it out in Sandbox).
+    public var appAppleID: Int64 = 1_234
     /// The environment everything is signed for.
     public let environment: AppStoreEnvironment
     /// The app.
@@ -333,7 +339,7 @@ public struct SubscriptionLifecycleBuilder: Sendable {
 
         var data = NotificationData()
         data.environment = environment
-        data.appAppleID = environment == .production ? 1_234 : nil
+        data.appAppleID = environment == .production ? appAppleID : nil
         data.bundleID = bundleID
         data.bundleVersion = "1.0"
         data.signedTransactionInfo = "jws.transaction.\(transaction.transactionID?.rawValue ?? "")"
@@ -343,7 +349,10 @@ public struct SubscriptionLifecycleBuilder: Sendable {
         var payload = NotificationPayload()
         payload.notificationType = type
         payload.subtype = subtype
-        payload.notificationUUID = NotificationUUID("\(originalTransactionID.rawValue)-\(nextNotificationNumber)")
+        payload.notificationUUID =
+            randomNotificationUUIDs
+            ? NotificationUUID(UUID().uuidString.lowercased())
+            : NotificationUUID("\(originalTransactionID.rawValue)-\(nextNotificationNumber)")
         payload.version = "2.0"
         payload.signedDate = now
         payload.data = data

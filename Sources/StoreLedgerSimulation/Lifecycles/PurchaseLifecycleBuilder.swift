@@ -1,3 +1,4 @@
+import Foundation
 public import StoreLedgerCore
 
 /// Plays the App Store for one-time purchases (consumable, non-consumable, non-renewing subscription) and
@@ -16,17 +17,24 @@ public struct PurchaseLifecycleBuilder: Sendable {
     public let bundleID: BundleID
     /// Every purchase as Apple last signed it, by transaction id.
     public private(set) var transactions: [TransactionID: TransactionPayload] = [:]
-    /// The number of the next transaction id.
-    private var nextTransactionNumber = 5_000
+    /// Whether each notification gets a fresh random UUID, as Apple's do (the simulator), instead of the
+    /// deterministic `purchase-<n>` (tests).
+    public var randomNotificationUUIDs = false
+    /// The `data.appAppleId` of Production notifications (Apple leaves it out in Sandbox).
+    public var appAppleID: Int64 = 1_234
+    /// The number of the last transaction id handed out.
+    private var nextTransactionNumber: Int
     /// The number of the next notification UUID.
     private var nextNotificationNumber = 1
 
-    /// Sets up an app with no purchases.
+    /// Sets up an app with no purchases; transaction ids count up from `firstTransactionNumber + 1`.
     public init(
         start: Timestamp = 1_700_000_000_000,
         environment: AppStoreEnvironment = .sandbox,
-        bundleID: BundleID = "com.example.app"
+        bundleID: BundleID = "com.example.app",
+        firstTransactionNumber: Int = 5_000
     ) {
+        self.nextTransactionNumber = firstTransactionNumber
         self.now = start
         self.environment = environment
         self.bundleID = bundleID
@@ -109,12 +117,16 @@ public struct PurchaseLifecycleBuilder: Sendable {
         transaction?.signedDate = now
         var data = NotificationData()
         data.environment = environment
+        data.appAppleID = environment == .production ? appAppleID : nil
         data.bundleID = bundleID
         data.signedTransactionInfo = "jws.transaction.\(id.rawValue)"
         if type == .consumptionRequest { data.consumptionRequestReason = .unintendedPurchase }
         var payload = NotificationPayload()
         payload.notificationType = type
-        payload.notificationUUID = NotificationUUID("purchase-\(nextNotificationNumber)")
+        payload.notificationUUID =
+            randomNotificationUUIDs
+            ? NotificationUUID(UUID().uuidString.lowercased())
+            : NotificationUUID("purchase-\(nextNotificationNumber)")
         payload.version = "2.0"
         payload.signedDate = now
         payload.data = data

@@ -1,0 +1,131 @@
+public import StoreLedgerCore
+
+/// What `storeledger simulate` sends, decided before anything is sent: which lifecycles for how many
+/// subscriptions, dated so each ends at ``now``, merged in signing order (or shuffled), with some notifications
+/// resent as Apple retries. Every random choice comes from ``seed``, except notification UUIDs, which are fresh.
+public struct SimulationPlan: Sendable {
+    /// Which lifecycles to play.
+    public enum Selection: Hashable, Sendable {
+        /// The same lifecycle for every subscription.
+        case lifecycle(SimulatedLifecycle)
+        /// A lifecycle drawn at random for each subscription.
+        case random
+    }
+
+    /// The most subscriptions a plan plays.
+    public static let maximumSubscriptions = 10_000
+    /// The most deliveries a plan holds.
+    public static let maximumDeliveries = 100_000
+
+    /// Which lifecycles to play.
+    public var selection: Selection
+    /// How many subscriptions (or one-time purchases) to play; `nil`: one for a fixed lifecycle, and for
+    /// `random` as many as ``deliveryLimit`` needs.
+    public var subscriptions: Int?
+    /// Stop after this many deliveries (duplicates included); required for `random` without `subscriptions`.
+    public var deliveryLimit: Int?
+    /// Deliver in a random order instead of signing order.
+    public var shuffle: Bool
+    /// The probability (0…1) that a notification is sent a second time, later, unchanged.
+    public var duplicateRate: Double
+    /// The seed of every random choice.
+    public var seed: UInt64
+    /// The app, environment and period every lifecycle is played with (ids and start are set per subscription).
+    public var setup: LifecycleSetup
+    /// The instant the lifecycles end at (each is ended up to a minute earlier, at random).
+    public var now: Timestamp
+
+    /// Creates a plan.
+    public init(
+        selection: Selection,
+        subscriptions: Int? = nil,
+        deliveryLimit: Int? = nil,
+        shuffle: Bool = false,
+        duplicateRate: Double = 0,
+        seed: UInt64,
+        environment: AppStoreEnvironment = .sandbox,
+        bundleID: BundleID,
+        appAppleID: Int64,
+        period: Int64 = LifecycleSetup.month,
+        now: Timestamp
+    ) {
+        self.selection = selection
+        self.subscriptions = subscriptions
+        self.deliveryLimit = deliveryLimit
+        self.shuffle = shuffle
+        self.duplicateRate = duplicateRate
+        self.seed = seed
+        self.setup = LifecycleSetup(
+            originalTransactionID: "0", start: now, period: period, environment: environment,
+            bundleID: bundleID, appAppleID: appAppleID)
+        self.now = now
+    }
+
+    /// Checks the bounds: 1…``maximumSubscriptions`` subscriptions, 1…``maximumDeliveries`` deliveries, a
+    /// duplicate rate in 0…1, and a bound on a random plan.
+    public func validate() throws(SimulationError) {
+        if let subscriptions, !(1...Self.maximumSubscriptions).contains(subscriptions) {
+            throw SimulationError(.invalidOptions, "subscriptions must be in 1...\(Self.maximumSubscriptions)")
+        }
+        if let deliveryLimit, !(1...Self.maximumDeliveries).contains(deliveryLimit) {
+            throw SimulationError(.invalidOptions, "the number of deliveries must be in 1...\(Self.maximumDeliveries)")
+        }
+        guard (0...1).contains(duplicateRate) else {
+            throw SimulationError(.invalidOptions, "the duplicate rate must be in 0...1")
+        }
+        if selection == .random, subscriptions == nil, deliveryLimit == nil {
+            throw SimulationError(.invalidOptions, "a random plan needs a number of subscriptions or deliveries")
+        }
+    }
+
+    /// Plays the lifecycles, signs their notifications and orders the deliveries.
+    public func deliveries(signer: NotificationSigner) throws(SimulationError) -> [PlannedDelivery] {
+        try validate()
+        var rng = SplitMix64(seed: seed)
+        let limit = min(deliveryLimit ?? Self.maximumDeliveries, Self.maximumDeliveries)
+        let count = subscriptions ?? (selection == .random ? Self.maximumSubscriptions : 1)
+
+        // Play each subscription, ended up to a minute before `now`, until enough notifications exist.
+        var streams: [[SimulatedNotification]] = []
+        var total = 0
+        for _ in 0..<count where total < limit {
+            let lifecycle: SimulatedLifecycle =
+                switch selection {
+                case .lifecycle(let lifecycle): lifecycle
+                case .random: SimulatedLifecycle.allCases.randomElement(using: &rng)!
+                }
+            var setup = self.setup
+            setup.originalTransactionID = Self.originalTransactionID(using: &rng)
+            let end = now.adding(milliseconds: -Int64.random(in: 0..<60_000, using: &rng))
+            let notifications = try signer.signNotifications(in: lifecycle.facts(setup, endingAt: end))
+            streams.append(notifications)
+            total += notifications.count
+        }
+
+        // Order: by signed date across subscriptions (each stream is already in signing order), or shuffled.
+        var ordered = streams.flatMap { $0 }.enumerated().map { ($0.offset, $0.element) }
+        ordered.sort { lhs, rhs in
+            let left = lhs.1.signedDate ?? 0, right = rhs.1.signedDate ?? 0
+            return left != right ? left < right : lhs.0 < rhs.0
+        }
+        if shuffle { ordered.shuffle(using: &rng) }
+
+        // Duplicates: a resend goes somewhere after its original (within the next 20 deliveries).
+        var keyed: [(key: Double, delivery: PlannedDelivery)] = []
+        for (position, (_, notification)) in ordered.enumerated() {
+            keyed.append((Double(position), PlannedDelivery(notification: notification, isDuplicate: false)))
+            if duplicateRate > 0, Double.random(in: 0..<1, using: &rng) < duplicateRate {
+                let later = Double(position) + Double.random(in: 0.5...20, using: &rng)
+                keyed.append((later, PlannedDelivery(notification: notification, isDuplicate: true)))
+            }
+        }
+        keyed.sort { $0.key < $1.key }
+        return Array(keyed.prefix(limit).map(\.delivery))
+    }
+
+    /// A 16-digit id like Apple's, leaving room for the transactions that follow it.
+    static func originalTransactionID(using rng: inout SplitMix64) -> OriginalTransactionID {
+        let number = 2_000_000_000_000_000 + Int64.random(in: 0..<1_000_000_000_000, using: &rng) * 1_000
+        return OriginalTransactionID(String(number))
+    }
+}

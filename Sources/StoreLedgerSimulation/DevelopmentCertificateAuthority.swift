@@ -1,0 +1,183 @@
+import Crypto
+public import Foundation
+import SwiftASN1
+import X509
+
+/// A local, persistent App Store-like CA for development: a root, an Apple-like intermediate and a signing leaf
+/// (P-256), minted once into a folder and loaded from it afterwards, so the ledger (`storeledger dev`) and the
+/// simulator (`storeledger simulate`) agree on what to trust without configuration.
+///
+/// Files (PEM and DER; private keys are PKCS#8 PEM, mode 0600, in a 0700 folder):
+/// `root.pem`, `root.der`, `root.key.pem`, `intermediate.pem`, `intermediate.key.pem`, `leaf.pem`, `leaf.key.pem`.
+/// Delete the folder to mint a new CA. Never trust this root outside development: its keys sit on disk.
+public struct DevelopmentCertificateAuthority: Sendable {
+    /// `.local/dev-ca`, relative to the working directory (the repository root under `swift run`); git-ignored.
+    public static let defaultDirectoryPath = ".local/dev-ca"
+
+    /// The folder the CA lives in.
+    public let directory: URL
+    /// The root, intermediate and leaf with their keys.
+    public let chain: SigningChain
+    /// Whether this call minted the CA (`false`: it was loaded from ``directory``).
+    public let wasCreated: Bool
+
+    /// Wraps a chain stored in a folder.
+    public init(directory: URL, chain: SigningChain, wasCreated: Bool) {
+        self.directory = directory
+        self.chain = chain
+        self.wasCreated = wasCreated
+    }
+
+    /// ``defaultDirectoryPath`` resolved against the current working directory.
+    public static var defaultDirectory: URL {
+        URL(fileURLWithPath: defaultDirectoryPath, isDirectory: true)
+    }
+
+    /// The root certificate as DER: trust it with `TrustConfiguration(rootCertificatesDER:)`.
+    public var rootDER: Data { chain.rootDER }
+    /// The root as base64 DER: a value for `APPLE_ROOT_CAS_DER_BASE64`.
+    public var rootBase64: String { chain.rootBase64 }
+    /// The path of `root.der` (for `storeledger verify --root`).
+    public var rootDERFile: URL { directory.appendingPathComponent(File.rootDER) }
+
+    /// A signer producing App Store-shaped JWS with this CA's leaf.
+    public func signer() -> AppStoreJWSSigner {
+        AppStoreJWSSigner(chain: chain)
+    }
+
+    /// Loads the CA in `directory`, or mints one there first if the folder holds none (`root.pem` absent).
+    ///
+    /// Safe to call from two processes at once: a new CA is written to a sibling folder and renamed into place,
+    /// and the loser of a race loads the winner's CA.
+    public static func loadOrCreate(at directory: URL = defaultDirectory) throws(SimulationError) -> Self {
+        let manager = FileManager.default
+        if manager.fileExists(atPath: directory.appendingPathComponent(File.rootPEM).path) {
+            return try load(from: directory)
+        }
+        let parent = directory.deletingLastPathComponent()
+        let staging = parent.appendingPathComponent(".\(directory.lastPathComponent).\(UUID().uuidString)")
+        do {
+            try manager.createDirectory(at: parent, withIntermediateDirectories: true)
+            let chain = try mint()
+            try write(chain, to: staging)
+            // An empty folder (created by hand) is replaced; a non-empty one without root.pem is an error below.
+            if let contents = try? manager.contentsOfDirectory(atPath: directory.path), contents.isEmpty {
+                try? manager.removeItem(at: directory)
+            }
+            do {
+                try manager.moveItem(at: staging, to: directory)
+                return Self(directory: directory, chain: chain, wasCreated: true)
+            } catch {
+                try? manager.removeItem(at: staging)
+                if manager.fileExists(atPath: directory.appendingPathComponent(File.rootPEM).path) {
+                    return try load(from: directory)  // another process won the race
+                }
+                throw SimulationError(
+                    .fileSystem,
+                    "cannot create the development CA in \(directory.path): \(error.localizedDescription)"
+                )
+            }
+        } catch let error as SimulationError {
+            try? manager.removeItem(at: staging)
+            throw error
+        } catch {
+            try? manager.removeItem(at: staging)
+            throw SimulationError(
+                .fileSystem, "cannot create the development CA in \(directory.path): \(error.localizedDescription)")
+        }
+    }
+
+    /// Loads the CA stored in `directory`; fails if any file is missing or the keys and certificates disagree.
+    public static func load(from directory: URL) throws(SimulationError) -> Self {
+        func text(_ name: String) throws(SimulationError) -> String {
+            let url = directory.appendingPathComponent(name)
+            guard let data = FileManager.default.contents(atPath: url.path) else {
+                throw SimulationError(
+                    .invalidCertificateAuthority,
+                    "\(url.path) is missing; delete \(directory.path) to mint a new development CA")
+            }
+            return String(decoding: data, as: UTF8.self)
+        }
+        func certificate(_ name: String) throws(SimulationError) -> Certificate {
+            let pem = try text(name)
+            do {
+                return try Certificate(pemEncoded: pem)
+            } catch {
+                throw SimulationError(.invalidCertificateAuthority, "\(name) in \(directory.path) is not a PEM certificate")
+            }
+        }
+        func key(_ name: String) throws(SimulationError) -> P256.Signing.PrivateKey {
+            let pem = try text(name)
+            do {
+                return try P256.Signing.PrivateKey(pemRepresentation: pem)
+            } catch {
+                throw SimulationError(.invalidCertificateAuthority, "\(name) in \(directory.path) is not a P-256 PEM key")
+            }
+        }
+        let chain: SigningChain
+        do {
+            chain = try SigningChain(
+                rootKey: key(File.rootKey), intermediateKey: key(File.intermediateKey), leafKey: key(File.leafKey),
+                root: certificate(File.rootPEM), intermediate: certificate(File.intermediatePEM),
+                leaf: certificate(File.leafPEM)
+            )
+        } catch {
+            throw SimulationError(error.code, "\(error.detail) (in \(directory.path); delete it to mint a new CA)")
+        }
+        return Self(directory: directory, chain: chain, wasCreated: false)
+    }
+
+    /// Mints a development chain valid from five years before now to twenty years after, so simulated
+    /// lifecycles dated in the past verify.
+    public static func mint(now: Date = Date()) throws(SimulationError) -> SigningChain {
+        let year: TimeInterval = 365.25 * 86_400
+        let validity = now.addingTimeInterval(-5 * year)...now.addingTimeInterval(20 * year)
+        do {
+            return try SigningChain(
+                SigningChain.Options(names: .storeLedgerDevelopment, caValidity: validity, leafValidity: validity))
+        } catch let error as SimulationError {
+            throw error
+        } catch {
+            throw SimulationError(.signing, "cannot mint the development CA: \(error)")
+        }
+    }
+
+    /// Writes a chain's files into a new folder (mode 0700; keys 0600).
+    static func write(_ chain: SigningChain, to folder: URL) throws {
+        let manager = FileManager.default
+        try manager.createDirectory(at: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        func save(_ data: Data, _ name: String, secret: Bool = false) throws {
+            let url = folder.appendingPathComponent(name)
+            // Created with its final mode, so a key is never readable by others, not even briefly.
+            guard manager.createFile(atPath: url.path, contents: data, attributes: [.posixPermissions: secret ? 0o600 : 0o644])
+            else {
+                throw SimulationError(.fileSystem, "cannot write \(url.path)")
+            }
+        }
+        try save(Data(chain.root.serializeAsPEM().pemString.utf8 + [0x0A]), File.rootPEM)
+        try save(chain.rootDER, File.rootDER)
+        try save(Data(chain.rootKey.pemRepresentation.utf8 + [0x0A]), File.rootKey, secret: true)
+        try save(Data(chain.intermediate.serializeAsPEM().pemString.utf8 + [0x0A]), File.intermediatePEM)
+        try save(Data(chain.intermediateKey.pemRepresentation.utf8 + [0x0A]), File.intermediateKey, secret: true)
+        try save(Data(chain.leaf.serializeAsPEM().pemString.utf8 + [0x0A]), File.leafPEM)
+        try save(Data(chain.leafKey.pemRepresentation.utf8 + [0x0A]), File.leafKey, secret: true)
+    }
+
+    /// The file names inside the folder.
+    enum File {
+        /// The root certificate, PEM; its presence means "a CA lives here".
+        static let rootPEM = "root.pem"
+        /// The root certificate, DER (for `storeledger verify --root`).
+        static let rootDER = "root.der"
+        /// The root's private key, PKCS#8 PEM, 0600.
+        static let rootKey = "root.key.pem"
+        /// The intermediate certificate, PEM.
+        static let intermediatePEM = "intermediate.pem"
+        /// The intermediate's private key, PKCS#8 PEM, 0600.
+        static let intermediateKey = "intermediate.key.pem"
+        /// The leaf certificate, PEM.
+        static let leafPEM = "leaf.pem"
+        /// The leaf's private key, PKCS#8 PEM, 0600: it signs every JWS.
+        static let leafKey = "leaf.key.pem"
+    }
+}

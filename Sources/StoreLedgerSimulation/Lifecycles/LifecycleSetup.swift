@@ -1,0 +1,92 @@
+public import StoreLedgerCore
+
+/// Who and when a ``SimulatedLifecycle`` is played for: the app, the environment, the subscription's ids, the
+/// clock. Product ids derive from the bundle id (`<bundle>.monthly`, `.basic`, `.premium`, `.lifetime`).
+public struct LifecycleSetup: Sendable {
+    /// A month, in milliseconds (30 days).
+    public static let month: Int64 = 30 * 86_400_000
+
+    /// The subscription's original transaction id; later transactions count up from it. For a one-time purchase,
+    /// the purchase's transaction id is this plus one.
+    public var originalTransactionID: OriginalTransactionID
+    /// The signed date of the first notification.
+    public var start: Timestamp
+    /// The length of a subscription period, in milliseconds.
+    public var period: Int64
+    /// How far the clock moves after each signed fact, in milliseconds.
+    public var step: Int64
+    /// `Sandbox` or `Production`.
+    public var environment: AppStoreEnvironment
+    /// The app's bundle id.
+    public var bundleID: BundleID
+    /// The app's Apple id (written into Production notifications only, as Apple does).
+    public var appAppleID: Int64
+    /// How many renewals the `renewals` lifecycle plays before auto-renew is turned off.
+    public var renewals: Int
+    /// Fresh random notification UUIDs (as Apple's) instead of deterministic ones.
+    public var randomNotificationUUIDs: Bool
+
+    /// Creates a setup; the defaults play a Sandbox subscription of monthly periods.
+    public init(
+        originalTransactionID: OriginalTransactionID,
+        start: Timestamp,
+        period: Int64 = LifecycleSetup.month,
+        step: Int64 = 1_000,
+        environment: AppStoreEnvironment = .sandbox,
+        bundleID: BundleID,
+        appAppleID: Int64,
+        renewals: Int = 3,
+        randomNotificationUUIDs: Bool = true
+    ) {
+        self.originalTransactionID = originalTransactionID
+        self.start = start
+        self.period = period
+        self.step = step
+        self.environment = environment
+        self.bundleID = bundleID
+        self.appAppleID = appAppleID
+        self.renewals = renewals
+        self.randomNotificationUUIDs = randomNotificationUUIDs
+    }
+
+    /// `<bundle id>.<suffix>`.
+    public func product(_ suffix: String) -> ProductID {
+        ProductID("\(bundleID.rawValue).\(suffix)")
+    }
+
+    /// A subscription builder for this setup, not bought yet.
+    public func subscriptionBuilder(
+        productID: ProductID? = nil,
+        ownership: OwnershipType = .purchased,
+        price: Int64 = 9_990
+    ) -> SubscriptionLifecycleBuilder {
+        var builder = SubscriptionLifecycleBuilder(
+            originalTransactionID: originalTransactionID,
+            productID: productID ?? product("monthly"),
+            start: start,
+            period: period,
+            environment: environment,
+            bundleID: bundleID,
+            ownership: ownership,
+            price: price
+        )
+        builder.step = step
+        builder.appAppleID = appAppleID
+        builder.randomNotificationUUIDs = randomNotificationUUIDs
+        return builder
+    }
+
+    /// A purchase builder for this setup, with no purchases yet.
+    public func purchaseBuilder() -> PurchaseLifecycleBuilder {
+        var builder = PurchaseLifecycleBuilder(
+            start: start,
+            environment: environment,
+            bundleID: bundleID,
+            firstTransactionNumber: Int(originalTransactionID.rawValue) ?? 5_000
+        )
+        builder.step = step
+        builder.appAppleID = appAppleID
+        builder.randomNotificationUUIDs = randomNotificationUUIDs
+        return builder
+    }
+}

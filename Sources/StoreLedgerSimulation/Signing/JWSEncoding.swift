@@ -1,0 +1,43 @@
+public import Foundation
+
+/// The byte-level pieces of an App Store-style compact JWS: base64url, canonical JSON, the ES256 `x5c` header
+/// and the `header.payload.signature` assembly. ``AppStoreJWSSigner`` uses them to sign genuinely; the test
+/// signer uses them to forge.
+public enum JWSEncoding {
+    /// Unpadded base64url (RFC 7515 §2).
+    public static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Compact JSON with sorted keys and unescaped slashes, for a dictionary of JSON values
+    /// (strings, numbers, bools, arrays, dictionaries, `NSNull`).
+    public static func json(_ object: [String: Any]) throws -> Data {
+        try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+    }
+
+    /// Compact JSON with sorted keys and unescaped slashes, for an `Encodable` value (dates are encoded by the
+    /// value itself; StoreLedger's `Timestamp` writes epoch milliseconds as Apple does).
+    public static func json(_ value: some Encodable) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(value)
+    }
+
+    /// The App Store's header: `{"alg": "ES256", "x5c": [leaf, intermediate, root]}`.
+    public static func header(x5c: [String]) -> [String: Any] {
+        ["alg": "ES256", "x5c": x5c]
+    }
+
+    /// The bytes a JWS signature covers: `base64url(header) "." base64url(payload)`.
+    public static func signingInput(header: Data, payload: Data) -> String {
+        base64URL(header) + "." + base64URL(payload)
+    }
+
+    /// `signingInput "." base64url(signature)`: the compact serialization.
+    public static func compact(signingInput: String, signature: Data) -> String {
+        signingInput + "." + base64URL(signature)
+    }
+}

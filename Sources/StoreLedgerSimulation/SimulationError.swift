@@ -1,0 +1,53 @@
+/// Why the simulator or the development CA could not do what was asked.
+///
+/// An extensible error struct: callers branch on ``code`` (compare with the static members of
+/// ``SimulationError/Code``) and show ``detail``. New codes can be added without breaking callers.
+public struct SimulationError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The kind of failure; compare against the static members.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case invalidCertificateAuthority
+            case fileSystem
+            case signing
+            case remoteTargetRefused
+            case invalidTarget
+            case invalidOptions
+        }
+
+        private let base: Base
+
+        private init(_ base: Base) {
+            self.base = base
+        }
+
+        /// The development CA on disk is incomplete or inconsistent (a key does not match its certificate, …).
+        public static let invalidCertificateAuthority = Self(.invalidCertificateAuthority)
+        /// The development CA could not be read or written.
+        public static let fileSystem = Self(.fileSystem)
+        /// A payload could not be encoded or signed.
+        public static let signing = Self(.signing)
+        /// The target is not a loopback address and remote delivery was not allowed.
+        public static let remoteTargetRefused = Self(.remoteTargetRefused)
+        /// The target URL is not an `http` / `https` URL with a host.
+        public static let invalidTarget = Self(.invalidTarget)
+        /// The simulation options are out of range or contradictory.
+        public static let invalidOptions = Self(.invalidOptions)
+
+        /// The stable machine-readable name of the code, e.g. `remoteTargetRefused`.
+        public var description: String { base.rawValue }
+    }
+
+    /// The kind of failure.
+    public let code: Code
+    /// A human-readable explanation (it never contains key material).
+    public let detail: String
+
+    /// Creates an error with the given code and detail.
+    public init(_ code: Code, _ detail: String) {
+        self.code = code
+        self.detail = detail
+    }
+
+    /// `code: detail`.
+    public var description: String { "\(code): \(detail)" }
+}
