@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import StoreLedgerHTTP
 import StoreLedgerProcessing
+import StoreLedgerSimulation
 import StoreLedgerStore
 import StoreLedgerWorker
 
@@ -24,9 +25,19 @@ struct DevCommand: AsyncParsableCommand {
         let client = try Bootstrap.client(environment, logger: logger)
         let migrator = Migrator(migrations: try Migration.bundled())
         let receiver = try environment.receiver()
+        // The simulator signs with this CA; trusting it beside Apple's roots lets `storeledger simulate` feed
+        // `dev` with no configuration. Only `dev` does this: `serve`/`work` trust exactly the configured roots.
+        let developmentCA = try DevelopmentCertificateAuthority.loadOrCreate()
+        logger.notice(
+            "trusting the development CA in addition to the configured roots",
+            metadata: ["ca": "\(developmentCA.directory.path)", "minted": "\(developmentCA.wasCreated)"]
+        )
+        let verifiers = try environment.verifiers(
+            defaultBundleID: Self.defaultBundleID, extraRootsDER: [developmentCA.rootDER]
+        )
         let worker = WorkerService(
             client: client,
-            handler: LedgerHandler(verifiers: try environment.verifiers(defaultBundleID: Self.defaultBundleID)),
+            handler: LedgerHandler(verifiers: verifiers),
             configuration: try environment.worker(),
             logger: logger,
             preflight: { try await migrator.migrate(client: client, logger: logger) }
