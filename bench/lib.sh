@@ -12,11 +12,14 @@
 #   LOG_LEVEL           passed to storeledger (default warning: per-request info logs cost throughput)
 #   BENCH_KEEP_CLUSTER  1 to keep the stopped cluster's data directory for inspection
 #   PG_FSYNC            passed to scripts/pg (default on: commits are durable, as in production)
+#   PGBENCH_MODE        pgbench -M for the baselines (default prepared: the ceiling; "extended"
+#                       parses and plans every execution, as PostgresNIO's query() does)
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$BENCH_DIR/.." && pwd)
 STORELEDGER=${STORELEDGER_BIN:-$REPO_ROOT/.build/release/storeledger}
 export LOG_LEVEL=${LOG_LEVEL:-warning}
+PGBENCH_MODE=${PGBENCH_MODE:-prepared}
 
 BENCH_PIDS=()
 BENCH_CLUSTER=""
