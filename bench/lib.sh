@@ -1,0 +1,226 @@
+# shellcheck shell=bash
+# Shared helpers for the bench/ scripts: source it (`. "$(dirname "$0")/lib.sh"`), do not run it.
+#
+# A script calls `bench_init NAME` first. From then on, whatever happens (success, error, Ctrl-C,
+# SIGTERM), every process it started with `bench_spawn` is stopped (TERM, then KILL after 10 s)
+# and its throwaway cluster (bench/.work/NAME, started with `bench_start_cluster`) is stopped and
+# deleted (kept, stopped, with BENCH_KEEP_CLUSTER=1). Logs and the summary go to
+# bench/results/NAME-<timestamp>/.
+#
+# Environment:
+#   STORELEDGER_BIN     the binary to measure (default .build/release/storeledger)
+#   LOG_LEVEL           passed to storeledger (default warning: per-request info logs cost throughput)
+#   BENCH_KEEP_CLUSTER  1 to keep the stopped cluster's data directory for inspection
+#   PG_FSYNC            passed to scripts/pg (default on: commits are durable, as in production)
+#   PGBENCH_MODE        pgbench -M for the baselines (default prepared: the ceiling; "extended"
+#                       parses and plans every execution, as PostgresNIO's query() does)
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd "$BENCH_DIR/.." && pwd)
+STORELEDGER=${STORELEDGER_BIN:-$REPO_ROOT/.build/release/storeledger}
+export LOG_LEVEL=${LOG_LEVEL:-warning}
+PGBENCH_MODE=${PGBENCH_MODE:-prepared}
+
+BENCH_PIDS=()
+BENCH_CLUSTER=""
+BENCH_NAME=""
+RESULTS=""
+
+bench_log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+bench_die() { bench_log "error: $*"; exit 1; }
+
+# Prints a line of the summary and appends it to $RESULTS/summary.txt.
+bench_report() { printf '%s\n' "$*" | tee -a "$RESULTS/summary.txt"; }
+
+bench_require() {
+  local tool
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null 2>&1 || bench_die "$tool is not installed (apt-get install -y $tool)"
+  done
+}
+
+# bench_init NAME: results folder, cleanup trap, preflight checks.
+bench_init() {
+  BENCH_NAME=$1
+  RESULTS="$BENCH_DIR/results/$BENCH_NAME-$(date +%Y%m%d-%H%M%S)"
+  mkdir -p "$RESULTS" "$BENCH_DIR/.work"
+  trap bench_cleanup EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  [ -x "$STORELEDGER" ] || bench_die "$STORELEDGER not found; build it: swift build -c release --product storeledger"
+  bench_require psql python3 curl
+  BENCH_LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
+  bench_log "results in ${RESULTS#"$REPO_ROOT"/} (load average $BENCH_LOAD_AT_START)"
+}
+
+bench_cleanup() {
+  local rc=$? pid i
+  trap - EXIT INT TERM
+  set +e
+  if [ "${#BENCH_PIDS[@]}" -gt 0 ]; then
+    for pid in "${BENCH_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+    for i in $(seq 100); do
+      local alive=0
+      for pid in "${BENCH_PIDS[@]}"; do bench_alive "$pid" && alive=1; done
+      [ "$alive" = 0 ] && break
+      sleep 0.1
+    done
+    for pid in "${BENCH_PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null; done
+    wait 2>/dev/null
+  fi
+  if [ -n "$BENCH_CLUSTER" ]; then
+    if [ "${BENCH_KEEP_CLUSTER:-0}" = 1 ]; then
+      "$REPO_ROOT/scripts/pg" stop "$BENCH_CLUSTER"
+    else
+      "$REPO_ROOT/scripts/pg" destroy "$BENCH_CLUSTER"
+    fi
+  fi
+  exit "$rc"
+}
+
+# bench_spawn LOGFILE COMMAND...: starts COMMAND in the background, logging to LOGFILE; its pid is
+# left in BENCH_LAST_PID and it is stopped on exit.
+bench_spawn() {
+  local logfile=$1; shift
+  "$@" >"$logfile" 2>&1 </dev/null &
+  BENCH_LAST_PID=$!
+  BENCH_PIDS+=("$BENCH_LAST_PID")
+}
+
+# bench_alive PID: the process exists and is not a zombie.
+bench_alive() {
+  local state
+  state=$(sed -E 's/.*\) (.).*/\1/' "/proc/$1/stat" 2>/dev/null) || return 1
+  [ -n "$state" ] && [ "$state" != Z ]
+}
+
+# bench_forget PID: after PID was reaped (`wait`), so that cleanup never signals a reused pid.
+bench_forget() {
+  local pid kept=()
+  for pid in "${BENCH_PIDS[@]}"; do [ "$pid" = "$1" ] || kept+=("$pid"); done
+  BENCH_PIDS=("${kept[@]}")
+}
+
+# bench_stop PID [SECONDS]: TERM, wait up to SECONDS (default 15), then KILL; reaps and forgets it.
+bench_stop() {
+  local pid=$1 limit=${2:-15} i
+  if kill -TERM "$pid" 2>/dev/null; then
+    for i in $(seq $((limit * 10))); do
+      bench_alive "$pid" || break
+      sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true
+  bench_forget "$pid"
+}
+
+# bench_start_cluster: a fresh throwaway cluster in bench/.work/$BENCH_NAME; exports DATABASE_URL.
+bench_start_cluster() {
+  BENCH_CLUSTER="$BENCH_DIR/.work/$BENCH_NAME"
+  "$REPO_ROOT/scripts/pg" destroy "$BENCH_CLUSTER" >/dev/null 2>&1 || true
+  DATABASE_URL=$("$REPO_ROOT/scripts/pg" start "$BENCH_CLUSTER")
+  export DATABASE_URL
+  bench_log "PostgreSQL at $DATABASE_URL"
+}
+
+bench_migrate() { "$STORELEDGER" migrate >"$RESULTS/migrate.log" 2>&1 || { cat "$RESULTS/migrate.log" >&2; bench_die "migrate failed"; }; }
+
+# bench_sql SQL: runs SQL, prints unaligned tuples only.
+bench_sql() { psql "$DATABASE_URL" -X -q -t -A -v ON_ERROR_STOP=1 -c "$1"; }
+
+bench_free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# bench_start_receiver: `storeledger serve` on a free loopback port; sets RECEIVER_URL, RECEIVER_PID.
+bench_start_receiver() {
+  local port
+  port=$(bench_free_port)
+  HOST=127.0.0.1 PORT=$port bench_spawn "$RESULTS/receiver.log" "$STORELEDGER" serve
+  RECEIVER_PID=$BENCH_LAST_PID
+  RECEIVER_URL="http://127.0.0.1:$port"
+  bench_wait_http "$RECEIVER_URL/readyz" 60 || { tail -20 "$RESULTS/receiver.log" >&2; bench_die "the receiver did not become ready"; }
+  bench_log "receiver at $RECEIVER_URL (pid $RECEIVER_PID)"
+}
+
+# bench_wait_http URL SECONDS: waits for a 200.
+bench_wait_http() {
+  local url=$1 limit=$2 i
+  for i in $(seq $((limit * 10))); do
+    curl -fsS -o /dev/null --max-time 1 "$url" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# bench_wait_queue_settled SECONDS: waits until no event is pending or processing; fails on timeout.
+# The poll must stay cheap with a large history: two EXISTS probes use the partial indexes, where
+# count(*) ... WHERE state IN (...) is a (parallel) sequential scan of the whole queue table
+# (~80 ms of CPU on 3 processes with 1.4M rows, every poll, on the machine being measured).
+bench_wait_queue_settled() {
+  local limit=$1 deadline
+  deadline=$(($(date +%s) + limit))
+  while true; do
+    [ "$(bench_sql "SELECT EXISTS (SELECT 1 FROM event_queue WHERE state = 'pending')
+                           OR EXISTS (SELECT 1 FROM event_queue WHERE state = 'processing')")" = f ] && return 0
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      bench_log "queue not settled after ${limit}s: $(bench_sql "SELECT count(*) FROM event_queue WHERE state IN ('pending', 'processing')") left"
+      return 1
+    fi
+    sleep 0.2
+  done
+}
+
+# bench_make_body FILE [BYTES]: a realistic notification body {"signedPayload":"<h>.<p>.<s>"} of
+# about BYTES (default 3072) with no trailing newline. The header carries a fake x5c chain, the
+# payload a base64url JSON claims set; the signature ends with 20 digits that load generators
+# replace to make every body (and its SHA-256) distinct.
+bench_make_body() {
+  python3 - "$1" "${2:-3072}" <<'PY'
+import base64, json, random, sys
+path, size = sys.argv[1], int(sys.argv[2])
+rng = random.Random(42)
+b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+def blob(n): return base64.b64encode(bytes(rng.getrandbits(8) for _ in range(n))).decode()
+claims = {"notificationType": "DID_RENEW", "notificationUUID": "4b1d4a4e-4a7e-4f3e-9c0b-0c6d0f3b9f2a",
+          "data": {"appAppleId": 1234567890, "bundleId": "com.example.app", "environment": "Production",
+                   "signedTransactionInfo": "", "signedRenewalInfo": ""},
+          "version": "2.0", "signedDate": 1700000000000}
+signature = b64(bytes(rng.getrandbits(8) for _ in range(48))) + "0" * 20  # 64 + 20 chars
+def body(cert_bytes):
+    header = b64(json.dumps({"alg": "ES256", "x5c": [blob(cert_bytes), blob(cert_bytes // 2)]}).encode())
+    payload = b64(json.dumps(claims).encode())
+    return '{"signedPayload":"%s.%s.%s"}' % (header, payload, signature)
+claims["data"]["signedTransactionInfo"] = b64(bytes(rng.getrandbits(8) for _ in range(size // 4)))
+cert = 16
+while len(body(cert)) < size: cert += 16
+with open(path, "w") as f: f.write(body(cert))
+PY
+}
+
+# bench_ratio A B: A / B with two decimals ("n/a" when B is 0 or empty).
+bench_ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b }'; }
+
+# bench_ms VALUE: a wrk latency (e.g. 812.00us, 2.35ms, 1.02s) in milliseconds.
+bench_ms() {
+  awk -v v="$1" 'BEGIN {
+    n = v + 0; u = v; sub(/^[0-9.]+/, "", u)
+    if (u == "us") n /= 1000; else if (u == "s") n *= 1000; else if (u == "m") n *= 60000
+    printf "%.2f\n", n }'
+}
+
+# bench_cpu_seconds PID: user+system CPU seconds the process has used so far.
+bench_cpu_seconds() {
+  awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f\n", ($14 + $15) / hz }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+
+# bench_machine: one line describing the machine, for summaries.
+bench_machine() {
+  local cpu
+  cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+  printf 'machine: %s cores (%s), %s MiB RAM; %s; %s; load average at start %s, now %s\n' "$(nproc)" "$cpu" \
+    "$(awk '/MemTotal/ { printf "%d", $2 / 1024 }' /proc/meminfo)" \
+    "$(psql "$DATABASE_URL" -X -t -A -c 'SHOW server_version' 2>/dev/null | sed 's/^/PostgreSQL /')" \
+    "${STORELEDGER#"$REPO_ROOT"/}" "$BENCH_LOAD_AT_START" "$(cut -d' ' -f1-3 /proc/loadavg)"
+}
