@@ -2,6 +2,12 @@ import ArgumentParser
 import Foundation
 import StoreLedgerVerification
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// `storeledger verify`: verifies one piece of App Store signed data offline and prints its decoded payload.
 struct VerifyCommand: AsyncParsableCommand {
     /// Exit status for input that cannot be read.
@@ -38,6 +44,10 @@ struct VerifyCommand: AsyncParsableCommand {
             Example (Apple's test vectors):
               storeledger verify --root testCA.der --bundle-id com.example \\
                 --environment Sandbox testNotification
+
+            Throughput (bench/verify runs this pinned to one core):
+              taskset -c 0 storeledger verify --benchmark 20000 --root testCA.der \\
+                --bundle-id com.example --environment Sandbox testNotification
             """
     )
 
@@ -67,6 +77,20 @@ struct VerifyCommand: AsyncParsableCommand {
     @Flag(name: .customLong("allow-xcode"), help: "Accept Xcode / LocalTesting data without chain or signature checks.")
     var allowXcode = false
 
+    /// Measure instead of print: after the normal verification, build one long-lived verifier from the same
+    /// configuration (as the worker does), verify the input once more to warm it up (this fills its chain cache),
+    /// then verify it N more times sequentially on this one task and print `verifications/s` and the chain-cache
+    /// statistics to stdout instead of the payload. The rate is per second of this process's CPU time (as
+    /// `openssl speed` counts by default), so other load on a shared core does not lower it; the wall-clock rate is
+    /// printed beside it. Each iteration does the worker's full work for the kind: for a
+    /// notification `verifyNotification` (outer JWS plus every nested JWS: parse, chain-cache lookup, ES256
+    /// signature, claims); for other kinds the matching `verify…` call. Pin it with `taskset -c 0` to measure one core.
+    @Option(
+        name: .customLong("benchmark"),
+        help: ArgumentHelp("Verify the input N times after one warm-up and print verifications/s.", valueName: "N")
+    )
+    var benchmarkIterations: Int?
+
     /// The input file, or `-` for stdin.
     @Argument(help: ArgumentHelp("The file holding the signed data, or - for standard input.", valueName: "FILE"))
     var file: String
@@ -78,6 +102,9 @@ struct VerifyCommand: AsyncParsableCommand {
         }
         if appAppleID != nil, bundleID == nil {
             throw ValidationError("--app-apple-id needs --bundle-id")
+        }
+        if let benchmarkIterations, benchmarkIterations < 1 {
+            throw ValidationError("--benchmark needs a positive number of iterations")
         }
     }
 
@@ -106,7 +133,71 @@ struct VerifyCommand: AsyncParsableCommand {
                 ? "accepted \(report.kind.rawValue) as local test data (no chain or signature check)"
                 : "verified \(report.kind.rawValue) (\(report.configuration.environment))"
         )
+        if let benchmarkIterations {
+            do {
+                try await Self.benchmark(report: report, input: input, iterations: benchmarkIterations)
+            } catch {
+                Self.printError("error: \(error.code): \(error.detail)")
+                throw ExitCode(Self.exitCode(for: error.code))
+            }
+            return
+        }
         print(report.expandedPayloadText)
+    }
+
+    /// `--benchmark N`: one verifier with the report's configuration (the worker's default chain-cache size), one
+    /// warm-up verification, then `iterations` sequential verifications of the same token on this task; prints the
+    /// rate and the chain-cache statistics. Every iteration's result is checked, so a failure stops the run.
+    static func benchmark(
+        report: VerificationReport,
+        input: String,
+        iterations: Int
+    ) async throws(VerificationError) {
+        var configuration = report.configuration
+        configuration.chainCacheCapacity = VerifierConfiguration.defaultChainCacheCapacity
+        let verifier = try SignedDataVerifier(configuration: configuration)
+        let token = try SignedDataInspector.signedData(in: input)
+        let kind = report.kind
+        func verifyOnce() async throws(VerificationError) -> Int {
+            switch kind {
+            case .notification:
+                let notification = try await verifier.verifyNotification(token)
+                return notification.signedPayload.utf8.count
+                    + (notification.transaction?.payloadJSON.count ?? 0)
+                    + (notification.renewalInfo?.payloadJSON.count ?? 0)
+                    + (notification.appTransaction?.payloadJSON.count ?? 0)
+            case .transaction: return try await verifier.verifyTransaction(token).payloadJSON.count
+            case .renewalInfo: return try await verifier.verifyRenewalInfo(token).payloadJSON.count
+            case .appTransaction: return try await verifier.verifyAppTransaction(token).payloadJSON.count
+            }
+        }
+        var checksum = try await verifyOnce()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let cpuStart = processCPUSeconds()
+        for _ in 0..<iterations {
+            checksum &+= try await verifyOnce()
+        }
+        let cpuSeconds = processCPUSeconds() - cpuStart
+        let elapsed = clock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        let statistics = verifier.chainCacheStatistics
+        print("kind: \(kind.rawValue)")
+        print("iterations: \(iterations) (after 1 warm-up; checksum \(checksum))")
+        print("seconds: \(String(format: "%.6f", seconds)) wall, \(String(format: "%.6f", cpuSeconds)) CPU")
+        print("verifications/s: \(String(format: "%.1f", Double(iterations) / cpuSeconds))")
+        print("wall verifications/s: \(String(format: "%.1f", Double(iterations) / seconds))")
+        print(
+            "chain cache: hits \(statistics.hits), chain validations \(statistics.chainValidations), "
+                + "entries \(statistics.entries)/\(statistics.capacity)"
+        )
+    }
+
+    /// CPU time (user + system) this process has used, in seconds.
+    static func processCPUSeconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
     }
 
     /// The exit status for a verification failure kind (see the help text).

@@ -1,24 +1,31 @@
 import Crypto
 import Foundation
-import JWTKit
 import Synchronization
 import X509
 
-/// Remembers (leaf, intermediate) pairs that chain to a trusted root with Apple's markers, so a steady stream of
-/// JWS from the same signing certificate costs one ECDSA verification each instead of three.
+/// Remembers `x5c` headers whose (leaf, intermediate) chain to a trusted root with Apple's markers, so a steady
+/// stream of JWS from the same signing certificate costs one ECDSA verification each instead of three — and no
+/// base64 or DER decoding of the certificates either: the key is the header's certificate strings as received,
+/// so a hit needs neither.
 ///
 /// What is cached is date-independent ("this pair, through this root, meets the policy") plus the validity window
 /// of the whole validated chain; a lookup hits only when the new `signedDate` lies inside that window, so an
 /// expired or not-yet-valid certificate is never accepted from the cache. Bounded, least recently used first out.
 final class ChainCache: Sendable {
-    /// SHA-256 of the leaf's and of the intermediate's DER. Roots and policy are fixed per verifier.
+    /// The `x5c` entries exactly as received (base64 DER, leaf first; all of them, so a hit implies every entry
+    /// decoded as a certificate once). Roots and policy are fixed per verifier.
     struct Key: Hashable, Sendable {
-        let leaf: SHA256Digest
-        let intermediate: SHA256Digest
+        /// The base64 certificates.
+        let certificates: [String]
 
-        init(leafDER: [UInt8], intermediateDER: [UInt8]) {
-            leaf = SHA256.hash(data: leafDER)
-            intermediate = SHA256.hash(data: intermediateDER)
+        /// Keys an `x5c` header.
+        init(x5c: [String]) {
+            certificates = x5c
+        }
+
+        /// Keys a (leaf, intermediate) pair given as DER.
+        init(leafDER: Data, intermediateDER: Data) {
+            certificates = [leafDER.base64EncodedString(), intermediateDER.base64EncodedString()]
         }
     }
 
@@ -28,8 +35,8 @@ final class ChainCache: Sendable {
         let validFrom: Date
         /// The earliest `notAfter` in the validated chain.
         let validUntil: Date
-        /// The leaf's public key as a jwt-kit key collection (ES256, no kid).
-        let leafKeys: JWTKeyCollection
+        /// The leaf's P-256 public key, which must have made the JWS's ES256 signature.
+        let leafKey: P256.Signing.PublicKey
 
         /// Whether `date` lies inside the window.
         func covers(_ date: Date) -> Bool {

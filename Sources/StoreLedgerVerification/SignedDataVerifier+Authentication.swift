@@ -29,13 +29,6 @@ struct AuthenticatedJWS: Sendable {
     }
 }
 
-/// Any JSON payload: jwt-kit wants a type to decode once the signature checks out; the claims are read elsewhere.
-private struct OpaquePayload: JWTPayload {
-    init(from decoder: any Decoder) throws {}
-    func encode(to encoder: any Encoder) throws {}
-    func verify(using algorithm: some JWTAlgorithm) async throws {}
-}
-
 extension SignedDataVerifier {
     /// Parses `token`, then either accepts it as allowed local test data or checks header, chain and signature.
     ///
@@ -78,29 +71,33 @@ extension SignedDataVerifier {
         guard x5c.count == 3 else {
             throw .malformed("the x5c header must hold exactly 3 certificates, it holds \(x5c.count)")
         }
-        var ders: [[UInt8]] = []
-        var certificates: [Certificate] = []
-        for (index, entry) in x5c.enumerated() {
-            guard let der = Data(base64Encoded: entry) else {
-                throw .malformed("x5c[\(index)] is not base64")
-            }
-            do {
-                certificates.append(try Certificate(derEncoded: Array(der)))
-            } catch {
-                throw .malformed("x5c[\(index)] is not a DER X.509 certificate")
-            }
-            ders.append(Array(der))
-        }
-
         let validationTime = signedDate ?? currentDate()
-        let chain = try await validatedChain(
-            leaf: certificates[0],
-            leafDER: ders[0],
-            intermediate: certificates[1],
-            intermediateDER: ders[1],
-            at: validationTime
-        )
-        try await checkSignature(of: jws, with: chain.leafKeys)
+        let key = ChainCache.Key(x5c: x5c)
+        let chain: ChainCache.Entry
+        if let cached = chainCache.lookup(key, at: validationTime) {
+            chain = cached
+        } else {
+            var ders: [Data] = []
+            var certificates: [Certificate] = []
+            for (index, entry) in x5c.enumerated() {
+                guard let der = Data(base64Encoded: entry) else {
+                    throw .malformed("x5c[\(index)] is not base64")
+                }
+                do {
+                    certificates.append(try Certificate(derEncoded: Array(der)))
+                } catch {
+                    throw .malformed("x5c[\(index)] is not a DER X.509 certificate")
+                }
+                ders.append(der)
+            }
+            chain = try await validatedChain(
+                key: key,
+                leaf: certificates[0],
+                intermediate: certificates[1],
+                at: validationTime
+            )
+        }
+        try checkSignature(of: jws, with: chain.leafKey)
         return AuthenticatedJWS(
             jws: jws,
             claims: claims,
@@ -128,30 +125,22 @@ extension SignedDataVerifier {
         } catch {
             throw .malformed("not a DER X.509 certificate: \(error)")
         }
-        _ = try await validatedChain(
-            leaf: leaf,
-            leafDER: Array(leafDER),
-            intermediate: intermediate,
-            intermediateDER: Array(intermediateDER),
-            at: date
-        )
+        let key = ChainCache.Key(leafDER: leafDER, intermediateDER: intermediateDER)
+        if chainCache.lookup(key, at: date) != nil { return }
+        _ = try await validatedChain(key: key, leaf: leaf, intermediate: intermediate, at: date)
     }
 
-    /// The cache entry for (leaf, intermediate) valid at `date`, validating the chain when not cached.
+    /// Validates (leaf, intermediate) at `date` with jwt-kit's `X5CVerifier` and caches the result under `key`
+    /// (callers look the cache up first).
     ///
     /// `x5c[2]` is deliberately not offered to the chain builder: the only certificates it may use besides the
     /// configured roots are the leaf and `x5c[1]`.
     private func validatedChain(
+        key: ChainCache.Key,
         leaf: Certificate,
-        leafDER: [UInt8],
         intermediate: Certificate,
-        intermediateDER: [UInt8],
         at date: Date
     ) async throws(VerificationError) -> ChainCache.Entry {
-        let key = ChainCache.Key(leafDER: leafDER, intermediateDER: intermediateDER)
-        if let entry = chainCache.lookup(key, at: date) {
-            return entry
-        }
         chainCache.recordChainValidation()
 
         let result: CertificateValidationResult
@@ -169,31 +158,31 @@ extension SignedDataVerifier {
                 describeFailure(failures, leaf: leaf, intermediate: intermediate, date: date)
             )
         case .validCertificate(let validated):
-            guard let p256 = P256.Signing.PublicKey(leaf.publicKey),
-                let leafKey = try? ES256PublicKey(backing: p256)
-            else {
+            guard let leafKey = P256.Signing.PublicKey(leaf.publicKey) else {
                 throw .badSignature("the leaf's key is not a P-256 key, so it cannot have made an ES256 signature")
             }
-            let keys = JWTKeyCollection()
-            await keys.add(ecdsa: leafKey)
             let entry = ChainCache.Entry(
                 validFrom: validated.map(\.notValidBefore).max() ?? date,
                 validUntil: validated.map(\.notValidAfter).min() ?? date,
-                leafKeys: keys
+                leafKey: leafKey
             )
             chainCache.insert(entry, for: key)
             return entry
         }
     }
 
-    /// Checks the ES256 signature over `header.payload` with the leaf's key.
-    private func checkSignature(of jws: CompactJWS, with keys: JWTKeyCollection) async throws(VerificationError) {
+    /// Checks the ES256 signature (RFC 7518 §3.4: the 64-byte `R || S` over SHA-256 of the ASCII
+    /// `header.payload`) with the leaf's key, through swift-crypto's P-256 — the same call jwt-kit's ES256 makes,
+    /// without re-splitting and re-decoding a token already parsed.
+    private func checkSignature(of jws: CompactJWS, with key: P256.Signing.PublicKey) throws(VerificationError) {
+        let signature: P256.Signing.ECDSASignature
         do {
-            _ = try await keys.verify(jws.token, as: OpaquePayload.self)
-        } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
-            throw .badSignature("the ES256 signature does not match the signed header and payload")
+            signature = try P256.Signing.ECDSASignature(rawRepresentation: jws.signature)
         } catch {
-            throw .badSignature("the signature is not a valid ES256 signature (\(jws.signature.count) bytes)")
+            throw .badSignature("the signature is not a valid ES256 signature (\(jws.signature.count) bytes, not 64)")
+        }
+        guard key.isValidSignature(signature, for: SHA256.hash(data: jws.signingInput)) else {
+            throw .badSignature("the ES256 signature does not match the signed header and payload")
         }
     }
 

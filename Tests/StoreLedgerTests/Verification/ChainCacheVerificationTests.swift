@@ -101,6 +101,27 @@ struct ChainCacheVerificationTests {
         #expect(verifier.chainCacheStatistics.hits == 1)
     }
 
+    @Test("a cached chain does not excuse an unreadable x5c entry, even the root entry nothing chains through")
+    func unreadableRootEntryOnCacheHit() async throws {
+        let pki = try TestPKI()
+        let signer = pki.signer()
+        let verifier = try verifier(trusting: [pki])
+        let token = try signer.signedTransaction()
+        _ = try await verifier.verifyTransaction(token)
+
+        var header = JWSSurgery.header(of: token)
+        var x5c = try #require(header["x5c"] as? [String])
+        for garbage in ["not base64!", Data("not DER".utf8).base64EncodedString()] {
+            x5c[2] = garbage
+            header["x5c"] = x5c
+            let error = await #expect(throws: VerificationError.self) {
+                try await verifier.verifyTransaction(JWSSurgery.replacingHeader(of: token, with: header))
+            }
+            #expect(error?.code == .malformed)
+        }
+        #expect(verifier.chainCacheStatistics.hits == 0)
+    }
+
     @Test("the cache is bounded, and capacity 0 disables it")
     func bounded() async throws {
         let pkis = try (0..<3).map { _ in try TestPKI() }

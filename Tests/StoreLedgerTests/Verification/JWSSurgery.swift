@@ -17,6 +17,13 @@ enum JWSSurgery {
         return (try? JSONSerialization.jsonObject(with: base64URLDecode(segment))) as? [String: Any] ?? [:]
     }
 
+    /// `token` with its header replaced by `header` (JSON object), payload and signature kept.
+    static func replacingHeader(of token: String, with header: [String: Any]) throws -> String {
+        var parts = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        parts[0] = base64URLEncode(try JSONSerialization.data(withJSONObject: header))
+        return parts.joined(separator: ".")
+    }
+
     /// Decodes unpadded base64url.
     static func base64URLDecode(_ text: String) -> Data {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
