@@ -24,6 +24,7 @@ struct SimulateCommand: AsyncParsableCommand {
               storeledger simulate --lifecycle renewals
               storeledger simulate --lifecycle grace-recovery --subscriptions 5 --shuffle --duplicate-rate 0.2
               storeledger simulate --random --rate 20 --duration 30
+              storeledger simulate --random --rate 1000 --duration 100 --output bodies.jsonl
               export APPLE_ROOT_CAS_DER_BASE64=$(storeledger simulate --print-root)
             """
     )
@@ -89,6 +90,12 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seed for lifecycle choice, ids, order and duplicates (default: random).", valueName: "N"))
     var seed: UInt64?
 
+    /// Write the bodies instead of sending them.
+    @Option(help: ArgumentHelp(
+        "Write the request bodies to FILE (- for stdout), one JSON per line in delivery order, instead of POSTing them (with --random: rate x duration bodies).",
+        valueName: "FILE"))
+    var output: String?
+
     /// Allow a non-loopback target.
     @Flag(name: .customLong("allow-remote"), help: "Allow a URL whose host is not loopback.")
     var allowRemote = false
@@ -128,6 +135,9 @@ struct SimulateCommand: AsyncParsableCommand {
         guard parsedEnvironment != nil else {
             throw ValidationError("--environment must be Sandbox or Production, not '\(environment)'")
         }
+        if output != nil, url != nil {
+            throw ValidationError("--output writes the bodies instead of sending them: it takes no --url")
+        }
         if let url {
             _ = try Self.usage { try DeliveryTarget(url, allowRemote: allowRemote) }
         }
@@ -141,7 +151,6 @@ struct SimulateCommand: AsyncParsableCommand {
         }
         let settings = Environment()
         let environment = parsedEnvironment ?? .sandbox
-        let target = try Self.usage { try DeliveryTarget(url ?? defaultURL(settings, environment), allowRemote: allowRemote) }
         let ca = try loadCertificateAuthority()
         let bundleID = self.bundleID ?? settings.string("APP_BUNDLE_ID")?.split(separator: ",").first.map(String.init)
             ?? DevCommand.defaultBundleID
@@ -165,6 +174,12 @@ struct SimulateCommand: AsyncParsableCommand {
             now: Timestamp(Date())
         )
         let deliveries = try Self.usage { try plan.deliveries(signer: NotificationSigner(signer: ca.signer())) }
+        if let output {
+            try write(deliveries, to: output)
+            Self.printError("wrote \(deliveries.count) notification bodies for \(bundleID) (\(environment.rawValue)), seed \(seed)")
+            return
+        }
+        let target = try Self.usage { try DeliveryTarget(url ?? defaultURL(settings, environment), allowRemote: allowRemote) }
         Self.printError(
             "sending \(deliveries.count) notifications for \(bundleID) (\(environment.rawValue)) to \(target), seed \(seed)")
 
@@ -184,6 +199,25 @@ struct SimulateCommand: AsyncParsableCommand {
             Self.printError("stopped: no response from \(target); is the receiver running? (scripts/dev)")
         }
         if summary.failed > 0 || summary.unsent > 0 { throw ExitCode.failure }
+    }
+
+    /// Writes each delivery's request body on a line of its own (bodies are single-line JSON).
+    private func write(_ deliveries: [PlannedDelivery], to path: String) throws {
+        var text = Data()
+        for delivery in deliveries {
+            text.append(contentsOf: delivery.notification.body)
+            text.append(UInt8(ascii: "\n"))
+        }
+        if path == "-" {
+            FileHandle.standardOutput.write(text)
+            return
+        }
+        do {
+            try text.write(to: URL(fileURLWithPath: path))
+        } catch {
+            Self.printError("error: cannot write \(path): \(error.localizedDescription)")
+            throw ExitCode.failure
+        }
     }
 
     /// The development CA in `--ca-dir`, minted on first use; exits 1 when it cannot be read or written.

@@ -6,10 +6,18 @@ public import Foundation
 public enum JWSEncoding {
     /// Unpadded base64url (RFC 7515 §2).
     public static func base64URL(_ data: Data) -> String {
-        data.base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        // Byte-level rewrite of the standard encoding: NSString replacement made signing simulated load
+        // (x5c headers of about 3 KB) take milliseconds per notification.
+        var bytes = Array(data.base64EncodedData())
+        while bytes.last == UInt8(ascii: "=") { bytes.removeLast() }
+        for index in bytes.indices {
+            switch bytes[index] {
+            case UInt8(ascii: "+"): bytes[index] = UInt8(ascii: "-")
+            case UInt8(ascii: "/"): bytes[index] = UInt8(ascii: "_")
+            default: break
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Compact JSON with sorted keys and unescaped slashes, for a dictionary of JSON values

@@ -39,8 +39,24 @@ public struct SimulatedNotification: Hashable, Sendable {
 
     /// The HTTP body Apple sends: `{"signedPayload":"<JWS>"}`.
     public var body: Data {
-        // A dictionary of one string always encodes.
-        try! JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload])
+        // A compact JWS (base64url and dots) needs no JSON escaping; anything else goes through the serializer.
+        let plain = signedPayload.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+                true
+            default:
+                false
+            }
+        }
+        guard plain else {
+            // A dictionary of one string always encodes.
+            return try! JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload])
+        }
+        var body = Data(#"{"signedPayload":""#.utf8)
+        body.append(contentsOf: signedPayload.utf8)
+        body.append(contentsOf: #""}"#.utf8)
+        return body
     }
 
     /// `TYPE` or `TYPE/SUBTYPE`.
