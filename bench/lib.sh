@@ -158,10 +158,14 @@ bench_wait_http() {
 # The poll must stay cheap with a large history: two EXISTS probes use the partial indexes, where
 # count(*) ... WHERE state IN (...) is a (parallel) sequential scan of the whole queue table
 # (~80 ms of CPU on 3 processes with 1.4M rows, every poll, on the machine being measured).
+# Fails at once when a process in BENCH_WATCHED_PIDS (space-separated) has exited.
 bench_wait_queue_settled() {
-  local limit=$1 deadline
+  local limit=$1 deadline pid
   deadline=$(($(date +%s) + limit))
   while true; do
+    for pid in ${BENCH_WATCHED_PIDS:-}; do
+      bench_alive "$pid" || { bench_log "process $pid exited while the queue was draining"; return 1; }
+    done
     [ "$(bench_sql "SELECT EXISTS (SELECT 1 FROM event_queue WHERE state = 'pending')
                            OR EXISTS (SELECT 1 FROM event_queue WHERE state = 'processing')")" = f ] && return 0
     if [ "$(date +%s)" -ge "$deadline" ]; then
