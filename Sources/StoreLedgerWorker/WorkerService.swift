@@ -108,17 +108,15 @@ public struct WorkerService<Handler: EventHandler>: Service {
         prepared.reserveCapacity(batch.count)
         for event in batch { prepared.append(await handler.prepare(event, logger: logger)) }
         do {
-            let outcomes = try await client.inTransaction(logger: logger) { connection in
-                let outcomes = try await handler.apply(prepared, in: connection, logger: logger)
-                guard outcomes.count == batch.count else {
-                    throw StoreError(code: .unavailable, detail: "handler returned \(outcomes.count) outcomes for \(batch.count) events")
+            let prepared = prepared
+            // Effects and outcomes commit together; with no effects, the outcomes statement is atomic alone.
+            let outcomes = handler.appliesInDatabase
+                ? try await client.inTransaction(logger: logger) { connection in
+                    try await applyAndComplete(prepared, of: batch, owner: owner, on: connection)
                 }
-                try await EventQueue.complete(
-                    Array(zip(batch, outcomes)).map { (event: $0.0, outcome: $0.1) },
-                    owner: owner, policy: configuration.retryPolicy, on: connection, logger: logger
-                )
-                return outcomes
-            }
+                : try await client.withConnection { connection in
+                    try await applyAndComplete(prepared, of: batch, owner: owner, on: connection)
+                }
             count(outcomes)
             batchTimer.record(duration: start.duration(to: .now))
         } catch let error as StoreError where error.code == .leaseLost {
@@ -133,6 +131,21 @@ public struct WorkerService<Handler: EventHandler>: Service {
             }
             await recordFailure(batch[0], error: error, owner: owner)
         }
+    }
+
+    /// Applies the handler to a prepared batch and records its outcomes, on one connection.
+    private func applyAndComplete(
+        _ prepared: [Handler.Prepared], of batch: [ClaimedEvent], owner: String, on connection: PostgresConnection
+    ) async throws -> [EventOutcome] {
+        let outcomes = try await handler.apply(prepared, in: connection, logger: logger)
+        guard outcomes.count == batch.count else {
+            throw StoreError(code: .unavailable, detail: "handler returned \(outcomes.count) outcomes for \(batch.count) events")
+        }
+        try await EventQueue.complete(
+            Array(zip(batch, outcomes)).map { (event: $0.0, outcome: $0.1) },
+            owner: owner, policy: configuration.retryPolicy, on: connection, logger: logger
+        )
+        return outcomes
     }
 
     private func recordFailure(_ event: ClaimedEvent, error: any Error, owner: String) async {

@@ -105,6 +105,10 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         }
         configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = .seconds(5)
+        // Only named prepared statements are affected: the queue's claim and complete. Their generic plans are
+        // index-driven whatever the batch (see ClaimStatement, CompleteStatement); custom plans would be replanned
+        // on every batch, and the planner's per-call estimates can pick sequential scans of the queue.
+        configuration.options.additionalStartupParameters.append(("plan_cache_mode", "force_generic_plan"))
         if let applicationName {
             configuration.options.additionalStartupParameters.append(("application_name", applicationName))
         }

@@ -22,32 +22,12 @@ public struct EventQueue: Sendable {
     /// Each claim counts as an attempt. Returns the events in log order.
     public func claim(limit: Int, owner: String, lease: Duration, logger: Logger) async throws -> [ClaimedEvent] {
         let leaseSeconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
-        let rows = try await client.query(
-            """
-            WITH next AS (
-                SELECT event_id FROM event_queue
-                WHERE state = 'pending' AND available_at <= now()
-                ORDER BY available_at, event_id
-                LIMIT \(limit)
-                FOR UPDATE SKIP LOCKED
-            ), claimed AS (
-                UPDATE event_queue q
-                SET state = 'processing', attempts = q.attempts + 1, lease_owner = \(owner),
-                    lease_expires_at = now() + make_interval(secs => \(leaseSeconds)), updated_at = now()
-                FROM next
-                WHERE q.event_id = next.event_id
-                RETURNING q.event_id, q.event_received_at, q.attempts
-            )
-            SELECT c.event_id, c.attempts, e.received_at, e.source, e.environment_hint, e.body, e.request_id
-            FROM claimed c
-            JOIN events e ON e.id = c.event_id AND e.received_at = c.event_received_at
-            ORDER BY c.event_id
-            """,
-            logger: logger
+        let rows = try await client.execute(
+            ClaimStatement(limit: Int64(limit), owner: owner, leaseSeconds: leaseSeconds), logger: logger
         )
         var events: [ClaimedEvent] = []
         for try await (id, attempt, receivedAt, source, hint, body, requestID)
-            in rows.decode((Int64, Int32, Date, String, String?, ByteBuffer, String?).self)
+            in rows
         {
             events.append(
                 ClaimedEvent(
@@ -95,36 +75,15 @@ public struct EventQueue: Sendable {
                 delays.append(exhausted ? 0 : policy.delay(afterAttempt: event.attempt))
             }
         }
-        let rows = try await connection.query(
-            """
-            WITH outcome AS (
-                SELECT * FROM unnest(\(ids)::int8[], \(attempts)::int4[], \(states)::text[], \(errors)::text[], \(delays)::float8[])
-                    AS o(event_id, attempt, state, error, delay)
-            ), finished AS (
-                UPDATE event_queue q
-                SET state = o.state,
-                    available_at = CASE WHEN o.state = 'pending' THEN now() + make_interval(secs => o.delay) ELSE q.available_at END,
-                    lease_owner = NULL, lease_expires_at = NULL,
-                    last_error = CASE WHEN o.state IN ('pending', 'dead') THEN o.error ELSE q.last_error END,
-                    reject_reason = CASE WHEN o.state = 'rejected' THEN o.error ELSE q.reject_reason END,
-                    finished_at = CASE WHEN o.state IN ('done', 'rejected', 'dead') THEN now() END,
-                    updated_at = now()
-                FROM outcome o
-                WHERE q.event_id = o.event_id AND q.state = 'processing'
-                  AND q.lease_owner = \(owner) AND q.attempts = o.attempt
-                RETURNING q.event_id, q.attempts, o.state, o.error
-            ), history AS (
-                INSERT INTO event_attempt_errors (event_id, attempt, worker, outcome, error)
-                SELECT event_id, attempts, \(owner),
-                       CASE state WHEN 'pending' THEN 'retry' ELSE state END, error
-                FROM finished WHERE state <> 'done'
-            )
-            SELECT count(*) FROM finished
-            """,
-            logger: logger
-        )
         var finished = 0
-        for try await count in rows.decode(Int.self) { finished = count }
+        for try await count in try await connection.execute(
+            CompleteStatement(
+                ids: ids, attempts: attempts, states: states, errors: errors, delays: delays, owner: owner
+            ),
+            logger: logger
+        ) {
+            finished = Int(count)
+        }
         if finished != results.count {
             throw StoreError(
                 code: .leaseLost,

@@ -1,0 +1,64 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+
+/// The claim, as a named prepared statement: every connection plans it once, not on every batch.
+///
+/// Takes up to `$1` ready events in available-time order with `FOR UPDATE SKIP LOCKED` (so concurrent claimers
+/// never wait for or share a row), leases them to `$2` for `$3` seconds, counts the attempt, and returns them
+/// with their raw bodies in log order.
+struct ClaimStatement: PostgresPreparedStatement {
+    /// The statement's server-side name.
+    static let name = "storeledger_claim_v1"
+
+    /// The statement.
+    /// The ids come from an `ARRAY(...)` sub-select so that the plan, prepared once without knowing `$1`, is
+    /// index-driven (the ready index, then the primary keys, then each event's partition by primary key) rather
+    /// than a hash join sized for an unknown LIMIT.
+    static let sql = """
+        WITH claimed AS (
+            UPDATE event_queue q
+            SET state = 'processing', attempts = q.attempts + 1, lease_owner = $2,
+                lease_expires_at = now() + make_interval(secs => $3), updated_at = now()
+            WHERE q.event_id = ANY (ARRAY(
+                SELECT event_id FROM event_queue
+                WHERE state = 'pending' AND available_at <= now()
+                ORDER BY available_at, event_id
+                LIMIT $1
+                FOR UPDATE SKIP LOCKED
+            ))
+            RETURNING q.event_id, q.event_received_at, q.attempts
+        )
+        SELECT c.event_id, c.attempts, e.received_at, e.source, e.environment_hint, e.body, e.request_id
+        FROM claimed c
+        JOIN events e ON e.id = c.event_id AND e.received_at = c.event_received_at
+        ORDER BY c.event_id
+        """
+
+    /// Event id, attempt, received time, source, environment hint, body, request id.
+    typealias Row = (Int64, Int32, Date, String, String?, ByteBuffer, String?)
+
+    /// The parameter types: bigint, text, float8.
+    static let bindingDataTypes: [PostgresDataType] = [.int8, .text, .float8]
+
+    /// How many events at most.
+    let limit: Int64
+    /// Who takes the lease.
+    let owner: String
+    /// The lease, in seconds.
+    let leaseSeconds: Double
+
+    /// `$1`…`$3`.
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 3)
+        bindings.append(limit)
+        bindings.append(owner)
+        bindings.append(leaseSeconds)
+        return bindings
+    }
+
+    /// Decodes one claimed row.
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        try row.decode(Row.self)
+    }
+}
