@@ -86,6 +86,7 @@ public struct LedgerHandler: EventHandler {
     /// Records the batch's facts and refolds every row they touch.
     public func apply(_ batch: [PreparedEvent], in transaction: PostgresConnection, logger: Logger) async throws -> [EventOutcome] {
         var outcomes: [EventOutcome] = []
+        var facts = FactBatch()
         var subscriptions: Set<SubscriptionKey> = []
         var purchases: Set<PurchaseKey> = []
         for prepared in batch {
@@ -96,28 +97,24 @@ public struct LedgerHandler: EventHandler {
                 outcomes.append(.retry(reason: reason))
             case .notification(let event, let fact, let bytes):
                 guard let uuid = fact.payload.notificationUUID else { outcomes.append(.reject(reason: "malformed: no notificationUUID")); continue }
-                _ = try await FactStore.recordNotification(
-                    uuid: uuid, payloadJSON: bytes.payload, transactionJSON: bytes.transaction, renewalInfoJSON: bytes.renewalInfo,
-                    eventID: event.id, on: transaction, logger: logger
+                facts.addNotification(
+                    uuid: uuid, payloadJSON: bytes.payload, transactionJSON: bytes.transaction,
+                    renewalInfoJSON: bytes.renewalInfo, eventID: event.id
                 )
-                if let nested = bytes.transaction {
-                    try await FactStore.recordTransaction(payloadJSON: nested, standalone: false, eventID: event.id, on: transaction, logger: logger)
-                }
-                if let nested = bytes.renewalInfo {
-                    try await FactStore.recordRenewalInfo(payloadJSON: nested, standalone: false, eventID: event.id, on: transaction, logger: logger)
-                }
                 collectKeys(of: .notification(fact), subscriptions: &subscriptions, purchases: &purchases)
                 outcomes.append(.done)
             case .signedData(let event, let fact, let bytes):
                 if case .renewalInfo = fact {
-                    try await FactStore.recordRenewalInfo(payloadJSON: bytes, standalone: true, eventID: event.id, on: transaction, logger: logger)
+                    facts.addRenewalInfo(payloadJSON: bytes, standalone: true, eventID: event.id)
                 } else {
-                    try await FactStore.recordTransaction(payloadJSON: bytes, standalone: true, eventID: event.id, on: transaction, logger: logger)
+                    facts.addTransaction(payloadJSON: bytes, standalone: true, eventID: event.id)
                 }
                 collectKeys(of: fact, subscriptions: &subscriptions, purchases: &purchases)
                 outcomes.append(.done)
             }
         }
+        // One statement per fact table, then one lock, one read and one upsert for all touched rows.
+        try await FactStore.record(facts, on: transaction, logger: logger)
         try await Self.project(subscriptions: subscriptions, purchases: purchases, on: transaction, logger: logger)
         return outcomes
     }
@@ -132,15 +129,22 @@ public struct LedgerHandler: EventHandler {
     public static func project(
         subscriptions: Set<SubscriptionKey>, purchases: Set<PurchaseKey>, on connection: PostgresConnection, logger: Logger
     ) async throws {
-        for key in subscriptions.sorted() {
-            try await ReadModelStore.lock("subscription/\(key)", on: connection, logger: logger)
-            let facts = try await FactStore.subscriptionFacts(key, on: connection, logger: logger)
-            try await ReadModelStore.write(SubscriptionProjection.fold(facts, key: key), for: key, on: connection, logger: logger)
+        let subscriptionKeys = subscriptions.sorted()
+        let purchaseKeys = purchases.sorted()
+        try await ReadModelStore.lock(
+            subscriptionKeys.map { "subscription/\($0)" } + purchaseKeys.map { "purchase/\($0)" }, on: connection, logger: logger
+        )
+        if !subscriptionKeys.isEmpty {
+            let facts = try await FactStore.subscriptionFacts(subscriptionKeys, on: connection, logger: logger)
+            var states: [SubscriptionKey: SubscriptionState?] = [:]
+            for key in subscriptionKeys { states.updateValue(SubscriptionProjection.fold(facts[key] ?? [], key: key), forKey: key) }
+            try await ReadModelStore.write(states, on: connection, logger: logger)
         }
-        for key in purchases.sorted() {
-            try await ReadModelStore.lock("purchase/\(key)", on: connection, logger: logger)
-            let facts = try await FactStore.purchaseFacts(key, on: connection, logger: logger)
-            try await ReadModelStore.write(PurchaseProjection.fold(facts, key: key), for: key, on: connection, logger: logger)
+        if !purchaseKeys.isEmpty {
+            let facts = try await FactStore.purchaseFacts(purchaseKeys, on: connection, logger: logger)
+            var states: [PurchaseKey: PurchaseState?] = [:]
+            for key in purchaseKeys { states.updateValue(PurchaseProjection.fold(facts[key] ?? [], key: key), forKey: key) }
+            try await ReadModelStore.write(states, on: connection, logger: logger)
         }
     }
 }

@@ -1,5 +1,4 @@
-import Crypto
-public import Foundation
+import Foundation
 public import Logging
 public import PostgresNIO
 public import StoreLedgerCore
@@ -8,139 +7,152 @@ public import StoreLedgerCore
 /// as ``LedgerFact``s for the projections. Every method runs on the caller's connection, inside the
 /// caller's transaction.
 public enum FactStore {
-    /// Records a verified notification delivered by `eventID` and its nested signed data.
+    /// Records a whole batch of facts: one statement per table.
     ///
-    /// Apple's retries (the same notificationUUID) become further deliveries of the same row.
-    /// Returns false when this event was already recorded (the same event processed again).
-    public static func recordNotification(
-        uuid: NotificationUUID,
-        payloadJSON: Data,
-        transactionJSON: Data?,
-        renewalInfoJSON: Data?,
-        eventID: EventID,
-        on connection: PostgresConnection,
-        logger: Logger
-    ) async throws -> Bool {
-        let payload = String(decoding: payloadJSON, as: UTF8.self)
-        let transaction = transactionJSON.map { String(decoding: $0, as: UTF8.self) }
-        let renewal = renewalInfoJSON.map { String(decoding: $0, as: UTF8.self) }
-        let rows = try await connection.query(
-            """
-            WITH delivery AS (
-                INSERT INTO notification_deliveries (event_id, notification_uuid)
-                VALUES (\(eventID.rawValue), \(uuid.rawValue))
-                ON CONFLICT (event_id) DO NOTHING
-                RETURNING event_id
+    /// Equivalent to recording each fact on its own in event order: Apple's retries within the batch become
+    /// deliveries of one notification row, counted; an event already recorded is not counted again.
+    public static func record(_ batch: FactBatch, on connection: PostgresConnection, logger: Logger) async throws {
+        if !batch.notifications.isEmpty {
+            // Absent nested payloads travel as '' (a JSON text is never empty) because arrays carry no NULLs here.
+            let notifications = batch.notifications
+            try await connection.query(
+                """
+                WITH input AS (
+                    SELECT * FROM unnest(\(notifications.map(\.eventID))::int8[], \(notifications.map(\.uuid))::text[],
+                                         \(notifications.map(\.payload))::text[], \(notifications.map { $0.transaction ?? "" })::text[],
+                                         \(notifications.map { $0.renewalInfo ?? "" })::text[])
+                        AS i(event_id, uuid, payload, transaction_payload, renewal_payload)
+                ), delivery AS (
+                    INSERT INTO notification_deliveries (event_id, notification_uuid)
+                    SELECT event_id, uuid FROM input
+                    ON CONFLICT (event_id) DO NOTHING
+                    RETURNING event_id, notification_uuid
+                ), grouped AS (
+                    SELECT d.notification_uuid AS uuid,
+                           min(d.event_id) AS first_event_id, max(d.event_id) AS last_event_id, count(*) AS deliveries,
+                           (array_agg(i.payload ORDER BY d.event_id))[1] AS payload,
+                           (array_agg(i.transaction_payload ORDER BY d.event_id))[1] AS transaction_payload,
+                           (array_agg(i.renewal_payload ORDER BY d.event_id))[1] AS renewal_payload
+                    FROM delivery d JOIN input i ON i.event_id = d.event_id
+                    GROUP BY d.notification_uuid
+                )
+                INSERT INTO notifications AS n (notification_uuid, payload, transaction_payload, renewal_payload,
+                                                first_event_id, last_event_id, delivery_count)
+                SELECT uuid, payload::jsonb, nullif(transaction_payload, '')::jsonb, nullif(renewal_payload, '')::jsonb,
+                       first_event_id, last_event_id, deliveries
+                FROM grouped
+                ON CONFLICT (notification_uuid) DO UPDATE
+                SET first_event_id = least(n.first_event_id, excluded.first_event_id),
+                    last_event_id = greatest(n.last_event_id, excluded.last_event_id),
+                    delivery_count = n.delivery_count + excluded.delivery_count
+                """,
+                logger: logger
             )
-            INSERT INTO notifications AS n (notification_uuid, payload, transaction_payload, renewal_payload, first_event_id, last_event_id)
-            SELECT \(uuid.rawValue), \(payload)::jsonb, \(transaction)::jsonb, \(renewal)::jsonb, event_id, event_id FROM delivery
-            ON CONFLICT (notification_uuid) DO UPDATE
-            SET first_event_id = least(n.first_event_id, excluded.first_event_id),
-                last_event_id = greatest(n.last_event_id, excluded.last_event_id),
-                delivery_count = n.delivery_count + 1
-            RETURNING n.notification_uuid
-            """,
-            logger: logger
-        )
-        for try await _ in rows { return true }
-        return false
+        }
+        try await recordSignedFacts(Array(batch.transactions.values), table: "transactions", on: connection, logger: logger)
+        try await recordSignedFacts(Array(batch.renewalInfos.values), table: "renewal_infos", on: connection, logger: logger)
     }
 
-    /// Records a verified transaction; `standalone` when it arrived on its own rather than nested.
-    public static func recordTransaction(
-        payloadJSON: Data, standalone: Bool, eventID: EventID, on connection: PostgresConnection, logger: Logger
+    /// Upserts distinct transactions or renewal infos in one statement.
+    private static func recordSignedFacts(
+        _ facts: [FactBatch.SignedFact], table: String, on connection: PostgresConnection, logger: Logger
     ) async throws {
-        try await record(table: "transactions", payloadJSON: payloadJSON, standalone: standalone, eventID: eventID, on: connection, logger: logger)
-    }
-
-    /// Records a verified renewal info; `standalone` when it arrived on its own rather than nested.
-    public static func recordRenewalInfo(
-        payloadJSON: Data, standalone: Bool, eventID: EventID, on connection: PostgresConnection, logger: Logger
-    ) async throws {
-        try await record(table: "renewal_infos", payloadJSON: payloadJSON, standalone: standalone, eventID: eventID, on: connection, logger: logger)
-    }
-
-    private static func record(
-        table: String, payloadJSON: Data, standalone: Bool, eventID: EventID,
-        on connection: PostgresConnection, logger: Logger
-    ) async throws {
-        // One row per distinct signed content; the digest of the decoded bytes identifies it.
-        let digest = Data(SHA256.hash(data: payloadJSON))
-        let payload = String(decoding: payloadJSON, as: UTF8.self)
+        guard !facts.isEmpty else { return }
         var query = PostgresQuery(
             unsafeSQL: """
                 INSERT INTO \(table) AS f (fact_sha256, payload, standalone, first_event_id)
-                VALUES ($1, $2::jsonb, $3, $4)
+                SELECT decode(digest, 'hex'), payload::jsonb, standalone, first_event_id
+                FROM unnest($1::text[], $2::text[], $3::bool[], $4::int8[]) AS i(digest, payload, standalone, first_event_id)
                 ON CONFLICT (fact_sha256) DO UPDATE
                 SET standalone = f.standalone OR excluded.standalone,
                     first_event_id = least(f.first_event_id, excluded.first_event_id)
                 """
         )
-        try query.binds.append(digest, context: .default)
-        query.binds.append(payload, context: .default)
-        query.binds.append(standalone, context: .default)
-        query.binds.append(eventID.rawValue, context: .default)
+        query.binds.append(facts.map(\.digestHex), context: .default)
+        query.binds.append(facts.map(\.payload), context: .default)
+        query.binds.append(facts.map(\.standalone), context: .default)
+        query.binds.append(facts.map(\.firstEventID), context: .default)
         try await connection.query(query, logger: logger)
     }
 
-    /// Every fact of one subscription: its notifications and its standalone transactions and renewal infos.
+    /// Every fact of each subscription in `keys`, in one statement; the result has one entry per key.
     public static func subscriptionFacts(
-        _ key: SubscriptionKey, on connection: PostgresConnection, logger: Logger
-    ) async throws -> [LedgerFact] {
-        let environment = key.environment.rawValue
-        let id = key.originalTransactionID.rawValue
+        _ keys: [SubscriptionKey], on connection: PostgresConnection, logger: Logger
+    ) async throws -> [SubscriptionKey: [LedgerFact]] {
+        guard !keys.isEmpty else { return [:] }
         let rows = try await connection.query(
             """
-            SELECT 'notification', payload::text, transaction_payload::text, renewal_payload::text
-            FROM notifications WHERE environment = \(environment) AND original_transaction_id = \(id)
-            UNION ALL
-            SELECT 'transaction', payload::text, NULL, NULL
-            FROM transactions WHERE standalone AND environment = \(environment) AND original_transaction_id = \(id)
-            UNION ALL
-            SELECT 'renewal_info', payload::text, NULL, NULL
-            FROM renewal_infos WHERE standalone AND environment = \(environment) AND original_transaction_id = \(id)
+            SELECT k.i, f.kind, f.payload, f.transaction_payload, f.renewal_payload
+            FROM unnest(\(keys.map(\.environment.rawValue))::text[], \(keys.map(\.originalTransactionID.rawValue))::text[])
+                WITH ORDINALITY AS k(environment, id, i)
+            CROSS JOIN LATERAL (
+                SELECT 'notification' AS kind, payload::text AS payload, transaction_payload::text AS transaction_payload,
+                       renewal_payload::text AS renewal_payload
+                FROM notifications WHERE environment = k.environment AND original_transaction_id = k.id
+                UNION ALL
+                SELECT 'transaction', payload::text, NULL, NULL
+                FROM transactions WHERE standalone AND environment = k.environment AND original_transaction_id = k.id
+                UNION ALL
+                SELECT 'renewal_info', payload::text, NULL, NULL
+                FROM renewal_infos WHERE standalone AND environment = k.environment AND original_transaction_id = k.id
+            ) f
             """,
             logger: logger
         )
-        return try await decodeFacts(rows)
+        return try await groupFacts(rows, keys: keys)
     }
 
-    /// Every fact of one one-time purchase: its notifications and its standalone transactions.
+    /// Every fact of each one-time purchase in `keys`, in one statement; the result has one entry per key.
     public static func purchaseFacts(
-        _ key: PurchaseKey, on connection: PostgresConnection, logger: Logger
-    ) async throws -> [LedgerFact] {
-        let environment = key.environment.rawValue
-        let id = key.transactionID.rawValue
+        _ keys: [PurchaseKey], on connection: PostgresConnection, logger: Logger
+    ) async throws -> [PurchaseKey: [LedgerFact]] {
+        guard !keys.isEmpty else { return [:] }
         let rows = try await connection.query(
             """
-            SELECT 'notification', payload::text, transaction_payload::text, renewal_payload::text
-            FROM notifications WHERE environment = \(environment) AND transaction_id = \(id)
-            UNION ALL
-            SELECT 'transaction', payload::text, NULL, NULL
-            FROM transactions WHERE standalone AND environment = \(environment) AND transaction_id = \(id)
+            SELECT k.i, f.kind, f.payload, f.transaction_payload, f.renewal_payload
+            FROM unnest(\(keys.map(\.environment.rawValue))::text[], \(keys.map(\.transactionID.rawValue))::text[])
+                WITH ORDINALITY AS k(environment, id, i)
+            CROSS JOIN LATERAL (
+                SELECT 'notification' AS kind, payload::text AS payload, transaction_payload::text AS transaction_payload,
+                       renewal_payload::text AS renewal_payload
+                FROM notifications WHERE environment = k.environment AND transaction_id = k.id
+                UNION ALL
+                SELECT 'transaction', payload::text, NULL, NULL
+                FROM transactions WHERE standalone AND environment = k.environment AND transaction_id = k.id
+            ) f
             """,
             logger: logger
         )
-        return try await decodeFacts(rows)
+        return try await groupFacts(rows, keys: keys)
     }
 
-    private static func decodeFacts(_ rows: PostgresRowSequence) async throws -> [LedgerFact] {
+    /// Groups `(key ordinal, kind, payloads)` rows by key; every key gets an entry, empty when it has no facts.
+    private static func groupFacts<Key: Hashable>(_ rows: PostgresRowSequence, keys: [Key]) async throws -> [Key: [LedgerFact]] {
         let decoder = JSONDecoder()
-        var facts: [LedgerFact] = []
-        for try await (kind, payload, transaction, renewal) in rows.decode((String, String, String?, String?).self) {
-            switch kind {
-            case "notification":
-                facts.append(.notification(NotificationFact(
-                    payload: try decoder.decode(NotificationPayload.self, from: Data(payload.utf8)),
-                    transaction: try transaction.map { try decoder.decode(TransactionPayload.self, from: Data($0.utf8)) },
-                    renewalInfo: try renewal.map { try decoder.decode(RenewalInfoPayload.self, from: Data($0.utf8)) }
-                )))
-            case "transaction":
-                facts.append(.transaction(try decoder.decode(TransactionPayload.self, from: Data(payload.utf8))))
-            default:
-                facts.append(.renewalInfo(try decoder.decode(RenewalInfoPayload.self, from: Data(payload.utf8))))
-            }
+        var facts: [Key: [LedgerFact]] = Dictionary(uniqueKeysWithValues: keys.map { ($0, []) })
+        for try await (ordinal, kind, payload, transaction, renewal) in rows.decode((Int64, String, String, String?, String?).self) {
+            facts[keys[Int(ordinal) - 1], default: []].append(
+                try decodeFact(kind: kind, payload: payload, transaction: transaction, renewal: renewal, decoder: decoder)
+            )
         }
         return facts
+    }
+
+    /// One stored fact back as a ``LedgerFact``.
+    private static func decodeFact(
+        kind: String, payload: String, transaction: String?, renewal: String?, decoder: JSONDecoder
+    ) throws -> LedgerFact {
+        switch kind {
+        case "notification":
+            return .notification(NotificationFact(
+                payload: try decoder.decode(NotificationPayload.self, from: Data(payload.utf8)),
+                transaction: try transaction.map { try decoder.decode(TransactionPayload.self, from: Data($0.utf8)) },
+                renewalInfo: try renewal.map { try decoder.decode(RenewalInfoPayload.self, from: Data($0.utf8)) }
+            ))
+        case "transaction":
+            return .transaction(try decoder.decode(TransactionPayload.self, from: Data(payload.utf8)))
+        default:
+            return .renewalInfo(try decoder.decode(RenewalInfoPayload.self, from: Data(payload.utf8)))
+        }
     }
 }

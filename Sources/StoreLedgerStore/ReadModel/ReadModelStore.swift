@@ -6,10 +6,36 @@ public import StoreLedgerCore
 /// Writes the read model (`subscriptions`, `purchases`) from projected states, on the caller's
 /// connection. A row's `updated_at` moves only when one of its values changes.
 public enum ReadModelStore {
-    /// Takes the transaction-scoped lock that serialises projections of one row, so two workers
-    /// folding the same subscription cannot each miss the other's new fact.
-    public static func lock(_ rowKey: String, on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(rowKey), 0))", logger: logger)
+    /// Takes the locks of many rows in one statement, in the order given (callers sort, so that two workers
+    /// locking overlapping sets cannot deadlock).
+    public static func lock(_ rowKeys: [String], on connection: PostgresConnection, logger: Logger) async throws {
+        guard !rowKeys.isEmpty else { return }
+        // A volatile function in the target list is evaluated after the ORDER BY: locks are taken in order.
+        try await connection.query(
+            """
+            SELECT pg_advisory_xact_lock(hashtextextended(k, 0))
+            FROM unnest(\(rowKeys)::text[]) WITH ORDINALITY AS t(k, i) ORDER BY i
+            """,
+            logger: logger
+        )
+    }
+
+    /// Writes many subscription rows: upserts in one statement, deletes (nil states) one by one.
+    public static func write(_ states: [SubscriptionKey: SubscriptionState?], on connection: PostgresConnection, logger: Logger) async throws {
+        var rows: [SubscriptionRow] = []
+        for (key, state) in states {
+            if let state { rows.append(SubscriptionRow(state)) } else { try await write(nil, for: key, on: connection, logger: logger) }
+        }
+        try await upsert(table: "subscriptions", keyColumns: ["environment", "original_transaction_id"], rows: rows, on: connection, logger: logger)
+    }
+
+    /// Writes many purchase rows: upserts in one statement, deletes (nil states) one by one.
+    public static func write(_ states: [PurchaseKey: PurchaseState?], on connection: PostgresConnection, logger: Logger) async throws {
+        var rows: [PurchaseRow] = []
+        for (key, state) in states {
+            if let state { rows.append(PurchaseRow(state)) } else { try await write(nil, for: key, on: connection, logger: logger) }
+        }
+        try await upsert(table: "purchases", keyColumns: ["environment", "transaction_id"], rows: rows, on: connection, logger: logger)
     }
 
     /// Writes (or, when `state` is nil, deletes) the subscription row for `key`.
@@ -41,25 +67,27 @@ public enum ReadModelStore {
             try await connection.query(query, logger: logger)
             return
         }
-        try await upsert(table: table, keyColumns: key.map(\.column), row: row, on: connection, logger: logger)
+        try await upsert(table: table, keyColumns: key.map(\.column), rows: [row], on: connection, logger: logger)
     }
 
-    /// Upserts `row` (a JSON object keyed by column name) with `jsonb_populate_record`.
-    private static func upsert(
-        table: String, keyColumns: [String], row: some ReadModelRow, on connection: PostgresConnection, logger: Logger
+    /// Upserts `rows` (JSON objects keyed by column name) with `jsonb_populate_recordset`, in one statement; a
+    /// row's `updated_at` moves only when one of its values changes.
+    private static func upsert<Row: ReadModelRow>(
+        table: String, keyColumns: [String], rows: [Row], on connection: PostgresConnection, logger: Logger
     ) async throws {
-        let columns = type(of: row).columns
+        guard !rows.isEmpty else { return }
+        let columns = Row.columns
         let valueColumns = columns.filter { !keyColumns.contains($0) }
         let list = columns.joined(separator: ", ")
         let sql = """
             INSERT INTO \(table) AS t (\(list))
-            SELECT \(list) FROM jsonb_populate_record(NULL::\(table), $1::jsonb)
+            SELECT \(list) FROM jsonb_populate_recordset(NULL::\(table), $1::jsonb)
             ON CONFLICT (\(keyColumns.joined(separator: ", "))) DO UPDATE
             SET \(valueColumns.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")), updated_at = now()
             WHERE (\(valueColumns.map { "t.\($0)" }.joined(separator: ", "))) IS DISTINCT FROM (\(valueColumns.map { "excluded.\($0)" }.joined(separator: ", ")))
             """
         var query = PostgresQuery(unsafeSQL: sql)
-        query.binds.append(try row.json(), context: .default)
+        query.binds.append("[" + (try rows.map { try $0.json() }).joined(separator: ",") + "]", context: .default)
         try await connection.query(query, logger: logger)
     }
 }

@@ -120,6 +120,34 @@ struct LedgerHandlerTests {
         }
     }
 
+    @Test func retriesInsideOneClaimedBatchAreCountedAndAppliedOnce() async throws {
+        var lifecycle = SubscriptionLifecycleBuilder(originalTransactionID: "4100")
+        lifecycle.subscribe()
+        let fact = try #require(lifecycle.facts.first)
+        try await TestDatabase.withFresh { db in
+            let single = try LedgerPipeline(db, pki: Self.pki)
+            let event = try single.signer.signedEvent(for: fact)
+            var ids: [Int64] = []
+            for _ in 0..<3 { ids.append(try await single.append(source: event.source, body: event.body).rawValue) }
+            try await single.drain(batchSize: 10)
+            #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE state = 'done'") == 3)
+            let rows = try await db.client.query(
+                "SELECT delivery_count, first_event_id, last_event_id FROM notifications", logger: db.logger
+            )
+            var seen = 0
+            for try await (deliveries, firstID, lastID) in rows.decode((Int32, Int64, Int64).self) {
+                seen += 1
+                #expect(deliveries == 3)
+                #expect(firstID == ids.min())
+                #expect(lastID == ids.max())
+            }
+            #expect(seen == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM notification_deliveries") == 3)
+            #expect(try await db.scalar("SELECT count(*) FROM transactions") == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM subscriptions WHERE original_transaction_id = '4100'") == 1)
+        }
+    }
+
     @Test func appleRetriesAreDeliveriesOfOneNotificationAppliedOnce() async throws {
         var lifecycle = SubscriptionLifecycleBuilder(originalTransactionID: "4000")
         lifecycle.subscribe()
