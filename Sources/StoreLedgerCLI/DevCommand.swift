@@ -12,6 +12,7 @@ import StoreLedgerWorker
 ///
 /// `scripts/dev` wraps it with a throwaway local Postgres when `DATABASE_URL` is unset.
 struct DevCommand: AsyncParsableCommand {
+    /// The command's name and help.
     static let configuration = CommandConfiguration(
         commandName: "dev",
         abstract: "Development: migrate, then run receiver and worker together in one process."
@@ -20,6 +21,7 @@ struct DevCommand: AsyncParsableCommand {
     /// The bundle id `dev` accepts when `APP_BUNDLE_ID` is unset (the simulator's default).
     static let defaultBundleID = "com.example.storeledger"
 
+    /// Migrates, then runs the receiver with a worker as one of its services until SIGINT/SIGTERM.
     func run() async throws {
         let environment = Environment()
         let logger = Bootstrap.logger("storeledger.dev", level: try environment.logLevel())

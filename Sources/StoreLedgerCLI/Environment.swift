@@ -13,6 +13,7 @@ import StoreLedgerWorker
 /// Values that are present but malformed are errors naming the key, never silently replaced by
 /// a default.
 struct Environment: Sendable {
+    /// Where settings are read from (the process environment).
     let reader: ConfigReader
 
     /// Reads the process environment (or `variables`, for tests).

@@ -3,6 +3,7 @@ import ArgumentParser
 /// `storeledger`: the receiver, the worker, migrations and operator tools in one executable.
 @main
 struct StoreLedgerCommand: AsyncParsableCommand {
+    /// The command's name, version and subcommands.
     static let configuration = CommandConfiguration(
         commandName: "storeledger",
         abstract: "Turns App Store Server Notifications into a replayable subscription ledger.",

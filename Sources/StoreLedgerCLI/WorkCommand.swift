@@ -8,6 +8,7 @@ import UnixSignals
 
 /// `storeledger work`: a worker process; run as many as you like.
 struct WorkCommand: AsyncParsableCommand {
+    /// The command's name and help.
     static let configuration = CommandConfiguration(
         commandName: "work",
         abstract: "Run a worker: claim stored events, process them, retry failures, park what cannot succeed."
@@ -21,6 +22,7 @@ struct WorkCommand: AsyncParsableCommand {
     @Option(help: "ledger (verify, record facts, project; the default) or envelope (parse only, for benchmarks).")
     var handler: HandlerChoice = .ledger
 
+    /// Checks the schema, then runs the worker until SIGTERM.
     func run() async throws {
         let environment = Environment()
         let logger = Bootstrap.logger("storeledger.worker", level: try environment.logLevel())

@@ -10,23 +10,35 @@ public import StoreLedgerCore
 public struct FactBatch: Sendable {
     /// A notification delivered by one event.
     struct Notification: Sendable {
+        /// The event that delivered it.
         let eventID: Int64
+        /// Its notificationUUID.
         let uuid: String
+        /// The decoded payload (JSON).
         let payload: String
+        /// The decoded nested transaction (JSON), if any.
         let transaction: String?
+        /// The decoded nested renewal info (JSON), if any.
         let renewalInfo: String?
     }
 
     /// A distinct transaction or renewal info.
     struct SignedFact: Sendable {
+        /// SHA-256 of the decoded payload, hex: the row's identity.
         let digestHex: String
+        /// The decoded payload (JSON).
         let payload: String
+        /// Whether any occurrence arrived on its own rather than nested.
         var standalone: Bool
+        /// The lowest event id it arrived in.
         var firstEventID: Int64
     }
 
+    /// Every notification delivery, in the order added.
     private(set) var notifications: [Notification] = []
+    /// Distinct transactions by digest.
     private(set) var transactions: [String: SignedFact] = [:]
+    /// Distinct renewal infos by digest.
     private(set) var renewalInfos: [String: SignedFact] = [:]
 
     /// An empty batch.

@@ -3,14 +3,17 @@ import StoreLedgerCore
 
 /// A `purchases` row made from a projected ``PurchaseState``.
 struct PurchaseRow: ReadModelRow {
+    /// The `purchases` columns a row sets, in a fixed order.
     static let columns = [
         "environment", "transaction_id", "original_transaction_id", "bundle_id", "product_id", "product_type",
         "purchased_at", "expires_at", "quantity", "price", "currency", "ownership", "app_account_token",
         "storefront", "revoked_at", "revocation_reason", "revocation_type", "entitled", "last_signed_at",
     ]
 
+    /// The values by column; nil is SQL NULL.
     let values: [String: Any?]
 
+    /// The row for a projected state.
     init(_ state: PurchaseState) {
         values = [
             "environment": state.environment.rawValue,

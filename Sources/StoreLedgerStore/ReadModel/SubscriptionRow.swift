@@ -3,6 +3,7 @@ import StoreLedgerCore
 
 /// A `subscriptions` row made from a projected ``SubscriptionState``.
 struct SubscriptionRow: ReadModelRow {
+    /// The `subscriptions` columns a row sets, in a fixed order.
     static let columns = [
         "environment", "original_transaction_id", "bundle_id", "product_id", "subscription_group", "status",
         "entitled", "latest_transaction_id", "purchased_at", "original_purchased_at", "expires_at",
@@ -11,8 +12,10 @@ struct SubscriptionRow: ReadModelRow {
         "revocation_reason", "revocation_type", "price", "currency", "storefront", "last_signed_at",
     ]
 
+    /// The values by column; nil is SQL NULL.
     let values: [String: Any?]
 
+    /// The row for a projected state.
     init(_ state: SubscriptionState) {
         values = [
             "environment": state.environment.rawValue,
