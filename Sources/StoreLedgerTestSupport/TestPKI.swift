@@ -25,7 +25,7 @@ public struct TestPKI: Sendable {
     /// Mints a new PKI.
     public init(_ options: Options = .standard) throws {
         self.options = options
-        self.chain = try SigningChain(options.signingChainOptions)
+        self.chain = try SigningChain(options)
     }
 
     /// The root's private key.
