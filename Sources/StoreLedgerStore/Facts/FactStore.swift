@@ -79,51 +79,51 @@ public enum FactStore {
     public static func subscriptionFacts(
         _ keys: [SubscriptionKey], on connection: PostgresConnection, logger: Logger
     ) async throws -> [SubscriptionKey: [LedgerFact]] {
-        guard !keys.isEmpty else { return [:] }
-        let rows = try await connection.query(
-            """
-            SELECT k.i, f.kind, f.payload, f.transaction_payload, f.renewal_payload
-            FROM unnest(\(keys.map(\.environment.rawValue))::text[], \(keys.map(\.originalTransactionID.rawValue))::text[])
-                WITH ORDINALITY AS k(environment, id, i)
-            CROSS JOIN LATERAL (
-                SELECT 'notification' AS kind, payload::text AS payload, transaction_payload::text AS transaction_payload,
-                       renewal_payload::text AS renewal_payload
-                FROM notifications WHERE environment = k.environment AND original_transaction_id = k.id
-                UNION ALL
-                SELECT 'transaction', payload::text, NULL, NULL
-                FROM transactions WHERE standalone AND environment = k.environment AND original_transaction_id = k.id
-                UNION ALL
-                SELECT 'renewal_info', payload::text, NULL, NULL
-                FROM renewal_infos WHERE standalone AND environment = k.environment AND original_transaction_id = k.id
-            ) f
-            """,
-            logger: logger
+        try await facts(
+            of: keys, ids: keys.map(\.originalTransactionID.rawValue), environments: keys.map(\.environment.rawValue),
+            idColumn: "original_transaction_id", standalone: [("transactions", "transaction"), ("renewal_infos", "renewal_info")],
+            on: connection, logger: logger
         )
-        return try await groupFacts(rows, keys: keys)
     }
 
     /// Every fact of each one-time purchase in `keys`, in one statement; the result has one entry per key.
     public static func purchaseFacts(
         _ keys: [PurchaseKey], on connection: PostgresConnection, logger: Logger
     ) async throws -> [PurchaseKey: [LedgerFact]] {
+        try await facts(
+            of: keys, ids: keys.map(\.transactionID.rawValue), environments: keys.map(\.environment.rawValue),
+            idColumn: "transaction_id", standalone: [("transactions", "transaction")],
+            on: connection, logger: logger
+        )
+    }
+
+    /// The notifications, and the standalone rows of each `(table, kind)`, whose `idColumn` and environment match
+    /// each key, read with one lateral join and grouped by key.
+    private static func facts<Key: Hashable>(
+        of keys: [Key], ids: [String], environments: [String], idColumn: String, standalone tables: [(table: String, kind: String)],
+        on connection: PostgresConnection, logger: Logger
+    ) async throws -> [Key: [LedgerFact]] {
         guard !keys.isEmpty else { return [:] }
-        let rows = try await connection.query(
+        let standalone = tables.map { table, kind in
             """
+            UNION ALL
+            SELECT '\(kind)', payload::text, NULL, NULL
+            FROM \(table) WHERE standalone AND environment = k.environment AND \(idColumn) = k.id
+            """
+        }.joined(separator: "\n")
+        var query = PostgresQuery(unsafeSQL: """
             SELECT k.i, f.kind, f.payload, f.transaction_payload, f.renewal_payload
-            FROM unnest(\(keys.map(\.environment.rawValue))::text[], \(keys.map(\.transactionID.rawValue))::text[])
-                WITH ORDINALITY AS k(environment, id, i)
+            FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(environment, id, i)
             CROSS JOIN LATERAL (
                 SELECT 'notification' AS kind, payload::text AS payload, transaction_payload::text AS transaction_payload,
                        renewal_payload::text AS renewal_payload
-                FROM notifications WHERE environment = k.environment AND transaction_id = k.id
-                UNION ALL
-                SELECT 'transaction', payload::text, NULL, NULL
-                FROM transactions WHERE standalone AND environment = k.environment AND transaction_id = k.id
+                FROM notifications WHERE environment = k.environment AND \(idColumn) = k.id
+                \(standalone)
             ) f
-            """,
-            logger: logger
-        )
-        return try await groupFacts(rows, keys: keys)
+            """)
+        query.binds.append(environments, context: .default)
+        query.binds.append(ids, context: .default)
+        return try await groupFacts(try await connection.query(query, logger: logger), keys: keys)
     }
 
     /// Groups `(key ordinal, kind, payloads)` rows by key; every key gets an entry, empty when it has no facts.
