@@ -89,12 +89,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Hummingbird routers: the receiver and health endpoints.
+        // Hummingbird routers: the receiver, health endpoints and the app-facing API.
         .target(
             name: "StoreLedgerHTTP",
             dependencies: [
                 "StoreLedgerCore",
                 "StoreLedgerStore",
+                "StoreLedgerProcessing",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),

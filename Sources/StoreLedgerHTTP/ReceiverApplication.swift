@@ -4,28 +4,33 @@ public import PostgresNIO
 public import ServiceLifecycle
 public import StoreLedgerStore
 
-/// Builds the receiver's router: request ids, the notification routes and health checks.
-public func buildReceiverRouter(client: PostgresClient, migrator: Migrator, configuration: ReceiverConfiguration) -> Router<ReceiverRequestContext> {
-    let router = Router(context: ReceiverRequestContext.self)
+/// Builds the public router: request ids, the notification routes, health checks and, when `appAPI` is given,
+/// the app-facing API.
+public func buildReceiverRouter(
+    client: PostgresClient, migrator: Migrator, configuration: ReceiverConfiguration, appAPI: AppAPI? = nil
+) -> Router<StoreLedgerRequestContext> {
+    let router = Router(context: StoreLedgerRequestContext.self)
     router.add(middleware: RequestIDMiddleware())
     ReceiverController(log: EventLog(client: client), configuration: configuration).addRoutes(to: router)
     HealthController(client: client, migrator: migrator).addRoutes(to: router)
+    appAPI?.addRoutes(to: router)
     return router
 }
 
-/// Builds the receiver application. It runs `client` and any `services` with it, and refuses to
+/// Builds the HTTP application (receiver, health and, when given, the app-facing API). It runs `client` and any `services` with it, and refuses to
 /// start when the database schema is not current (or, with `migrateOnStart`, migrates it first:
 /// development only).
 public func buildReceiverApplication(
     client: PostgresClient,
     migrator: Migrator,
     configuration: ReceiverConfiguration,
+    appAPI: AppAPI? = nil,
     services: [any Service] = [],
     migrateOnStart: Bool = false,
     logger: Logger
 ) -> some ApplicationProtocol {
     var app = Application(
-        router: buildReceiverRouter(client: client, migrator: migrator, configuration: configuration),
+        router: buildReceiverRouter(client: client, migrator: migrator, configuration: configuration, appAPI: appAPI),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "storeledger"),
         services: [client] + services,
         logger: logger

@@ -40,7 +40,7 @@ public struct ReceiverController: Sendable {
     }
 
     /// Adds the notification routes to `router`.
-    public func addRoutes(to router: Router<ReceiverRequestContext>) {
+    public func addRoutes(to router: Router<StoreLedgerRequestContext>) {
         for route in Self.routes {
             let hint = route.hint
             router.post(route.path) { request, context in
@@ -50,7 +50,7 @@ public struct ReceiverController: Sendable {
     }
 
     /// Stores one notification.
-    func receive(_ request: Request, context: ReceiverRequestContext, hint: EnvironmentHint?) async throws -> Response {
+    func receive(_ request: Request, context: StoreLedgerRequestContext, hint: EnvironmentHint?) async throws -> Response {
         let limit = configuration.maximumBodySize
         if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {
             tooLarge.increment()

@@ -14,8 +14,8 @@ public struct RequestIDMiddleware: RouterMiddleware {
 
     /// Tags the context and the response with the request id.
     public func handle(
-        _ request: Request, context: ReceiverRequestContext,
-        next: (Request, ReceiverRequestContext) async throws -> Response
+        _ request: Request, context: StoreLedgerRequestContext,
+        next: (Request, StoreLedgerRequestContext) async throws -> Response
     ) async throws -> Response {
         var context = context
         let incoming = request.headers[Self.headerName].flatMap { Self.isAcceptable($0) ? $0 : nil }

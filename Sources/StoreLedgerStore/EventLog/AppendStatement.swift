@@ -8,15 +8,15 @@ import StoreLedgerCore
 /// connection. Inserts the event and its pending queue row together and returns the event's id and received time.
 struct AppendStatement: PostgresPreparedStatement {
     /// The statement's server-side name.
-    static let name = "storeledger_append_v1"
+    static let name = "storeledger_append_v2"
 
     /// The statement: `$1` source, `$2` environment hint, `$3` route, `$4` body, `$5` body SHA-256,
-    /// `$6` remote address, `$7` content type, `$8` user agent, `$9` request id.
+    /// `$6` remote address, `$7` content type, `$8` user agent, `$9` request id, `$10` user id.
     static let sql = """
         WITH appended AS (
             INSERT INTO events (source, environment_hint, route, body, body_sha256,
-                                remote_address, content_type, user_agent, request_id)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                                remote_address, content_type, user_agent, request_id, user_id)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
             RETURNING id, received_at
         )
         INSERT INTO event_queue (event_id, event_received_at)
@@ -28,14 +28,14 @@ struct AppendStatement: PostgresPreparedStatement {
     typealias Row = (Int64, Date)
 
     /// The parameter types, so NULLs need no inference.
-    static let bindingDataTypes: [PostgresDataType] = [.text, .text, .text, .bytea, .bytea, .text, .text, .text, .text]
+    static let bindingDataTypes: [PostgresDataType] = [.text, .text, .text, .bytea, .bytea, .text, .text, .text, .text, .text]
 
     /// The event to append.
     let event: NewEvent
 
-    /// `$1`…`$9`; the digest is computed here, from the bytes that are stored.
+    /// `$1`…`$10`; the digest is computed here, from the bytes that are stored.
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 9)
+        var bindings = PostgresBindings(capacity: 10)
         bindings.append(event.source.rawValue)
         bindings.append(event.environmentHint?.rawValue)
         bindings.append(event.route)
@@ -45,6 +45,7 @@ struct AppendStatement: PostgresPreparedStatement {
         bindings.append(event.contentType)
         bindings.append(event.userAgent)
         bindings.append(event.requestID)
+        bindings.append(event.userID)
         return bindings
     }
 

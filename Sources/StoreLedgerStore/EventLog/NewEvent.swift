@@ -19,6 +19,8 @@ public struct NewEvent: Sendable {
     public var userAgent: String?
     /// The request id logged with it.
     public var requestID: String?
+    /// The authenticated user who posted it (app-facing routes), so ownership can be rebuilt from the log.
+    public var userID: String?
 
     /// Creates an event to append.
     public init(
@@ -29,7 +31,8 @@ public struct NewEvent: Sendable {
         remoteAddress: String? = nil,
         contentType: String? = nil,
         userAgent: String? = nil,
-        requestID: String? = nil
+        requestID: String? = nil,
+        userID: String? = nil
     ) {
         self.source = source
         self.environmentHint = environmentHint
@@ -39,5 +42,6 @@ public struct NewEvent: Sendable {
         self.contentType = contentType
         self.userAgent = userAgent
         self.requestID = requestID
+        self.userID = userID
     }
 }

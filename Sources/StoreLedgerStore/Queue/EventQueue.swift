@@ -165,3 +165,31 @@ public struct EventQueue: Sendable {
         return depth
     }
 }
+
+extension EventQueue {
+    /// Leases a just-appended event to `owner` inside the caller's transaction, for inline processing by the
+    /// app-facing API: workers cannot see it before the commit, and its completion goes through the same fenced
+    /// ``complete(_:owner:policy:on:logger:)`` as a claimed one.
+    public static func leaseAppended(
+        _ appended: AppendedEvent, _ event: NewEvent, owner: String, lease: Duration, on connection: PostgresConnection, logger: Logger
+    ) async throws -> ClaimedEvent {
+        let seconds = Double(lease.components.seconds)
+        let rows = try await connection.query(
+            """
+            UPDATE event_queue
+            SET state = 'processing', attempts = attempts + 1, lease_owner = \(owner),
+                lease_expires_at = now() + make_interval(secs => \(seconds)::float8), updated_at = now()
+            WHERE event_id = \(appended.id.rawValue) AND state = 'pending'
+            RETURNING attempts
+            """,
+            logger: logger
+        )
+        for try await attempt in rows.decode(Int32.self) {
+            return ClaimedEvent(
+                id: appended.id, attempt: Int(attempt), receivedAt: appended.receivedAt, source: event.source,
+                environmentHint: event.environmentHint, body: event.body, requestID: event.requestID
+            )
+        }
+        throw StoreError(code: .leaseLost, detail: "event \(appended.id) was not pending right after it was appended")
+    }
+}

@@ -1,0 +1,31 @@
+public import Foundation
+public import StoreLedgerProcessing
+public import StoreLedgerStore
+
+/// What the app-facing routes need: the intake (event log + inline handler + catalog), authentication, purchase
+/// intents, the App Store Server API (optional: the routes that look transactions up answer 503 without it) and
+/// a clock.
+public struct AppAPIDependencies: Sendable {
+    /// Signed transactions in, entitlements out.
+    public var intake: PurchaseIntake
+    /// Checks bearer tokens and API keys.
+    public var authenticator: Authenticator
+    /// Purchase intents.
+    public var intents: PurchaseIntentStore
+    /// How long a purchase intent waits (default 24 hours; `PURCHASE_INTENT_TTL_SECONDS`).
+    public var intentLifetime: Duration
+    /// The time of asking (tests pin it).
+    public var now: @Sendable () -> Date
+
+    /// Creates the dependencies.
+    public init(
+        intake: PurchaseIntake, authenticator: Authenticator, intents: PurchaseIntentStore,
+        intentLifetime: Duration = .seconds(86_400), now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.intake = intake
+        self.authenticator = authenticator
+        self.intents = intents
+        self.intentLifetime = intentLifetime
+        self.now = now
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+public import Hummingbird
+import Logging
+import StoreLedgerCore
+import StoreLedgerProcessing
+import StoreLedgerStore
+
+/// Seed 000's contract for StoreKit 2 apps, under `/api/v1/payments/appstore` (bearer JWT of the user):
+///
+/// - `POST /transaction` `{signed_transaction}` → `{success, is_premium, subscription{product_id, expires_date, is_active, environment}}`
+/// - `POST /restore` `{transactions: [jws…]}` → `{success, restored_count, is_premium, active_subscription{product_id, expires_date}}`
+/// - `GET /status` → `{has_subscription, source: "appstore", status, product_id, expires_date, environment}`
+///
+/// Every JWS goes into the event log (source `client`) and through the one handler while the caller waits.
+public struct AppStorePaymentsController: Sendable {
+    /// The route prefix.
+    public static let prefix: RouterPath = "/api/v1/payments/appstore"
+    /// The most transactions one restore may carry.
+    public static let maximumRestoreCount = 200
+
+    /// The shared dependencies.
+    public let dependencies: AppAPIDependencies
+
+    /// Creates the controller.
+    public init(dependencies: AppAPIDependencies) {
+        self.dependencies = dependencies
+    }
+
+    /// The `subscription` object of seed 000.
+    struct SubscriptionBody: Encodable {
+        var product_id: String?
+        var expires_date: Date?
+        var is_active: Bool
+        var environment: String
+    }
+
+    /// The answer to `POST /transaction` (and to the legacy `POST /verify`).
+    struct TransactionResponse: Encodable {
+        var success: Bool
+        var is_premium: Bool
+        var subscription: SubscriptionBody?
+    }
+
+    /// The `active_subscription` object of a restore.
+    struct ActiveSubscriptionBody: Encodable {
+        var product_id: String?
+        var expires_date: Date?
+    }
+
+    /// The answer to `POST /restore`.
+    struct RestoreResponse: Encodable {
+        var success: Bool
+        var restored_count: Int
+        var rejected_count: Int
+        var is_premium: Bool
+        var active_subscription: ActiveSubscriptionBody?
+    }
+
+    /// The answer to `GET /status`.
+    struct StatusResponse: Encodable {
+        var has_subscription: Bool
+        var source: String
+        var status: String
+        var product_id: String?
+        var expires_date: Date?
+        var environment: String?
+    }
+
+    /// Adds the routes to `router` behind user authentication.
+    public func addRoutes(to router: Router<StoreLedgerRequestContext>) {
+        let group = router.group(Self.prefix)
+            .add(middleware: AuthenticationMiddleware(authenticator: dependencies.authenticator, requirement: .user))
+        group.post("transaction") { request, context in try await transaction(request, context: context) }
+        group.post("restore") { request, context in try await restore(request, context: context) }
+        group.get("status") { _, context in try await status(context: context) }
+    }
+
+    func transaction(_ request: Request, context: StoreLedgerRequestContext) async throws -> Response {
+        struct Body: Decodable { var signed_transaction: String }
+        let body = try await JSONBody.decode(Body.self, from: request, context: context)
+        let user = try context.requireUser()
+        let submission = try await dependencies.intake.submit(
+            signedTransaction: body.signed_transaction, source: .client, user: user,
+            origin: context.origin(request), logger: context.logger
+        )
+        let accepted = try submission.requireAccepted()
+        return try await answer(for: accepted, user: user, context: context)
+    }
+
+    /// The `/transaction` answer for an accepted transaction (shared with the legacy receipt route).
+    func answer(for accepted: PurchaseSubmission.Accepted, user: UserID, context: StoreLedgerRequestContext) async throws -> Response {
+        let now = dependencies.now()
+        let summary = try await dependencies.intake.summary(of: user, at: now, logger: context.logger)
+        let row = accepted.entitlement
+        let subscription = SubscriptionBody(
+            product_id: row?.productID ?? accepted.transaction.productID?.rawValue,
+            expires_date: row?.expiresAt ?? accepted.transaction.expiresDate?.date,
+            is_active: row?.isActive(at: now) ?? false,
+            environment: row?.environment ?? accepted.transaction.environment?.rawValue ?? ""
+        )
+        return try JSONBody.response(TransactionResponse(success: true, is_premium: summary.isPremium, subscription: subscription))
+    }
+
+    func restore(_ request: Request, context: StoreLedgerRequestContext) async throws -> Response {
+        struct Body: Decodable { var transactions: [String] }
+        let body = try await JSONBody.decode(Body.self, from: request, context: context)
+        guard body.transactions.count <= Self.maximumRestoreCount else {
+            throw APIError(.badRequest, code: "too_many_transactions", message: "a restore carries at most \(Self.maximumRestoreCount) transactions")
+        }
+        let user = try context.requireUser()
+        var restored = 0
+        var rejected = 0
+        for jws in body.transactions {
+            let submission = try await dependencies.intake.submit(
+                signedTransaction: jws, source: .client, user: user, origin: context.origin(request), logger: context.logger
+            )
+            switch submission {
+            case .accepted: restored += 1
+            case .rejected(let reason):
+                rejected += 1
+                context.logger.notice("restore: transaction rejected", metadata: ["reason": "\(reason)"])
+            case .deferred: rejected += 1
+            }
+        }
+        let summary = try await dependencies.intake.summary(of: user, at: dependencies.now(), logger: context.logger)
+        let active = summary.currentPremium.map { ActiveSubscriptionBody(product_id: $0.productID, expires_date: $0.expiresAt) }
+        return try JSONBody.response(
+            RestoreResponse(success: true, restored_count: restored, rejected_count: rejected, is_premium: summary.isPremium, active_subscription: active)
+        )
+    }
+
+    func status(context: StoreLedgerRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        let now = dependencies.now()
+        let summary = try await dependencies.intake.summary(of: user, at: now, logger: context.logger)
+        guard let current = summary.currentSubscription ?? summary.currentPremium ?? summary.entitlements.first else {
+            return try JSONBody.response(StatusResponse(has_subscription: false, source: "appstore", status: "none"))
+        }
+        return try JSONBody.response(
+            StatusResponse(
+                has_subscription: current.isActive(at: now), source: "appstore", status: current.status(at: now),
+                product_id: current.productID, expires_date: current.expiresAt, environment: current.environment
+            )
+        )
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+public import Hummingbird
+import StoreLedgerCore
+import StoreLedgerProcessing
+import StoreLedgerStore
+
+/// `GET /v1/users/{id}/entitlements` (API key): every subscription and purchase of a user, with its status as
+/// of now, for the host app's servers.
+public struct EntitlementsController: Sendable {
+    /// The shared dependencies.
+    public let dependencies: AppAPIDependencies
+
+    /// Creates the controller.
+    public init(dependencies: AppAPIDependencies) {
+        self.dependencies = dependencies
+    }
+
+    /// One row of the answer.
+    struct Item: Encodable {
+        var kind: String
+        var product_id: String?
+        var product_type: String?
+        var status: String
+        var entitled: Bool
+        var expires_at: Date?
+        var grace_period_expires_at: Date?
+        var purchased_at: Date?
+        var revoked_at: Date?
+        var auto_renew: Bool?
+        var ownership: String?
+        var environment: String
+        var original_transaction_id: String
+        var transaction_id: String?
+        var entitlements: [String]
+    }
+
+    /// The answer.
+    struct Response: Encodable {
+        var user_id: String
+        var is_premium: Bool
+        var entitlements: [Item]
+    }
+
+    /// Adds the route behind API-key authentication.
+    public func addRoutes(to router: Router<StoreLedgerRequestContext>) {
+        router.group("/v1/users")
+            .add(middleware: AuthenticationMiddleware(authenticator: dependencies.authenticator, requirement: .service))
+            .get(":id/entitlements") { _, context in try await entitlements(context: context) }
+    }
+
+    func entitlements(context: StoreLedgerRequestContext) async throws -> Hummingbird.Response {
+        let id = try context.parameters.require("id")
+        let now = dependencies.now()
+        let summary = try await dependencies.intake.summary(of: UserID(id), at: now, logger: context.logger)
+        let catalog = dependencies.intake.catalog
+        let items = summary.entitlements.map { row in
+            Item(
+                kind: row.kind.rawValue, product_id: row.productID, product_type: row.productType, status: row.status(at: now),
+                entitled: row.isActive(at: now), expires_at: row.expiresAt, grace_period_expires_at: row.gracePeriodExpiresAt,
+                purchased_at: row.purchasedAt, revoked_at: row.revokedAt, auto_renew: row.autoRenew, ownership: row.ownership,
+                environment: row.environment, original_transaction_id: row.originalTransactionID, transaction_id: row.transactionID,
+                entitlements: catalog.entitlements(of: row.productID.map(ProductID.init))
+            )
+        }
+        return try JSONBody.response(Response(user_id: id, is_premium: summary.isPremium, entitlements: items))
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+public import Hummingbird
+import StoreLedgerCore
+import StoreLedgerStore
+
+/// Purchase intents (seed 003): `POST /v1/purchase-intents` `{user_id, product_id}` → `{correlation_id, …}`, the
+/// UUID the app passes to StoreKit as appAccountToken; `GET /v1/purchase-intents/{id}` → pending, completed or
+/// expired. Server-to-server callers (API key) name the user; a signed-in user may create intents only for
+/// themself (the token's `sub`; a different `user_id` is refused).
+public struct PurchaseIntentsController: Sendable {
+    /// The shared dependencies.
+    public let dependencies: AppAPIDependencies
+
+    /// Creates the controller.
+    public init(dependencies: AppAPIDependencies) {
+        self.dependencies = dependencies
+    }
+
+    /// An intent as answered.
+    struct IntentBody: Encodable {
+        var correlation_id: String
+        var user_id: String
+        var product_id: String
+        var status: String
+        var created_at: Date
+        var expires_at: Date
+        var completed_at: Date?
+        var transaction_id: String?
+        var original_transaction_id: String?
+        var purchased_product_id: String?
+        var environment: String?
+
+        init(_ intent: PurchaseIntent, at date: Date) {
+            correlation_id = intent.correlationID.uuidString.lowercased()
+            user_id = intent.userID.rawValue
+            product_id = intent.productID.rawValue
+            status = intent.status(at: date).rawValue
+            created_at = intent.createdAt
+            expires_at = intent.expiresAt
+            completed_at = intent.completion?.completedAt
+            transaction_id = intent.completion?.transactionID
+            original_transaction_id = intent.completion?.originalTransactionID
+            purchased_product_id = intent.completion?.productID
+            environment = intent.completion?.environment
+        }
+    }
+
+    /// Adds the routes (API key or user token).
+    public func addRoutes(to router: Router<StoreLedgerRequestContext>) {
+        let group = router.group("/v1/purchase-intents")
+            .add(middleware: AuthenticationMiddleware(authenticator: dependencies.authenticator, requirement: .userOrService))
+        group.post { request, context in try await create(request, context: context) }
+        group.get(":id") { _, context in try await find(context: context) }
+    }
+
+    func create(_ request: Request, context: StoreLedgerRequestContext) async throws -> Response {
+        struct Body: Decodable { var user_id: String?; var product_id: String }
+        let body = try await JSONBody.decode(Body.self, from: request, context: context)
+        let user: UserID
+        switch context.caller {
+        case .user(let id):
+            if let named = body.user_id, named != id.rawValue {
+                throw APIError(.forbidden, code: "forbidden", message: "a signed-in user can create intents only for themself")
+            }
+            user = id
+        default:
+            guard let named = body.user_id, !named.isEmpty else {
+                throw APIError(.badRequest, code: "invalid_request", message: "user_id and product_id required")
+            }
+            user = UserID(named)
+        }
+        guard !body.product_id.isEmpty else { throw APIError(.badRequest, code: "invalid_request", message: "user_id and product_id required") }
+        let intent = try await dependencies.intents.create(
+            for: user, product: ProductID(body.product_id), lifetime: dependencies.intentLifetime, logger: context.logger
+        )
+        return try JSONBody.response(IntentBody(intent, at: dependencies.now()), status: .created)
+    }
+
+    func find(context: StoreLedgerRequestContext) async throws -> Response {
+        let text = try context.parameters.require("id")
+        guard let id = UUID(uuidString: text) else {
+            throw APIError(.badRequest, code: "invalid_request", message: "'\(text)' is not a UUID")
+        }
+        guard let intent = try await dependencies.intents.find(id, logger: context.logger),
+            context.caller?.user == nil || context.caller?.user == intent.userID
+        else {
+            throw APIError(.notFound, code: "intent_not_found", message: "no purchase intent \(text)")
+        }
+        return try JSONBody.response(IntentBody(intent, at: dependencies.now()))
+    }
+}

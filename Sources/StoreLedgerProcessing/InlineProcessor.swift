@@ -1,0 +1,46 @@
+public import Logging
+public import PostgresNIO
+public import StoreLedgerStore
+
+/// Runs the ledger handler on one input while its caller waits (the app-facing API), through the same path as
+/// the worker: the event is appended to the log, leased, verified, its facts recorded and projected, and its
+/// outcome completed — all in one transaction, so the caller's answer and the ledger can never disagree.
+///
+/// An input that can never verify is still committed (the log keeps every input) as `rejected`; one whose
+/// verification may pass later stays `pending` for the workers.
+public struct InlineProcessor: Sendable {
+    /// Where events are appended and processed.
+    public let client: PostgresClient
+    /// The handler every input goes through.
+    public let handler: LedgerHandler
+    /// The lease owner recorded for inline processing (`inline:<host>:<pid>` by default).
+    public let owner: String
+    /// Reschedules inputs whose verification failed for a reason that may pass.
+    public let retryPolicy: RetryPolicy
+
+    /// Creates a processor.
+    public init(client: PostgresClient, handler: LedgerHandler, owner: String = "inline", retryPolicy: RetryPolicy = RetryPolicy()) {
+        self.client = client
+        self.handler = handler
+        self.owner = owner
+        self.retryPolicy = retryPolicy
+    }
+
+    /// Appends `event`, processes it, then runs `body` with the prepared event and its outcome in the same
+    /// transaction (to link the purchase to a user, say) and commits. Throws (and commits nothing) on database
+    /// errors, so the caller answers 5xx and nothing was accepted.
+    public func process<Result: Sendable>(
+        _ event: NewEvent,
+        logger: Logger,
+        then body: @Sendable (PreparedEvent, EventOutcome, PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await client.inTransaction(logger: logger) { connection in
+            let appended = try await EventLog.append(event, on: connection, logger: logger)
+            let claimed = try await EventQueue.leaseAppended(appended, event, owner: owner, lease: .seconds(60), on: connection, logger: logger)
+            let prepared = await handler.prepare(claimed, logger: logger)
+            let outcome = try await handler.apply([prepared], in: connection, logger: logger).first ?? .retry(reason: "no outcome")
+            try await EventQueue.complete([(claimed, outcome)], owner: owner, policy: retryPolicy, on: connection, logger: logger)
+            return try await body(prepared, outcome, connection)
+        }
+    }
+}

@@ -1,0 +1,109 @@
+public import Foundation
+public import Logging
+import NIOCore
+public import PostgresNIO
+public import StoreLedgerCore
+public import StoreLedgerStore
+
+/// The app-facing side of the ledger: signed transactions posted by apps or fetched from the App Store Server
+/// API go into the event log and through the one handler inline; the purchase is linked to its owner; the
+/// user's entitlements are read back. HTTP-free, so the routes stay thin and tests can drive it directly.
+///
+/// Ownership: a transaction whose appAccountToken has a known owner (a purchase intent, or a token first seen
+/// with a signed-in user) belongs to that owner; otherwise to the signed-in user who posted it. When a second
+/// user claims a purchase, it is transferred to them (the latest claimant wins) and the transfer is recorded.
+public struct PurchaseIntake: Sendable {
+    /// Appends and processes inputs.
+    public let processor: InlineProcessor
+    /// Which products grant what.
+    public let catalog: ProductCatalog
+
+    /// Creates the intake.
+    public init(processor: InlineProcessor, catalog: ProductCatalog) {
+        self.processor = processor
+        self.catalog = catalog
+    }
+
+    /// Where an input came from over HTTP, for the event log.
+    public struct Origin: Sendable {
+        /// The route it was posted to.
+        public var route: String?
+        /// The peer's address.
+        public var remoteAddress: String?
+        /// The request's `User-Agent`.
+        public var userAgent: String?
+        /// The request id.
+        public var requestID: String?
+
+        /// Creates an origin.
+        public init(route: String? = nil, remoteAddress: String? = nil, userAgent: String? = nil, requestID: String? = nil) {
+            self.route = route
+            self.remoteAddress = remoteAddress
+            self.userAgent = userAgent
+            self.requestID = requestID
+        }
+    }
+
+    /// Submits one signed transaction (JWS) on behalf of `user` (nil for server-to-server callers): appended
+    /// with `source` (`client` when an app posted it, `server_api` when Apple's API returned it), verified,
+    /// recorded, projected and linked in one transaction.
+    public func submit(
+        signedTransaction jws: String, source: EventSource, environmentHint: EnvironmentHint? = nil, user: UserID?,
+        origin: Origin, logger: Logger
+    ) async throws -> PurchaseSubmission {
+        let key = source == .serverAPI ? "signedTransactionInfo" : "signedTransaction"
+        let body = try JSONSerialization.data(withJSONObject: [key: jws], options: [.sortedKeys, .withoutEscapingSlashes])
+        let event = NewEvent(
+            source: source, environmentHint: environmentHint, route: origin.route, body: ByteBuffer(bytes: body),
+            remoteAddress: origin.remoteAddress, contentType: "application/json", userAgent: origin.userAgent,
+            requestID: origin.requestID, userID: user?.rawValue
+        )
+        return try await processor.process(event, logger: logger) { prepared, outcome, connection in
+            switch outcome {
+            case .reject(let reason): return .rejected(reason: reason)
+            case .retry(let reason): return .deferred(reason: reason)
+            case .done: break
+            }
+            guard case .signedData(let claimed, .transaction(let transaction), _) = prepared else {
+                return .rejected(reason: "malformed: the signed data is not a transaction")
+            }
+            let environment = transaction.environment?.rawValue ?? ""
+            let originalID = transaction.originalTransactionID?.rawValue ?? transaction.transactionID?.rawValue ?? ""
+            var owner = user
+            if let token = transaction.appAccountToken?.rawValue, !token.isEmpty {
+                if let tokenOwner = try await UserLinkStore.owner(ofToken: token, on: connection, logger: logger) {
+                    owner = tokenOwner
+                } else if let user {
+                    try await UserLinkStore.claimToken(token, for: user, origin: "client", on: connection, logger: logger)
+                }
+            }
+            var link: UserLinkChange?
+            if let owner, !originalID.isEmpty {
+                link = try await UserLinkStore.link(
+                    environment: environment, originalTransactionID: originalID, to: owner,
+                    appAccountToken: transaction.appAccountToken?.rawValue.lowercased(), eventID: claimed.id,
+                    reason: origin.route ?? source.rawValue, on: connection, logger: logger
+                )
+            }
+            let entitlement = try await EntitlementStore.entitlement(
+                environment: environment, transactionID: transaction.transactionID?.rawValue ?? originalID, on: connection, logger: logger
+            )
+            return .accepted(.init(eventID: claimed.id, transaction: transaction, entitlement: entitlement, owner: owner, link: link))
+        }
+    }
+
+    /// What `user` holds at `date`.
+    public func summary(of user: UserID, at date: Date = Date(), logger: Logger) async throws -> EntitlementSummary {
+        let entitlements = try await processor.client.withConnection { connection in
+            try await EntitlementStore.entitlements(of: user, on: connection, logger: logger)
+        }
+        return EntitlementSummary(entitlements, catalog: catalog, at: date)
+    }
+
+    /// The projected row of transaction `transactionID` in `environment`, if any.
+    public func entitlement(environment: String, transactionID: String, logger: Logger) async throws -> Entitlement? {
+        try await processor.client.withConnection { connection in
+            try await EntitlementStore.entitlement(environment: environment, transactionID: transactionID, on: connection, logger: logger)
+        }
+    }
+}

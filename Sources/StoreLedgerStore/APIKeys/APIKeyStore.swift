@@ -1,0 +1,50 @@
+import Crypto
+import Foundation
+public import Logging
+public import PostgresNIO
+
+/// Server-to-server API keys in `api_keys`, stored as SHA-256 digests: the key itself is shown once, at creation.
+public struct APIKeyStore: Sendable {
+    /// The Postgres client.
+    public let client: PostgresClient
+
+    /// Creates the store.
+    public init(client: PostgresClient) {
+        self.client = client
+    }
+
+    /// Creates a key named `name` and returns it (`sl_` + 43 base64url characters of 256 random bits).
+    public func create(name: String, logger: Logger) async throws -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        let key = "sl_" + Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        try await client.query(
+            "INSERT INTO api_keys (key_sha256, name) VALUES (\(Self.digest(key)), \(name))", logger: logger
+        )
+        return key
+    }
+
+    /// The name of the unrevoked key `key`, or nil.
+    public func name(of key: String, logger: Logger) async throws -> String? {
+        let rows = try await client.query(
+            "SELECT name FROM api_keys WHERE key_sha256 = \(Self.digest(key)) AND revoked_at IS NULL", logger: logger
+        )
+        for try await name in rows.decode(String.self) { return name }
+        return nil
+    }
+
+    /// Revokes the key named `name`; returns whether one was revoked.
+    public func revoke(name: String, logger: Logger) async throws -> Bool {
+        let rows = try await client.query(
+            "UPDATE api_keys SET revoked_at = now() WHERE name = \(name) AND revoked_at IS NULL RETURNING name", logger: logger
+        )
+        for try await _ in rows.decode(String.self) { return true }
+        return false
+    }
+
+    /// SHA-256 of the key's UTF-8 bytes.
+    static func digest(_ key: String) -> Data {
+        Data(SHA256.hash(data: Data(key.utf8)))
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+public import Logging
+public import PostgresNIO
+public import StoreLedgerCore
+
+/// Who owns which purchase: `user_links` (current owner) and `user_link_history` (every link and transfer).
+///
+/// Policy (as RevenueCat's default): the latest authenticated claimant owns a purchase, so a restore on a new
+/// account transfers it; the transfer is recorded with the event that caused it.
+public enum UserLinkStore {
+    /// Links the purchase `(environment, originalTransactionID)` to `user` because of `eventID`, transferring it
+    /// from its current owner if that is someone else. Runs in the caller's transaction; the row lock makes
+    /// concurrent claims serialize.
+    public static func link(
+        environment: String, originalTransactionID: String, to user: UserID, appAccountToken: String?,
+        eventID: EventID, reason: String, on connection: PostgresConnection, logger: Logger
+    ) async throws -> UserLinkChange {
+        var previous: String?
+        let current = try await connection.query(
+            """
+            SELECT user_id FROM user_links
+            WHERE environment = \(environment) AND original_transaction_id = \(originalTransactionID)
+            FOR UPDATE
+            """,
+            logger: logger
+        )
+        for try await owner in current.decode(String.self) { previous = owner }
+        if previous == user.rawValue { return .unchanged }
+        try await connection.query(
+            """
+            INSERT INTO user_links (environment, original_transaction_id, user_id, app_account_token, event_id)
+            VALUES (\(environment), \(originalTransactionID), \(user.rawValue), \(appAccountToken), \(eventID.rawValue))
+            ON CONFLICT (environment, original_transaction_id) DO UPDATE
+            SET user_id = excluded.user_id, app_account_token = coalesce(excluded.app_account_token, user_links.app_account_token),
+                event_id = excluded.event_id, linked_at = now()
+            """,
+            logger: logger
+        )
+        let change: UserLinkChange = previous.map { .transferred(from: UserID($0)) } ?? .linked
+        let kind = previous == nil ? "linked" : "transferred"
+        try await connection.query(
+            """
+            INSERT INTO user_link_history (environment, original_transaction_id, from_user_id, to_user_id, change, reason, event_id)
+            VALUES (\(environment), \(originalTransactionID), \(previous), \(user.rawValue), \(kind), \(reason), \(eventID.rawValue))
+            """,
+            logger: logger
+        )
+        if case .transferred(let from) = change {
+            logger.notice(
+                "purchase transferred between users",
+                metadata: ["original_transaction_id": "\(originalTransactionID)", "from": "\(from)", "to": "\(user)", "event": "\(eventID)"]
+            )
+        }
+        return change
+    }
+
+    /// The owner of an appAccountToken (lower-cased before lookup), if known.
+    public static func owner(ofToken token: String, on connection: PostgresConnection, logger: Logger) async throws -> UserID? {
+        let rows = try await connection.query(
+            "SELECT user_id FROM app_account_tokens WHERE app_account_token = \(token.lowercased())", logger: logger
+        )
+        for try await owner in rows.decode(String.self) { return UserID(owner) }
+        return nil
+    }
+
+    /// Records that `token` belongs to `user` unless it already has an owner; returns the owner it has now.
+    @discardableResult
+    public static func claimToken(
+        _ token: String, for user: UserID, origin: String, on connection: PostgresConnection, logger: Logger
+    ) async throws -> UserID {
+        let rows = try await connection.query(
+            """
+            WITH claimed AS (
+                INSERT INTO app_account_tokens (app_account_token, user_id, origin)
+                VALUES (\(token.lowercased()), \(user.rawValue), \(origin))
+                ON CONFLICT (app_account_token) DO NOTHING
+                RETURNING user_id
+            )
+            SELECT user_id FROM claimed
+            UNION ALL
+            SELECT user_id FROM app_account_tokens WHERE app_account_token = \(token.lowercased())
+            LIMIT 1
+            """,
+            logger: logger
+        )
+        for try await owner in rows.decode(String.self) { return UserID(owner) }
+        return user
+    }
+
+    /// The link history of a purchase, oldest first: (from, to, change, event id).
+    public static func history(
+        environment: String, originalTransactionID: String, client: PostgresClient, logger: Logger
+    ) async throws -> [(from: UserID?, to: UserID, change: String, eventID: EventID)] {
+        let rows = try await client.query(
+            """
+            SELECT from_user_id, to_user_id, change, event_id FROM user_link_history
+            WHERE environment = \(environment) AND original_transaction_id = \(originalTransactionID)
+            ORDER BY id
+            """,
+            logger: logger
+        )
+        var history: [(from: UserID?, to: UserID, change: String, eventID: EventID)] = []
+        for try await (from, to, change, eventID) in rows.decode((String?, String, String, Int64).self) {
+            history.append((from.map(UserID.init), UserID(to), change, EventID(eventID)))
+        }
+        return history
+    }
+}
