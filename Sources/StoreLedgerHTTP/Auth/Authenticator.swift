@@ -23,6 +23,9 @@ public struct Authenticator: Sendable {
         }
         let keys = JWTKeyCollection()
         if let secret = configuration.jwtSecret {
+            guard secret.utf8.count >= 32 else {
+                throw AuthenticationError("AUTH_JWT_SECRET must be at least 32 bytes (HS256 wants a key as long as its hash)")
+            }
             await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256, kid: "hs256")
         }
         if let pem = configuration.jwtPublicKeyPEM {

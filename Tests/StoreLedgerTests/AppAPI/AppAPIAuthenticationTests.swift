@@ -1,0 +1,134 @@
+import Crypto
+import CryptoExtras
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import JWTKit
+import NIOCore
+import PostgresNIO
+import StoreLedgerHTTP
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import Testing
+
+@Suite("App API: authentication")
+struct AppAPIAuthenticationTests {
+    static let pki = try! TestPKI()
+    static let status = "/api/v1/payments/appstore/status"
+
+    func code(_ response: TestResponse) throws -> String? {
+        try AppAPIHarness.json(response)["code"] as? String
+    }
+
+    @Test func userRoutesRefuseMissingBadExpiredAndWrongKindsOfCredentials() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            try await harness.app.test(.router) { client in
+                var response = try await client.execute(uri: Self.status, method: .get)
+                #expect(response.status == .unauthorized)
+                #expect(try code(response) == "unauthenticated")
+
+                let expired = try await AppAPIHarness.token("alice", lifetime: -60)
+                response = try await client.execute(uri: Self.status, method: .get, headers: [.authorization: "Bearer \(expired)"])
+                #expect(response.status == .unauthorized)
+                #expect(try code(response) == "token_expired")
+
+                let wrongKey = try await AppAPIHarness.token("alice", secret: "another-secret-that-is-long-enough-for-hs256")
+                response = try await client.execute(uri: Self.status, method: .get, headers: [.authorization: "Bearer \(wrongKey)"])
+                #expect(response.status == .unauthorized)
+                #expect(try code(response) == "invalid_token")
+
+                // alg "none" with the same claims.
+                let parts = try await AppAPIHarness.token("alice").split(separator: ".")
+                let none = Data(#"{"alg":"none","typ":"JWT"}"#.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")
+                response = try await client.execute(uri: Self.status, method: .get, headers: [.authorization: "Bearer \(none).\(parts[1])."])
+                #expect(response.status == .unauthorized)
+
+                response = try await client.execute(uri: Self.status, method: .get, headers: [.authorization: "Basic YWxpY2U6cHc="])
+                #expect(response.status == .unauthorized)
+                #expect(try code(response) == "invalid_authorization")
+
+                response = try await client.execute(uri: Self.status, method: .get, headers: AppAPIHarness.serviceHeaders)
+                #expect(response.status == .forbidden)
+
+                response = try await client.execute(uri: Self.status, method: .get, headers: try await AppAPIHarness.headers(user: "alice"))
+                #expect(response.status == .ok)
+            }
+        }
+    }
+
+    @Test func serviceRoutesTakeTheAdminKeyAndStoredKeysButNotUsersOrRevokedKeys() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            let keys = APIKeyStore(client: db.client)
+            let stored = try await keys.create(name: "billing-backend", logger: db.logger)
+            let path = "/v1/users/alice/entitlements"
+            try await harness.app.test(.router) { client in
+                #expect(try await client.execute(uri: path, method: .get).status == .unauthorized)
+                #expect(try await client.execute(uri: path, method: .get, headers: AppAPIHarness.serviceHeaders).status == .ok)
+                #expect(try await client.execute(uri: path, method: .get, headers: [HTTPField.Name("X-API-Key")!: stored]).status == .ok)
+                #expect(try await client.execute(uri: path, method: .get, headers: [.authorization: "Bearer \(stored)"]).status == .ok)
+                let wrong = try await client.execute(uri: path, method: .get, headers: [HTTPField.Name("X-API-Key")!: "sl_nope"])
+                #expect(wrong.status == .unauthorized)
+                #expect(try code(wrong) == "invalid_api_key")
+                #expect(try await client.execute(uri: path, method: .get, headers: try await AppAPIHarness.headers(user: "alice")).status == .forbidden)
+                #expect(try await keys.revoke(name: "billing-backend", logger: db.logger))
+                #expect(try await client.execute(uri: path, method: .get, headers: [HTTPField.Name("X-API-Key")!: stored]).status == .unauthorized)
+            }
+            #expect(try await harness.count("SELECT count(*)::int8 FROM api_keys WHERE key_sha256 = sha256(convert_to(\(stored), 'UTF8'))") == 1)
+        }
+    }
+
+    struct Claims: JWTPayload {
+        var sub: SubjectClaim
+        var exp: ExpirationClaim
+        var iss: IssuerClaim?
+        var aud: AudienceClaim?
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    @Test func es256AndRs256PublicKeysVerifyUserTokensAndIssuerAndAudienceAreChecked() async throws {
+        let ecKey = ES256PrivateKey()
+        let rsaBacking = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        for algorithm in ["ES256", "RS256"] {
+            let publicPEM = algorithm == "ES256" ? ecKey.publicKey.pemRepresentation : rsaBacking.publicKey.pemRepresentation
+            let signing = JWTKeyCollection()
+            if algorithm == "ES256" {
+                await signing.add(ecdsa: ecKey)
+            } else {
+                await signing.add(rsa: try Insecure.RSA.PrivateKey(backing: rsaBacking), digestAlgorithm: .sha256)
+            }
+            @Sendable func token(iss: String?, aud: String?) async throws -> String {
+                try await signing.sign(Claims(
+                    sub: SubjectClaim(value: "user-\(algorithm)"), exp: .init(value: Date().addingTimeInterval(600)),
+                    iss: iss.map { IssuerClaim(value: $0) }, aud: aud.map { AudienceClaim(value: [$0]) }
+                ))
+            }
+            try await TestDatabase.withFresh { db in
+                let auth = AuthenticationConfiguration(jwtPublicKeyPEM: publicPEM, jwtIssuer: "https://auth.example", jwtAudience: "storeledger")
+                let harness = try await AppAPIHarness(db, pki: Self.pki, auth: auth)
+                try await harness.app.test(.router) { client in
+                    let good = try await token(iss: "https://auth.example", aud: "storeledger")
+                    #expect(try await client.execute(uri: Self.status, method: .get, headers: [.authorization: "Bearer \(good)"]).status == .ok)
+                    let otherIssuer = try await token(iss: "https://evil.example", aud: "storeledger")
+                    #expect(try await client.execute(uri: Self.status, method: .get, headers: [.authorization: "Bearer \(otherIssuer)"]).status == .unauthorized)
+                    let otherAudience = try await token(iss: "https://auth.example", aud: "someone-else")
+                    #expect(try await client.execute(uri: Self.status, method: .get, headers: [.authorization: "Bearer \(otherAudience)"]).status == .unauthorized)
+                    // An HS256 token "signed" with the public key as the secret (algorithm confusion) is refused.
+                    let confused = try await AppAPIHarness.token("user-\(algorithm)", secret: publicPEM)
+                    #expect(try await client.execute(uri: Self.status, method: .get, headers: [.authorization: "Bearer \(confused)"]).status == .unauthorized)
+                }
+            }
+        }
+    }
+
+    @Test func unusableKeysAreConfigurationErrors() async throws {
+        await #expect(throws: AuthenticationError.self) {
+            _ = try await Authenticator(configuration: .init(jwtSecret: "short"), apiKeys: nil)
+        }
+        await #expect(throws: AuthenticationError.self) {
+            _ = try await Authenticator(configuration: .init(jwtPublicKeyPEM: "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----"), apiKeys: nil)
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import JWTKit
+import NIOCore
+import PostgresNIO
+import StoreLedgerCore
+import StoreLedgerHTTP
+import StoreLedgerProcessing
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import StoreLedgerVerification
+
+/// The app-facing API wired as in production (real router, real Postgres, the one handler, jwt-kit), trusting the
+/// test PKI for `TestSigner`'s app in Sandbox and Production, with helpers to mint user tokens and call routes.
+struct AppAPIHarness {
+    static let secret = "test-secret-for-hs256-user-tokens"
+    static let adminKey = "test-admin-key"
+
+    let db: TestDatabase
+    let signer: TestSigner
+    let dependencies: AppAPIDependencies
+    let migrator = Migrator(migrations: try! Migration.bundled())
+
+    /// Builds the API over `db`; `now` pins the time of asking.
+    init(
+        _ db: TestDatabase, pki: TestPKI, catalog: ProductCatalog = .empty, auth: AuthenticationConfiguration? = nil,
+        intentLifetime: Duration = .seconds(86_400), now: @escaping @Sendable () -> Date = { Date() }
+    ) async throws {
+        self.db = db
+        self.signer = TestSigner(pki: pki)
+        let trust = try TrustConfiguration(rootCertificatesDER: [Data(pki.rootDER)])
+        let verifiers = try LedgerVerifiers(
+            apps: [AppIdentity(bundleID: TestSigner.defaultBundleID, appAppleID: TestSigner.defaultAppAppleID)],
+            environments: [.sandbox, .production], trust: trust
+        )
+        let processor = InlineProcessor(client: db.client, handler: LedgerHandler(verifiers: verifiers), owner: "inline:test")
+        let authenticator = try await Authenticator(
+            configuration: auth ?? AuthenticationConfiguration(jwtSecret: Self.secret, adminAPIKey: Self.adminKey),
+            apiKeys: APIKeyStore(client: db.client)
+        )
+        self.dependencies = AppAPIDependencies(
+            intake: PurchaseIntake(processor: processor, catalog: catalog), authenticator: authenticator,
+            intents: PurchaseIntentStore(client: db.client), intentLifetime: intentLifetime, now: now
+        )
+    }
+
+    /// The application under test.
+    var app: some ApplicationProtocol {
+        Application(router: buildReceiverRouter(
+            client: db.client, migrator: migrator, configuration: .init(port: 0), appAPI: AppAPI(dependencies: dependencies)
+        ))
+    }
+
+    /// Claims of a user token as the tests mint them.
+    struct Claims: JWTPayload {
+        var sub: SubjectClaim
+        var exp: ExpirationClaim
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    /// An HS256 token for `user`, valid for `lifetime` seconds (negative: already expired).
+    static func token(_ user: String, lifetime: TimeInterval = 3600, secret: String = AppAPIHarness.secret) async throws -> String {
+        let keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        return try await keys.sign(Claims(sub: .init(value: user), exp: .init(value: Date().addingTimeInterval(lifetime))))
+    }
+
+    /// `Authorization: Bearer <token of user>` (plus JSON content type).
+    static func headers(user: String) async throws -> HTTPFields {
+        [.authorization: "Bearer \(try await token(user))", .contentType: "application/json"]
+    }
+
+    /// `X-API-Key: <admin key>` (plus JSON content type).
+    static var serviceHeaders: HTTPFields {
+        [HTTPField.Name("X-API-Key")!: adminKey, .contentType: "application/json"]
+    }
+
+    /// A JSON body.
+    static func body(_ object: [String: Any]) throws -> ByteBuffer {
+        ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: object))
+    }
+
+    /// A signed subscription transaction expiring `expiresIn` seconds from now.
+    func subscription(
+        _ transactionID: String, original: String? = nil, product: String = "com.example.storeledger.monthly",
+        expiresIn: TimeInterval = 30 * 86_400, token: String? = nil, signer: TestSigner? = nil
+    ) throws -> String {
+        let signer = signer ?? self.signer
+        let purchased = Date().addingTimeInterval(expiresIn - 30 * 86_400)
+        var overrides: [String: Any] = [:]
+        if let token { overrides["appAccountToken"] = token }
+        return try signer.signedTransaction(signer.transactionPayload(
+            transactionID: transactionID, originalTransactionID: original, productID: product, purchaseDate: purchased,
+            expiresDate: Date().addingTimeInterval(expiresIn), signedDate: Date(), overrides: overrides
+        ))
+    }
+
+    /// A signed non-consumable purchase.
+    func nonConsumable(_ transactionID: String, product: String = "com.example.storeledger.unlock") throws -> String {
+        try signer.signedTransaction(signer.transactionPayload(
+            transactionID: transactionID, productID: product, purchaseDate: Date().addingTimeInterval(-60), signedDate: Date(),
+            type: "Non-Consumable"
+        ))
+    }
+
+    /// Decodes a response body as a JSON object.
+    static func json(_ response: TestResponse) throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any] ?? [:]
+    }
+
+    /// An integer query result.
+    func count(_ query: PostgresQuery) async throws -> Int {
+        try await db.scalar(query)
+    }
+}

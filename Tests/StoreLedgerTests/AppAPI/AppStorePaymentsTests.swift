@@ -1,0 +1,201 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import PostgresNIO
+import StoreLedgerCore
+import StoreLedgerHTTP
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import Testing
+
+@Suite("App API: seed 000's /api/v1/payments/appstore routes")
+struct AppStorePaymentsTests {
+    static let pki = try! TestPKI()
+    static let transactionPath = "/api/v1/payments/appstore/transaction"
+
+    @Test func aPostedTransactionIsLoggedVerifiedProjectedAndLinkedWhileTheCallerWaits() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            let jws = try harness.subscription("5000", expiresIn: 7 * 86_400)
+            try await harness.app.test(.router) { client in
+                let response = try await client.execute(
+                    uri: Self.transactionPath, method: .post, headers: try await AppAPIHarness.headers(user: "alice"),
+                    body: try AppAPIHarness.body(["signed_transaction": jws])
+                )
+                #expect(response.status == .ok)
+                let json = try AppAPIHarness.json(response)
+                #expect(json["success"] as? Bool == true)
+                #expect(json["is_premium"] as? Bool == true)
+                let subscription = try #require(json["subscription"] as? [String: Any])
+                #expect(subscription["product_id"] as? String == "com.example.storeledger.monthly")
+                #expect(subscription["is_active"] as? Bool == true)
+                #expect(subscription["environment"] as? String == "Sandbox")
+                #expect((subscription["expires_date"] as? String)?.hasSuffix("Z") == true)
+            }
+            #expect(try await harness.count("SELECT count(*)::int8 FROM events WHERE source = 'client' AND user_id = 'alice'") == 1)
+            #expect(try await harness.count("SELECT count(*)::int8 FROM event_queue WHERE state = 'done' AND attempts = 1") == 1)
+            #expect(try await harness.count("SELECT count(*)::int8 FROM subscriptions WHERE original_transaction_id = '5000' AND entitled") == 1)
+            #expect(try await harness.count("SELECT count(*)::int8 FROM user_links WHERE user_id = 'alice' AND original_transaction_id = '5000'") == 1)
+        }
+    }
+
+    @Test func postingTheSameTransactionAgainIsIdempotent() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            let jws = try harness.subscription("5100")
+            try await harness.app.test(.router) { client in
+                var answers: [String] = []
+                for _ in 0..<3 {
+                    let response = try await client.execute(
+                        uri: Self.transactionPath, method: .post, headers: try await AppAPIHarness.headers(user: "alice"),
+                        body: try AppAPIHarness.body(["signed_transaction": jws])
+                    )
+                    #expect(response.status == .ok)
+                    answers.append(String(buffer: response.body))
+                }
+                #expect(Set(answers).count == 1)
+            }
+            #expect(try await harness.count("SELECT count(*)::int8 FROM events") == 3)
+            #expect(try await harness.count("SELECT count(*)::int8 FROM transactions") == 1)
+            #expect(try await harness.count("SELECT count(*)::int8 FROM subscriptions") == 1)
+            #expect(try await harness.count("SELECT count(*)::int8 FROM user_link_history") == 1)
+        }
+    }
+
+    @Test(arguments: ["forged chain", "another app", "tampered payload", "not a JWS"])
+    func aTransactionThatCannotVerifyIsRejectedKeptAndNeverProjected(_ kind: String) async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            let jws: String
+            switch kind {
+            case "forged chain": jws = try harness.subscription("5200", signer: TestSigner(pki: try TestPKI()))
+            case "another app": jws = try harness.subscription("5200", signer: TestSigner(pki: Self.pki, bundleID: "com.evil.app"))
+            case "tampered payload":
+                let parts = try harness.subscription("5200").split(separator: ".")
+                let payload = harness.signer.transactionPayload(transactionID: "5200", productID: "com.example.storeledger.lifetime")
+                let forged = try JSONSerialization.data(withJSONObject: payload).base64EncodedString()
+                    .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+                jws = "\(parts[0]).\(forged).\(parts[2])"
+            default: jws = "hello"
+            }
+            try await harness.app.test(.router) { client in
+                let response = try await client.execute(
+                    uri: Self.transactionPath, method: .post, headers: try await AppAPIHarness.headers(user: "mallory"),
+                    body: try AppAPIHarness.body(["signed_transaction": jws])
+                )
+                #expect(response.status == .unprocessableContent)
+                let json = try AppAPIHarness.json(response)
+                #expect(json["code"] as? String == "invalid_signed_transaction")
+                #expect((json["error"] as? String)?.isEmpty == false)
+            }
+            #expect(try await harness.count("SELECT count(*)::int8 FROM event_queue WHERE state = 'rejected'") == 1)
+            #expect(try await harness.count("SELECT count(*)::int8 FROM subscriptions") == 0)
+            #expect(try await harness.count("SELECT count(*)::int8 FROM transactions") == 0)
+            #expect(try await harness.count("SELECT count(*)::int8 FROM user_links") == 0)
+        }
+    }
+
+    @Test func anExpiredSubscriptionIsRecordedButNotPremium() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            let jws = try harness.subscription("5300", expiresIn: -86_400)
+            try await harness.app.test(.router) { client in
+                let headers = try await AppAPIHarness.headers(user: "bob")
+                let response = try await client.execute(
+                    uri: Self.transactionPath, method: .post, headers: headers, body: try AppAPIHarness.body(["signed_transaction": jws])
+                )
+                #expect(response.status == .ok)
+                let json = try AppAPIHarness.json(response)
+                #expect(json["is_premium"] as? Bool == false)
+                #expect((json["subscription"] as? [String: Any])?["is_active"] as? Bool == false)
+                let status = try AppAPIHarness.json(try await client.execute(uri: "/api/v1/payments/appstore/status", method: .get, headers: headers))
+                #expect(status["has_subscription"] as? Bool == false)
+                #expect(status["status"] as? String == "expired")
+                #expect(status["source"] as? String == "appstore")
+                #expect(status["product_id"] as? String == "com.example.storeledger.monthly")
+            }
+        }
+    }
+
+    @Test func statusWithoutAnyPurchaseSaysNone() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            try await harness.app.test(.router) { client in
+                let response = try await client.execute(
+                    uri: "/api/v1/payments/appstore/status", method: .get, headers: try await AppAPIHarness.headers(user: "nobody")
+                )
+                #expect(response.status == .ok)
+                let json = try AppAPIHarness.json(response)
+                #expect(json["has_subscription"] as? Bool == false)
+                #expect(json["status"] as? String == "none")
+            }
+        }
+    }
+
+    @Test func restoreCountsWhatVerifiedAndAnswersTheActiveSubscription() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            let forged = try harness.subscription("5499", signer: TestSigner(pki: try TestPKI()))
+            let transactions = [try harness.subscription("5400", expiresIn: 3 * 86_400), try harness.nonConsumable("5401"), forged]
+            try await harness.app.test(.router) { client in
+                let response = try await client.execute(
+                    uri: "/api/v1/payments/appstore/restore", method: .post, headers: try await AppAPIHarness.headers(user: "carol"),
+                    body: try AppAPIHarness.body(["transactions": transactions])
+                )
+                #expect(response.status == .ok)
+                let json = try AppAPIHarness.json(response)
+                #expect(json["success"] as? Bool == true)
+                #expect(json["restored_count"] as? Int == 2)
+                #expect(json["rejected_count"] as? Int == 1)
+                #expect(json["is_premium"] as? Bool == true)
+                let active = try #require(json["active_subscription"] as? [String: Any])
+                #expect(active["product_id"] as? String == "com.example.storeledger.monthly")
+            }
+            #expect(try await harness.count("SELECT count(*)::int8 FROM user_links WHERE user_id = 'carol'") == 2)
+            #expect(try await harness.count("SELECT count(*)::int8 FROM purchases WHERE transaction_id = '5401' AND entitled") == 1)
+        }
+    }
+
+    @Test func aSecondUserRestoringThePurchaseTakesItOverAndTheTransferIsRecorded() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            let jws = try harness.subscription("5500")
+            try await harness.app.test(.router) { client in
+                let alice = try await AppAPIHarness.headers(user: "alice")
+                let bob = try await AppAPIHarness.headers(user: "bob")
+                _ = try await client.execute(uri: Self.transactionPath, method: .post, headers: alice, body: try AppAPIHarness.body(["signed_transaction": jws]))
+                let restore = try await client.execute(
+                    uri: "/api/v1/payments/appstore/restore", method: .post, headers: bob, body: try AppAPIHarness.body(["transactions": [jws]])
+                )
+                #expect(try AppAPIHarness.json(restore)["is_premium"] as? Bool == true)
+                let aliceStatus = try AppAPIHarness.json(try await client.execute(uri: "/api/v1/payments/appstore/status", method: .get, headers: alice))
+                #expect(aliceStatus["has_subscription"] as? Bool == false)
+                let bobStatus = try AppAPIHarness.json(try await client.execute(uri: "/api/v1/payments/appstore/status", method: .get, headers: bob))
+                #expect(bobStatus["has_subscription"] as? Bool == true)
+            }
+            let history = try await UserLinkStore.history(environment: "Sandbox", originalTransactionID: "5500", client: db.client, logger: db.logger)
+            #expect(history.map(\.change) == ["linked", "transferred"])
+            #expect(history.last?.from == "alice")
+            #expect(history.last?.to == "bob")
+            // The transfer is rebuildable from the log: the claiming event carries the claimant.
+            #expect(try await harness.count("SELECT count(*)::int8 FROM events e JOIN user_link_history h ON h.event_id = e.id WHERE e.user_id = h.to_user_id") == 2)
+        }
+    }
+
+    @Test func badBodiesGetAClearJSONError() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            try await harness.app.test(.router) { client in
+                let headers = try await AppAPIHarness.headers(user: "alice")
+                for body in ["{}", "not json", #"{"signed_transaction": 42}"#] {
+                    let response = try await client.execute(uri: Self.transactionPath, method: .post, headers: headers, body: ByteBuffer(string: body))
+                    #expect(response.status == .badRequest)
+                    #expect(try AppAPIHarness.json(response)["code"] as? String == "invalid_request")
+                }
+            }
+            #expect(try await harness.count("SELECT count(*)::int8 FROM events") == 0)
+        }
+    }
+}
