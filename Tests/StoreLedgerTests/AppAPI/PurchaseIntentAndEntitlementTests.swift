@@ -1,0 +1,208 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import PostgresNIO
+import StoreLedgerCore
+import StoreLedgerHTTP
+import StoreLedgerProcessing
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import Testing
+
+@Suite("App API: purchase intents, entitlements and the product catalog")
+struct PurchaseIntentAndEntitlementTests {
+    static let pki = try! TestPKI()
+
+    static let catalog = ProductCatalog(products: [
+        .init(productID: "com.example.storeledger.monthly", entitlements: ["premium"], period: SubscriptionPeriod(value: 1, unit: .month)),
+        .init(productID: "com.example.storeledger.yearly", entitlements: ["premium"], period: SubscriptionPeriod(value: 1, unit: .year)),
+        .init(productID: "com.example.storeledger.stickers", entitlements: ["stickers"]),
+    ])
+
+    @Test func anIntentCompletesWhenAVerifiedTransactionCarriesItsTokenAndTheTokensOwnerGetsThePurchase() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            try await harness.app.test(.router) { client in
+                let created = try await client.execute(
+                    uri: "/v1/purchase-intents", method: .post, headers: AppAPIHarness.serviceHeaders,
+                    body: try AppAPIHarness.body(["user_id": "dana", "product_id": "com.example.storeledger.monthly"])
+                )
+                #expect(created.status == .created)
+                let intent = try AppAPIHarness.json(created)
+                let id = try #require(intent["correlation_id"] as? String)
+                #expect(UUID(uuidString: id) != nil && id == id.lowercased())
+                #expect(intent["status"] as? String == "pending")
+
+                // The app buys with appAccountToken = correlation id; a different signed-in device user posts it.
+                let jws = try harness.subscription("6000", token: id)
+                let posted = try await client.execute(
+                    uri: "/api/v1/payments/appstore/transaction", method: .post, headers: try await AppAPIHarness.headers(user: "device-user"),
+                    body: try AppAPIHarness.body(["signed_transaction": jws])
+                )
+                #expect(posted.status == .ok)
+                #expect(try AppAPIHarness.json(posted)["is_premium"] as? Bool == false)
+
+                let completed = try AppAPIHarness.json(try await client.execute(uri: "/v1/purchase-intents/\(id)", method: .get, headers: AppAPIHarness.serviceHeaders))
+                #expect(completed["status"] as? String == "completed")
+                #expect(completed["transaction_id"] as? String == "6000")
+                #expect(completed["environment"] as? String == "Sandbox")
+
+                let entitlements = try AppAPIHarness.json(try await client.execute(uri: "/v1/users/dana/entitlements", method: .get, headers: AppAPIHarness.serviceHeaders))
+                #expect(entitlements["is_premium"] as? Bool == true)
+                let rows = try #require(entitlements["entitlements"] as? [[String: Any]])
+                #expect(rows.count == 1)
+                #expect(rows.first?["original_transaction_id"] as? String == "6000")
+                #expect(rows.first?["status"] as? String == "active")
+                #expect(rows.first?["entitled"] as? Bool == true)
+                #expect(rows.first?["kind"] as? String == "subscription")
+            }
+            #expect(try await harness.count("SELECT count(*)::int8 FROM user_links WHERE user_id = 'dana'") == 1)
+        }
+    }
+
+    @Test func aNotificationFromAppleAloneCompletesTheIntentAndEntitlesItsUser() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            let intent = try await harness.dependencies.intents.create(for: "erin", product: "com.example.storeledger.monthly", lifetime: .seconds(600), logger: db.logger)
+            let token = intent.correlationID.uuidString.lowercased()
+            // No app posts anything: Apple's DID_SUBSCRIBE reaches the receiver and the worker path projects it.
+            let pipeline = try LedgerPipeline(db, pki: Self.pki, bundleID: TestSigner.defaultBundleID)
+            let transaction = pipeline.signer.transactionPayload(
+                transactionID: "6100", purchaseDate: Date().addingTimeInterval(-60), expiresDate: Date().addingTimeInterval(30 * 86_400),
+                signedDate: Date(), overrides: ["appAccountToken": token]
+            )
+            let notification = try pipeline.signer.signedNotification(type: "SUBSCRIBED", subtype: "INITIAL_BUY", signedDate: Date(), transaction: transaction)
+            try await pipeline.append(source: .appleNotification, body: #"{"signedPayload":"\#(notification)"}"#, hint: .sandbox)
+            try await pipeline.drain()
+            let found = try #require(try await harness.dependencies.intents.find(intent.correlationID, logger: db.logger))
+            #expect(found.status(at: Date()) == .completed)
+            #expect(found.completion?.transactionID == "6100")
+            let summary = try await harness.dependencies.intake.summary(of: "erin", logger: db.logger)
+            #expect(summary.isPremium)
+            #expect(try await harness.dependencies.intake.summary(of: "someone-else", logger: db.logger).isPremium == false)
+        }
+    }
+
+    @Test func aServerSideTransactionWithoutAUserGoesToTheOwnerOfItsToken() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            let intent = try await harness.dependencies.intents.create(for: "erin", product: "com.example.storeledger.monthly", lifetime: .seconds(600), logger: db.logger)
+            let submission = try await harness.dependencies.intake.submit(
+                signedTransaction: try harness.subscription("6150", token: intent.correlationID.uuidString), source: .serverAPI, user: nil,
+                origin: .init(), logger: db.logger
+            )
+            guard case .accepted(let accepted) = submission else { Issue.record("not accepted: \(submission)"); return }
+            #expect(accepted.owner == "erin")
+            #expect(accepted.link == .linked)
+            #expect(try await harness.count("SELECT count(*)::int8 FROM events WHERE source = 'server_api' AND user_id IS NULL") == 1)
+        }
+    }
+
+    @Test func intentsExpireAndUnknownOnesAre404() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki, intentLifetime: .seconds(0))
+            try await harness.app.test(.router) { client in
+                let created = try AppAPIHarness.json(try await client.execute(
+                    uri: "/v1/purchase-intents", method: .post, headers: AppAPIHarness.serviceHeaders,
+                    body: try AppAPIHarness.body(["user_id": "fay", "product_id": "p"])
+                ))
+                let id = try #require(created["correlation_id"] as? String)
+                let later = try AppAPIHarness.json(try await client.execute(uri: "/v1/purchase-intents/\(id)", method: .get, headers: AppAPIHarness.serviceHeaders))
+                #expect(later["status"] as? String == "expired")
+                let missing = try await client.execute(uri: "/v1/purchase-intents/\(UUID())", method: .get, headers: AppAPIHarness.serviceHeaders)
+                #expect(missing.status == .notFound)
+                #expect(try AppAPIHarness.json(missing)["code"] as? String == "intent_not_found")
+                let notUUID = try await client.execute(uri: "/v1/purchase-intents/nope", method: .get, headers: AppAPIHarness.serviceHeaders)
+                #expect(notUUID.status == .badRequest)
+                let noUser = try await client.execute(
+                    uri: "/v1/purchase-intents", method: .post, headers: AppAPIHarness.serviceHeaders, body: try AppAPIHarness.body(["product_id": "p"])
+                )
+                #expect(noUser.status == .badRequest)
+            }
+        }
+    }
+
+    @Test func aSignedInUserCreatesIntentsOnlyForThemselfAndSeesOnlyTheirOwn() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            try await harness.app.test(.router) { client in
+                let gina = try await AppAPIHarness.headers(user: "gina")
+                let forOther = try await client.execute(
+                    uri: "/v1/purchase-intents", method: .post, headers: gina, body: try AppAPIHarness.body(["user_id": "hank", "product_id": "p"])
+                )
+                #expect(forOther.status == .forbidden)
+                let own = try AppAPIHarness.json(try await client.execute(
+                    uri: "/v1/purchase-intents", method: .post, headers: gina, body: try AppAPIHarness.body(["product_id": "p"])
+                ))
+                #expect(own["user_id"] as? String == "gina")
+                let id = try #require(own["correlation_id"] as? String)
+                let byOther = try await client.execute(uri: "/v1/purchase-intents/\(id)", method: .get, headers: try await AppAPIHarness.headers(user: "hank"))
+                #expect(byOther.status == .notFound)
+            }
+        }
+    }
+
+    @Test func theCatalogDecidesWhatIsPremiumAndNamesTheSubscriptionType() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki, catalog: Self.catalog)
+            try await harness.app.test(.router) { client in
+                let ivy = try await AppAPIHarness.headers(user: "ivy")
+                let stickers = try harness.nonConsumable("6300", product: "com.example.storeledger.stickers")
+                let answer = try AppAPIHarness.json(try await client.execute(
+                    uri: "/api/v1/payments/appstore/transaction", method: .post, headers: ivy, body: try AppAPIHarness.body(["signed_transaction": stickers])
+                ))
+                #expect(answer["is_premium"] as? Bool == false)
+                var status = try AppAPIHarness.json(try await client.execute(uri: "/api/subscription/status", method: .get, headers: ivy))
+                #expect(status["isPremium"] as? Bool == false)
+
+                let yearly = try harness.subscription("6301", product: "com.example.storeledger.yearly", expiresIn: 300 * 86_400)
+                _ = try await client.execute(
+                    uri: "/api/v1/payments/appstore/transaction", method: .post, headers: ivy, body: try AppAPIHarness.body(["signed_transaction": yearly])
+                )
+                status = try AppAPIHarness.json(try await client.execute(uri: "/api/subscription/status", method: .get, headers: ivy))
+                #expect(status["isPremium"] as? Bool == true)
+                #expect(status["subscriptionType"] as? String == "yearly")
+                #expect(status["expirationDate"] is String)
+
+                let entitlements = try AppAPIHarness.json(try await client.execute(uri: "/v1/users/ivy/entitlements", method: .get, headers: AppAPIHarness.serviceHeaders))
+                let rows = try #require(entitlements["entitlements"] as? [[String: Any]])
+                #expect(Set(rows.compactMap { ($0["entitlements"] as? [String])?.first }) == ["premium", "stickers"])
+            }
+        }
+    }
+
+    @Test func theCatalogFileParsesAndItsErrorsNameTheProblem() throws {
+        let catalog = try ProductCatalog(json: Data(#"""
+            {"products": [
+              {"product_id": "a.monthly", "period": "P1M", "display_name": "Monthly"},
+              {"product_id": "a.weekly", "entitlements": ["premium", "extra"], "period": "P1W"},
+              {"product_id": "a.coins", "entitlements": []}
+            ]}
+            """#.utf8))
+        #expect(catalog.grants("premium", productID: "a.monthly"))
+        #expect(catalog.grants("extra", productID: "a.weekly"))
+        #expect(!catalog.grants("premium", productID: "a.coins"))
+        #expect(!catalog.grants("premium", productID: "unknown"))
+        #expect(ProductCatalog.empty.grants("premium", productID: "anything"))
+        #expect(catalog.period(of: "a.weekly")?.months == 12.0 / 52.0)
+        #expect(catalog.period(of: "a.monthly")?.plainName == "monthly")
+        #expect(SubscriptionPeriod(iso8601: "P3M")?.plainName == "quarterly")
+        #expect(SubscriptionPeriod(iso8601: "P0M") == nil)
+        #expect(SubscriptionPeriod(iso8601: "1M") == nil)
+
+        for (text, fragment) in [
+            (#"{"products": [{"period": "P1M"}]}"#, "product_id"),
+            (#"{"products": [{"product_id": "x", "period": "monthly"}]}"#, "monthly"),
+            (#"{"products": [{"product_id": "x"}, {"product_id": "x"}]}"#, "twice"),
+            (#"{"items": []}"#, "products"),
+        ] {
+            #expect {
+                _ = try ProductCatalog(json: Data(text.utf8))
+            } throws: { error in
+                "\(error)".contains(fragment)
+            }
+        }
+    }
+}
