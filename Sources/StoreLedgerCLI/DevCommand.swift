@@ -45,8 +45,12 @@ struct DevCommand: AsyncParsableCommand {
             logger: logger,
             preflight: { try await migrator.migrate(client: client, logger: logger) }
         )
+        let authentication = try await DevelopmentAuthentication.configuration(environment, logger: logger)
+        let appAPI = try await AppAPIBootstrap.make(
+            environment, client: client, verifiers: verifiers, authentication: authentication, logger: logger
+        )
         let app = buildReceiverApplication(
-            client: client, migrator: migrator, configuration: receiver, services: [worker],
+            client: client, migrator: migrator, configuration: receiver, appAPI: appAPI, services: [worker],
             migrateOnStart: true, logger: logger
         )
         try await app.runService()

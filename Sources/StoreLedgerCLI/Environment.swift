@@ -2,6 +2,7 @@ import ArgumentParser
 import Configuration
 import Foundation
 import Logging
+import StoreLedgerCore
 import StoreLedgerHTTP
 import StoreLedgerProcessing
 import StoreLedgerVerification
@@ -136,5 +137,39 @@ struct Environment: Sendable {
         } catch {
             throw ValidationError("verification configuration: \(error.detail)")
         }
+    }
+
+    /// How app-facing callers authenticate: `AUTH_JWT_SECRET`, `AUTH_JWT_PUBLIC_KEY` (PEM; `\n` escapes are
+    /// accepted so it fits one line), `AUTH_JWT_ISSUER`, `AUTH_JWT_AUDIENCE`, `ADMIN_API_KEY`.
+    func authentication() -> AuthenticationConfiguration {
+        AuthenticationConfiguration(
+            jwtSecret: string("AUTH_JWT_SECRET"),
+            jwtPublicKeyPEM: string("AUTH_JWT_PUBLIC_KEY").map { $0.replacingOccurrences(of: "\\n", with: "\n") },
+            jwtIssuer: string("AUTH_JWT_ISSUER"),
+            jwtAudience: string("AUTH_JWT_AUDIENCE"),
+            adminAPIKey: string("ADMIN_API_KEY")
+        )
+    }
+
+    /// The product catalog from the JSON file at `PRODUCT_CATALOG` (format: docs/products.md), or the empty
+    /// catalog (every product grants `premium`) when unset.
+    func productCatalog() throws -> ProductCatalog {
+        guard let path = string("PRODUCT_CATALOG") else { return .empty }
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw ValidationError("PRODUCT_CATALOG=\(path) cannot be read: \(error.localizedDescription)")
+        }
+        do {
+            return try ProductCatalog(json: data)
+        } catch {
+            throw ValidationError("PRODUCT_CATALOG=\(path): \(error)")
+        }
+    }
+
+    /// `PURCHASE_INTENT_TTL_SECONDS` (default 86400): how long a purchase intent waits for its transaction.
+    func purchaseIntentLifetime() throws -> Duration {
+        .seconds(try int("PURCHASE_INTENT_TTL_SECONDS", default: 86_400, in: 60...(90 * 86_400)))
     }
 }

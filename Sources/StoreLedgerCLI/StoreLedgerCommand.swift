@@ -15,6 +15,7 @@ struct StoreLedgerCommand: AsyncParsableCommand {
             DevCommand.self,
             VerifyCommand.self,
             SimulateCommand.self,
+            APIKeyCommand.self,
         ]
     )
 }

@@ -1,0 +1,54 @@
+import ArgumentParser
+import Logging
+import StoreLedgerStore
+
+/// `storeledger api-key create NAME` / `revoke NAME`: server-to-server keys for the app-facing API.
+struct APIKeyCommand: AsyncParsableCommand {
+    /// The command's name and subcommands.
+    static let configuration = CommandConfiguration(
+        commandName: "api-key",
+        abstract: "Create or revoke server-to-server API keys (stored as SHA-256; the key is shown once).",
+        subcommands: [Create.self, Revoke.self]
+    )
+
+    /// `api-key create NAME`.
+    struct Create: AsyncParsableCommand {
+        /// The subcommand's help.
+        static let configuration = CommandConfiguration(abstract: "Create a key and print it (once).")
+
+        @Argument(help: "A unique name for the key's holder, e.g. billing-backend.")
+        var name: String
+
+        /// Creates the key and prints it.
+        func run() async throws {
+            let environment = Environment()
+            let logger = Bootstrap.logger("storeledger.api-key", level: try environment.logLevel())
+            let client = try Bootstrap.client(environment, logger: logger)
+            let key = try await Bootstrap.withRunningClient(client) {
+                try await APIKeyStore(client: client).create(name: name, logger: logger)
+            }
+            print(key)
+        }
+    }
+
+    /// `api-key revoke NAME`.
+    struct Revoke: AsyncParsableCommand {
+        /// The subcommand's help.
+        static let configuration = CommandConfiguration(abstract: "Revoke the key with this name.")
+
+        @Argument(help: "The key's name.")
+        var name: String
+
+        /// Revokes the key; exits non-zero when there was none.
+        func run() async throws {
+            let environment = Environment()
+            let logger = Bootstrap.logger("storeledger.api-key", level: try environment.logLevel())
+            let client = try Bootstrap.client(environment, logger: logger)
+            let revoked = try await Bootstrap.withRunningClient(client) {
+                try await APIKeyStore(client: client).revoke(name: name, logger: logger)
+            }
+            guard revoked else { throw ValidationError("no unrevoked key named \(name)") }
+            print("revoked \(name)")
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PostgresNIO
+import StoreLedgerCore
+import StoreLedgerHTTP
+import StoreLedgerProcessing
+import StoreLedgerStore
+import StoreLedgerWorker
+
+/// Builds the app-facing API from the environment, shared by `serve` and `dev`.
+enum AppAPIBootstrap {
+    /// The API, or nil (with a notice) when no way to authenticate callers is configured: the routes are then
+    /// not served at all, rather than served open.
+    static func make(
+        _ environment: Environment, client: PostgresClient, verifiers: @autoclosure () throws -> LedgerVerifiers,
+        authentication: AuthenticationConfiguration? = nil, logger: Logger
+    ) async throws -> AppAPI? {
+        let authentication = authentication ?? environment.authentication()
+        guard authentication.isConfigured else {
+            logger.notice("app-facing API disabled: set AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY (users) and/or ADMIN_API_KEY (servers)")
+            return nil
+        }
+        let authenticator: Authenticator
+        do {
+            authenticator = try await Authenticator(configuration: authentication, apiKeys: APIKeyStore(client: client))
+        } catch {
+            throw ValidationError("authentication configuration: \(error)")
+        }
+        let processor = InlineProcessor(
+            client: client, handler: LedgerHandler(verifiers: try verifiers()),
+            owner: "inline:\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)",
+            retryPolicy: try environment.worker().retryPolicy
+        )
+        let catalog = try environment.productCatalog()
+        logger.info("app-facing API enabled", metadata: ["catalog_products": "\(catalog.products.count)"])
+        return AppAPI(dependencies: AppAPIDependencies(
+            intake: PurchaseIntake(processor: processor, catalog: catalog), authenticator: authenticator,
+            intents: PurchaseIntentStore(client: client), intentLifetime: try environment.purchaseIntentLifetime()
+        ))
+    }
+}
