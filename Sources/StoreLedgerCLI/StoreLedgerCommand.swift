@@ -16,6 +16,10 @@ struct StoreLedgerCommand: AsyncParsableCommand {
             VerifyCommand.self,
             SimulateCommand.self,
             APIKeyCommand.self,
+            StatsCommand.self,
+            InspectCommand.self,
+            RequeueCommand.self,
+            ReplayCommand.self,
         ]
     )
 }

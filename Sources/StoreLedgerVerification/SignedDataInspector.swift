@@ -180,6 +180,26 @@ public struct SignedDataInspector: Sendable {
         return (configuration, notes)
     }
 
+    /// The payload of the signed data in `input`, with nested JWS decoded in place, **without verifying anything**:
+    /// for operators looking at what an event carries (`storeledger inspect`). Nil when no JWS can be decoded.
+    public static func decodedWithoutVerifying(_ input: String) -> Data? {
+        guard let token = try? signedData(in: input), let jws = try? CompactJWS(token) else { return nil }
+        guard var object = (try? JSONSerialization.jsonObject(with: jws.payloadJSON)) as? [String: Any] else { return jws.payloadJSON }
+        for section in ["data", "appData"] {
+            guard var fields = object[section] as? [String: Any] else { continue }
+            for (key, value) in fields where key.hasPrefix("signed") {
+                if let nested = value as? String, let decoded = try? CompactJWS(nested),
+                    let json = try? JSONSerialization.jsonObject(with: decoded.payloadJSON)
+                {
+                    fields[key] = json
+                }
+            }
+            object[section] = fields
+        }
+        let options: JSONSerialization.WritingOptions = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try? JSONSerialization.data(withJSONObject: object, options: options)
+    }
+
     /// Pretty JSON of `payloadJSON` with each verified nested JWS (by key path) replaced by its decoded payload.
     private static func expandedJSON(payloadJSON: Data, nested: [[String]: VerifiedSignedData?]) -> Data {
         guard var object = (try? JSONSerialization.jsonObject(with: payloadJSON)) as? [String: Any] else {

@@ -1,0 +1,45 @@
+import ArgumentParser
+import Foundation
+import Logging
+import NIOCore
+import StoreLedgerStore
+import StoreLedgerVerification
+
+/// `storeledger requeue (--dead | --rejected REASON | EVENT_ID…) --reason WHY`: put parked events back to work.
+struct RequeueCommand: AsyncParsableCommand {
+    /// The command's name and help.
+    static let configuration = CommandConfiguration(
+        commandName: "requeue",
+        abstract: "Make dead, rejected or given events pending again (with a fresh attempt budget); records who and why."
+    )
+
+    @Flag(help: "Every dead event.")
+    var dead = false
+
+    @Option(help: "Rejected events whose reason starts with this (e.g. 'untrusted chain'; '' for all rejected).")
+    var rejected: String?
+
+    @Argument(help: ArgumentHelp("Event ids (finished events only).", valueName: "event-id"))
+    var eventIDs: [Int64] = []
+
+    @Option(help: "Why (recorded with each event).")
+    var reason: String
+
+    @Option(help: "Who is asking (default: $USER).")
+    var by: String = ProcessInfo.processInfo.environment["USER"] ?? "operator"
+
+    /// Exactly one selection.
+    func validate() throws {
+        let chosen = (dead ? 1 : 0) + (rejected != nil ? 1 : 0) + (eventIDs.isEmpty ? 0 : 1)
+        guard chosen == 1 else { throw ValidationError("choose exactly one of --dead, --rejected REASON, or event ids") }
+    }
+
+    /// Requeues and prints how many.
+    func run() async throws {
+        let selection: OperatorStore.Selection = dead ? .dead : rejected.map { .rejected(reasonPrefix: $0) } ?? .ids(eventIDs)
+        try await OperatorContext.run("requeue") { store, _ in
+            let count = try await store.requeue(selection, by: by, reason: reason, logger: OperatorContext.logger)
+            print("requeued \(count) event(s)")
+        }
+    }
+}

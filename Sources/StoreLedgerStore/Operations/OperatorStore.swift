@@ -1,0 +1,178 @@
+public import Foundation
+public import Logging
+import NIOCore
+public import PostgresNIO
+
+/// The operator's view of the queue: statistics, one event's whole story, and putting parked or finished events
+/// back to work (`stats`, `inspect`, `requeue`, `replay`). Every requeue and replay is recorded in
+/// `operator_actions` with who asked and why.
+public struct OperatorStore: Sendable {
+    /// The Postgres client.
+    public let client: PostgresClient
+
+    /// Creates the store.
+    public init(client: PostgresClient) {
+        self.client = client
+    }
+
+    /// A snapshot of the queue.
+    public func statistics(logger: Logger) async throws -> QueueStatistics {
+        var depth = Dictionary(uniqueKeysWithValues: QueueState.allCases.map { ($0.rawValue, 0) })
+        for try await (state, count) in try await client.query("SELECT state, count(*) FROM event_queue GROUP BY state", logger: logger)
+            .decode((String, Int).self)
+        {
+            depth[state] = count
+        }
+        var oldest: Double?
+        var finished = 0
+        var received = 0
+        for try await (age, done, arrived) in try await client.query(
+            """
+            SELECT (SELECT extract(epoch FROM now() - min(enqueued_at))::float8 FROM event_queue
+                    WHERE state = 'pending' AND available_at <= now()),
+                   (SELECT count(*) FROM event_queue WHERE finished_at > now() - interval '1 minute'),
+                   (SELECT count(*) FROM event_queue WHERE enqueued_at > now() - interval '1 minute')
+            """,
+            logger: logger
+        ).decode((Double?, Int, Int).self) {
+            oldest = age
+            finished = done
+            received = arrived
+        }
+        return QueueStatistics(
+            depth: depth, oldestPendingAgeSeconds: oldest, finishedLastMinute: finished, receivedLastMinute: received,
+            rejectedByReason: try await classes(column: "reject_reason", state: "rejected", logger: logger),
+            deadByError: try await classes(column: "last_error", state: "dead", logger: logger)
+        )
+    }
+
+    private func classes(column: String, state: String, logger: Logger) async throws -> [String: Int] {
+        var bindings = PostgresBindings()
+        bindings.append(state)
+        let rows = try await client.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT coalesce(nullif(split_part(\(column), ':', 1), ''), '(none)'), count(*)
+                    FROM event_queue WHERE state = $1 GROUP BY 1
+                    """,
+                binds: bindings
+            ),
+            logger: logger
+        )
+        var result: [String: Int] = [:]
+        for try await (reason, count) in rows.decode((String, Int).self) { result[reason] = count }
+        return result
+    }
+
+    /// Everything known about event `id`, or nil when there is no such event.
+    public func inspect(_ id: Int64, logger: Logger) async throws -> EventInspection? {
+        var inspection: EventInspection?
+        let rows = try await client.query(
+            """
+            SELECT e.id, e.received_at, e.source, e.environment_hint, e.route, e.body, e.request_id, e.user_id,
+                   q.state, q.attempts, q.reject_reason, q.last_error, q.finished_at,
+                   (SELECT notification_uuid FROM notification_deliveries d WHERE d.event_id = e.id)
+            FROM events e JOIN event_queue q ON q.event_id = e.id
+            WHERE e.id = \(id)
+            """,
+            logger: logger
+        )
+        for try await row in rows {
+            let c = row.makeRandomAccess()
+            inspection = EventInspection(
+                id: try c[0].decode(Int64.self), receivedAt: try c[1].decode(Date.self), source: try c[2].decode(String.self),
+                environmentHint: try c[3].decode(String?.self), route: try c[4].decode(String?.self), body: try c[5].decode(ByteBuffer.self),
+                requestID: try c[6].decode(String?.self), userID: try c[7].decode(String?.self), state: try c[8].decode(String.self),
+                attempts: Int(try c[9].decode(Int32.self)), rejectReason: try c[10].decode(String?.self), lastError: try c[11].decode(String?.self),
+                finishedAt: try c[12].decode(Date?.self), notificationUUID: try c[13].decode(String?.self), failures: [], actions: []
+            )
+        }
+        guard var found = inspection else { return nil }
+        for try await (attempt, at, worker, outcome, error) in try await client.query(
+            "SELECT attempt, failed_at, worker, outcome, error FROM event_attempt_errors WHERE event_id = \(id) ORDER BY id", logger: logger
+        ).decode((Int32, Date, String?, String, String).self) {
+            found.failures.append(.init(attempt: Int(attempt), failedAt: at, worker: worker, outcome: outcome, error: error))
+        }
+        for try await (action, previous, by, reason, at) in try await client.query(
+            "SELECT action, previous_state, requested_by, reason, performed_at FROM operator_actions WHERE event_id = \(id) ORDER BY id",
+            logger: logger
+        ).decode((String, String, String, String, Date).self) {
+            found.actions.append(.init(action: action, previousState: previous, requestedBy: by, reason: reason, performedAt: at))
+        }
+        return found
+    }
+
+    /// Which events to put back to work.
+    public enum Selection: Sendable {
+        /// Every dead event.
+        case dead
+        /// Rejected events whose reason starts with `prefix` (`""` for all rejected).
+        case rejected(reasonPrefix: String)
+        /// These events, whatever their finished state.
+        case ids([Int64])
+        /// Every finished event with an id in the range (a replay).
+        case idRange(ClosedRange<Int64>)
+        /// Every finished event received in the interval (a replay).
+        case receivedBetween(Date, Date)
+    }
+
+    /// Makes the selected finished events (done, rejected, dead) pending again with a fresh attempt budget, and
+    /// records the action, who asked and why, per event. Events being processed are left alone. Returns how many.
+    ///
+    /// Safe to run at any time: the handler is idempotent (facts are recorded once; rows are refolded from all
+    /// facts), so a replayed event changes nothing unless the code that handles it changed.
+    @discardableResult
+    public func requeue(_ selection: Selection, action: String = "requeue", by operatorName: String, reason: String, logger: Logger) async throws -> Int {
+        let filter: String
+        var bindings = PostgresBindings()
+        bindings.append(action)
+        bindings.append(operatorName)
+        bindings.append(reason)
+        switch selection {
+        case .dead:
+            filter = "q.state = 'dead'"
+        case .rejected(let prefix):
+            bindings.append(prefix)
+            filter = "q.state = 'rejected' AND starts_with(coalesce(q.reject_reason, ''), $4)"
+        case .ids(let ids):
+            bindings.append(ids)
+            filter = "q.state IN ('done', 'rejected', 'dead') AND q.event_id = ANY($4::int8[])"
+        case .idRange(let range):
+            bindings.append(range.lowerBound)
+            bindings.append(range.upperBound)
+            filter = "q.state IN ('done', 'rejected', 'dead') AND q.event_id BETWEEN $4 AND $5"
+        case .receivedBetween(let from, let to):
+            bindings.append(from)
+            bindings.append(to)
+            filter = "q.state IN ('done', 'rejected', 'dead') AND q.event_received_at >= $4 AND q.event_received_at < $5"
+        }
+        let rows = try await client.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    WITH selected AS (
+                        SELECT q.event_id, q.state FROM event_queue q WHERE \(filter) FOR UPDATE SKIP LOCKED
+                    ), requeued AS (
+                        UPDATE event_queue q
+                        SET state = 'pending', attempts = 0, available_at = now(), reject_reason = NULL,
+                            finished_at = NULL, updated_at = now()
+                        FROM selected WHERE q.event_id = selected.event_id
+                        RETURNING q.event_id, selected.state AS previous_state
+                    ), recorded AS (
+                        INSERT INTO operator_actions (action, event_id, previous_state, requested_by, reason)
+                        SELECT $1, event_id, previous_state, $2, $3 FROM requeued
+                    )
+                    SELECT count(*) FROM requeued
+                    """,
+                binds: bindings
+            ),
+            logger: logger
+        )
+        var count = 0
+        for try await value in rows.decode(Int.self) { count = value }
+        if count > 0 {
+            try await client.query("SELECT pg_notify(\(EventQueue.notificationChannel), '')", logger: logger)
+            logger.notice("events requeued", metadata: ["count": "\(count)", "action": "\(action)", "by": "\(operatorName)", "reason": "\(reason)"])
+        }
+        return count
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import StoreLedgerCore
+import StoreLedgerProcessing
+import StoreLedgerSimulation
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import Testing
+
+@Suite("Operators: stats, inspect, requeue and replay")
+struct OperatorStoreTests {
+    static let pki = try! TestPKI()
+
+    /// A log with one good lifecycle, one forged notification (rejected) and one dead event.
+    func seeded(_ db: TestDatabase) async throws -> (pipeline: LedgerPipeline, forged: EventID, dead: EventID) {
+        let pipeline = try LedgerPipeline(db, pki: Self.pki)
+        try await pipeline.append(SubscriptionLifecycles.renewThenExpire().facts)
+        let forgedSigner = TestSigner(pki: try TestPKI(), bundleID: "com.example.app")
+        let forged = try await pipeline.append(
+            source: .appleNotification,
+            body: #"{"signedPayload":"\#(try forgedSigner.signedNotification(type: "TEST"))"}"#
+        )
+        let dead = try await pipeline.append(source: .appleNotification, body: #"{"signedPayload":"x.y.z"}"#)
+        try await pipeline.drain()
+        // Park `dead` as a worker would after its last attempt.
+        try await db.client.query(
+            """
+            UPDATE event_queue SET state = 'dead', last_error = 'database: connection reset', reject_reason = NULL, finished_at = now()
+            WHERE event_id = \(dead.rawValue)
+            """,
+            logger: db.logger
+        )
+        return (pipeline, forged, dead)
+    }
+
+    @Test func statsCountStatesAndParkedReasons() async throws {
+        try await TestDatabase.withFresh { db in
+            let (pipeline, _, _) = try await seeded(db)
+            let stats = try await OperatorStore(client: db.client).statistics(logger: db.logger)
+            #expect(stats.depth["done"] == (try await pipeline.count(.done)))
+            #expect(stats.depth["rejected"] == 1)
+            #expect(stats.depth["dead"] == 1)
+            #expect(stats.depth["pending"] == 0)
+            #expect(stats.oldestPendingAgeSeconds == nil)
+            #expect(stats.rejectedByReason.values.reduce(0, +) == 1)
+            #expect(stats.deadByError == ["database": 1])
+            #expect(stats.receivedLastMinute == stats.depth.values.reduce(0, +))
+            #expect(stats.finishedLastMinute == stats.receivedLastMinute)
+        }
+    }
+
+    @Test func inspectTellsAnEventsWholeStory() async throws {
+        try await TestDatabase.withFresh { db in
+            let (_, forged, _) = try await seeded(db)
+            let store = OperatorStore(client: db.client)
+            let event = try #require(try await store.inspect(forged.rawValue, logger: db.logger))
+            #expect(event.source == "apple_notification")
+            #expect(event.state == "rejected")
+            #expect(event.rejectReason?.isEmpty == false)
+            #expect(String(buffer: event.body).hasPrefix(#"{"signedPayload":"#))
+            #expect(event.failures.map(\.outcome) == ["rejected"])
+            #expect(try await store.inspect(999_999, logger: db.logger) == nil)
+        }
+    }
+
+    @Test func requeueRecordsWhoAndWhyAndReprocessingConverges() async throws {
+        try await TestDatabase.withFresh { db in
+            let (pipeline, forged, dead) = try await seeded(db)
+            let store = OperatorStore(client: db.client)
+            let before = try await pipeline.readModel()
+            #expect(try await store.requeue(.dead, by: "ops@example", reason: "database was down", logger: db.logger) == 1)
+            #expect(try await store.requeue(.rejected(reasonPrefix: "no-such-reason"), by: "ops", reason: "none match", logger: db.logger) == 0)
+            #expect(try await store.requeue(.rejected(reasonPrefix: ""), by: "ops", reason: "new trust roots", logger: db.logger) == 1)
+            #expect(try await pipeline.count(.pending) == 2)
+            let event = try #require(try await store.inspect(dead.rawValue, logger: db.logger))
+            #expect(event.actions.map(\.requestedBy) == ["ops@example"])
+            #expect(event.actions.first?.previousState == "dead")
+            #expect(event.attempts == 0)
+            try await pipeline.drain()
+            // Still not verifiable: both are parked again, and nothing else changed.
+            #expect(try await pipeline.count(.rejected) == 2)
+            #expect(try await pipeline.readModel() == before)
+            #expect(try await store.inspect(forged.rawValue, logger: db.logger)?.actions.first?.reason == "new trust roots")
+        }
+    }
+
+    @Test func replayingARangeReprocessesIdempotently() async throws {
+        try await TestDatabase.withFresh { db in
+            let (pipeline, _, _) = try await seeded(db)
+            let store = OperatorStore(client: db.client)
+            let before = try await pipeline.readModel()
+            let facts = try await db.scalar("SELECT (SELECT count(*) FROM notifications) + (SELECT count(*) FROM transactions) + (SELECT count(*) FROM renewal_infos)")
+            let replayed = try await store.requeue(.idRange(1...3), action: "replay", by: "ops", reason: "fold fix", logger: db.logger)
+            #expect(replayed == 3)
+            #expect(try await store.requeue(.receivedBetween(Date().addingTimeInterval(3600), Date().addingTimeInterval(7200)), action: "replay", by: "ops", reason: "future", logger: db.logger) == 0)
+            try await pipeline.drain()
+            #expect(try await pipeline.readModel() == before)
+            #expect(try await db.scalar("SELECT (SELECT count(*) FROM notifications) + (SELECT count(*) FROM transactions) + (SELECT count(*) FROM renewal_infos)") == facts)
+            #expect(try await db.scalar("SELECT count(*) FROM operator_actions WHERE action = 'replay'") == 3)
+            // A replayed notification counts as another delivery of the same notification, applied once.
+            #expect(try await db.scalar("SELECT count(*) FROM notification_deliveries") == (try await db.scalar("SELECT count(DISTINCT event_id) FROM notification_deliveries")))
+        }
+    }
+}
