@@ -1,13 +1,25 @@
 import Foundation
+import Hummingbird
 import Logging
+import Metrics
+import Prometheus
+import ServiceLifecycle
+import StoreLedgerHTTP
 import PostgresNIO
 import StoreLedgerStore
 
 /// Process-wide set-up shared by the commands.
 enum Bootstrap {
-    /// Bootstraps logging once at `level` and returns a logger labelled `label`.
+    /// Bootstraps logging once at `level` and returns a logger labelled `label`; `LOG_FORMAT=json` writes one JSON
+    /// object per line instead of text.
     static func logger(_ label: String, level: Logger.Level) -> Logger {
+        let json = ProcessInfo.processInfo.environment["LOG_FORMAT"]?.lowercased() == "json"
         LoggingSystem.bootstrap { label in
+            if json {
+                var handler = JSONLogHandler(label: label)
+                handler.logLevel = level
+                return handler
+            }
             var handler = StreamLogHandler.standardOutput(label: label)
             handler.logLevel = level
             return handler
@@ -37,5 +49,27 @@ enum Bootstrap {
             defer { group.cancelAll() }
             return try await body()
         }
+    }
+
+    /// Bootstraps swift-metrics with a Prometheus registry. Call it once, first: metrics created before it stay
+    /// no-ops.
+    static func metrics() -> PrometheusCollectorRegistry {
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        return registry
+    }
+
+    /// The admin server for `registry` as a service, or nil when `ADMIN_PORT=off`. `defaultPort`: 9090 for
+    /// `serve` and `dev`, 9091 for `work`.
+    static func adminService(
+        _ environment: Environment, defaultPort: Int, registry: PrometheusCollectorRegistry, client: PostgresClient, migrator: Migrator,
+        logger: Logger
+    ) throws -> (any Service)? {
+        guard let (host, port) = try environment.admin(defaultPort: defaultPort) else {
+            logger.notice("admin port disabled (ADMIN_PORT=off): no /metrics")
+            return nil
+        }
+        logger.info("admin port: /metrics, /healthz, /readyz", metadata: ["address": "\(host):\(port)"])
+        return AdminApplication.service(host: host, port: port, registry: registry, client: client, migrator: migrator, logger: logger)
     }
 }

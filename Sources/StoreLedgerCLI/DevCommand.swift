@@ -25,6 +25,7 @@ struct DevCommand: AsyncParsableCommand {
     func run() async throws {
         let environment = Environment()
         let logger = Bootstrap.logger("storeledger.dev", level: try environment.logLevel())
+        let registry = Bootstrap.metrics()
         let client = try Bootstrap.client(environment, logger: logger)
         let migrator = Migrator(migrations: try Migration.bundled())
         let receiver = try environment.receiver()
@@ -49,8 +50,11 @@ struct DevCommand: AsyncParsableCommand {
         let appAPI = try await AppAPIBootstrap.make(
             environment, client: client, verifiers: verifiers, authentication: authentication, logger: logger
         )
+        let admin = try Bootstrap.adminService(environment, defaultPort: 9090, registry: registry, client: client, migrator: migrator, logger: logger)
+        let queueMetrics = QueueMetricsService(client: client, logger: logger)
         let app = buildReceiverApplication(
-            client: client, migrator: migrator, configuration: receiver, appAPI: appAPI, services: [worker],
+            client: client, migrator: migrator, configuration: receiver, appAPI: appAPI,
+            services: [worker, queueMetrics] + (admin.map { [$0] } ?? []),
             migrateOnStart: true, logger: logger
         )
         try await app.runService()

@@ -172,4 +172,11 @@ struct Environment: Sendable {
     func purchaseIntentLifetime() throws -> Duration {
         .seconds(try int("PURCHASE_INTENT_TTL_SECONDS", default: 86_400, in: 60...(90 * 86_400)))
     }
+
+    /// The admin port (`/metrics`, `/healthz`, `/readyz`): `ADMIN_HOST` (default `0.0.0.0`) and `ADMIN_PORT`
+    /// (default `defaultPort`; `off` disables it). Nil when disabled.
+    func admin(defaultPort: Int) throws -> (host: String, port: Int)? {
+        if string("ADMIN_PORT")?.lowercased() == "off" { return nil }
+        return (string("ADMIN_HOST") ?? "0.0.0.0", try int("ADMIN_PORT", default: defaultPort, in: 0...65535))
+    }
 }

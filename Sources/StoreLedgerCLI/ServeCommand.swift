@@ -16,13 +16,17 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let environment = Environment()
         let logger = Bootstrap.logger("storeledger.receiver", level: try environment.logLevel())
+        let registry = Bootstrap.metrics()
         let client = try Bootstrap.client(environment, logger: logger)
+        let migrator = Migrator(migrations: try Migration.bundled())
+        let admin = try Bootstrap.adminService(environment, defaultPort: 9090, registry: registry, client: client, migrator: migrator, logger: logger)
         let appAPI = try await AppAPIBootstrap.make(environment, client: client, verifiers: try environment.verifiers(), logger: logger)
         let app = buildReceiverApplication(
             client: client,
-            migrator: Migrator(migrations: try Migration.bundled()),
+            migrator: migrator,
             configuration: try environment.receiver(),
             appAPI: appAPI,
+            services: admin.map { [$0] } ?? [],
             logger: logger
         )
         try await app.runService()

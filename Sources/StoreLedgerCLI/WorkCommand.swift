@@ -26,6 +26,7 @@ struct WorkCommand: AsyncParsableCommand {
     func run() async throws {
         let environment = Environment()
         let logger = Bootstrap.logger("storeledger.worker", level: try environment.logLevel())
+        let registry = Bootstrap.metrics()
         let client = try Bootstrap.client(environment, logger: logger)
         let migrator = Migrator(migrations: try Migration.bundled())
         let configuration = try environment.worker()
@@ -40,9 +41,11 @@ struct WorkCommand: AsyncParsableCommand {
         case .envelope:
             worker = WorkerService(client: client, handler: EnvelopeHandler(), configuration: configuration, logger: logger, preflight: preflight)
         }
+        let admin = try Bootstrap.adminService(environment, defaultPort: 9091, registry: registry, client: client, migrator: migrator, logger: logger)
+        let services: [any Service] = [client, worker, QueueMetricsService(client: client, logger: logger)] + (admin.map { [$0] } ?? [])
         let group = ServiceGroup(
             configuration: .init(
-                services: [.init(service: client), .init(service: worker)],
+                services: services.map { .init(service: $0) },
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             )

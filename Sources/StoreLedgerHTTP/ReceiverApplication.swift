@@ -11,6 +11,7 @@ public func buildReceiverRouter(
 ) -> Router<StoreLedgerRequestContext> {
     let router = Router(context: StoreLedgerRequestContext.self)
     router.add(middleware: RequestIDMiddleware())
+    router.add(middleware: MetricsMiddleware())
     ReceiverController(log: EventLog(client: client), configuration: configuration).addRoutes(to: router)
     HealthController(client: client, migrator: migrator).addRoutes(to: router)
     appAPI?.addRoutes(to: router)

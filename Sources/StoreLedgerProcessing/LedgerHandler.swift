@@ -16,8 +16,6 @@ public struct LedgerHandler: EventHandler {
     /// The verifiers for the accepted apps and environments.
     public let verifiers: LedgerVerifiers
 
-    private let verificationFailures = Counter(label: "storeledger_verification_failures_total")
-
     /// Creates the handler.
     public init(verifiers: LedgerVerifiers) {
         self.verifiers = verifiers
@@ -41,7 +39,7 @@ public struct LedgerHandler: EventHandler {
             }
         } catch let error as VerificationError {
             if error.isRetryable { return .retry(event, reason: error.description) }
-            verificationFailures.increment()
+            Counter(label: "storeledger_verification_failures_total", dimensions: [("reason", "\(error.code)")]).increment()
             logger.notice("event rejected", metadata: ["event": "\(event.id)", "reason": "\(error)"])
             return .rejected(event, reason: error.description)
         } catch {

@@ -29,6 +29,7 @@ public struct WorkerService<Handler: EventHandler>: Service {
     private let processed = Counter(label: "storeledger_worker_events_total", dimensions: [("outcome", "done")])
     private let retried = Counter(label: "storeledger_worker_events_total", dimensions: [("outcome", "retry")])
     private let rejected = Counter(label: "storeledger_worker_events_total", dimensions: [("outcome", "rejected")])
+    private let dead = Counter(label: "storeledger_worker_events_total", dimensions: [("outcome", "dead")])
     private let batchTimer = Timer(label: "storeledger_worker_batch_duration_seconds")
 
     /// Creates a worker; `workerID` defaults to host, pid and a random suffix.
@@ -117,7 +118,7 @@ public struct WorkerService<Handler: EventHandler>: Service {
                 : try await client.withConnection { connection in
                     try await applyAndComplete(prepared, of: batch, owner: owner, on: connection)
                 }
-            count(outcomes)
+            count(outcomes, of: batch)
             batchTimer.record(duration: start.duration(to: .now))
         } catch let error as StoreError where error.code == .leaseLost {
             logger.warning("batch not completed: lease lost", metadata: ["worker": "\(owner)", "error": "\(error)"])
@@ -159,7 +160,7 @@ public struct WorkerService<Handler: EventHandler>: Service {
                     owner: owner, policy: configuration.retryPolicy, on: connection, logger: logger
                 )
             }
-            retried.increment()
+            configuration.retryPolicy.isExhausted(afterAttempt: event.attempt) ? dead.increment() : retried.increment()
         } catch {
             // The lease will expire and the event will be rescued.
             logger.error("could not record failure; the lease will expire", metadata: [
@@ -168,11 +169,11 @@ public struct WorkerService<Handler: EventHandler>: Service {
         }
     }
 
-    private func count(_ outcomes: [EventOutcome]) {
-        for outcome in outcomes {
+    private func count(_ outcomes: [EventOutcome], of batch: [ClaimedEvent]) {
+        for (event, outcome) in zip(batch, outcomes) {
             switch outcome {
             case .done: processed.increment()
-            case .retry: retried.increment()
+            case .retry: configuration.retryPolicy.isExhausted(afterAttempt: event.attempt) ? dead.increment() : retried.increment()
             case .reject: rejected.increment()
             }
         }

@@ -1,0 +1,37 @@
+public import Hummingbird
+public import Logging
+import NIOCore
+public import PostgresNIO
+public import Prometheus
+public import StoreLedgerStore
+
+/// The admin port (`ADMIN_PORT`): Prometheus `/metrics` and the health checks, kept off the public port so
+/// metrics never leak to the internet (on the public port `/metrics` is a 404).
+public enum AdminApplication {
+    /// The admin router: `GET /metrics` (Prometheus text format 0.0.4), `GET /healthz`, `GET /readyz`.
+    public static func router(registry: PrometheusCollectorRegistry, client: PostgresClient, migrator: Migrator) -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.get("/metrics") { _, _ in
+            var bytes: [UInt8] = []
+            registry.emit(into: &bytes)
+            return Response(
+                status: .ok,
+                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: bytes))
+            )
+        }
+        HealthController(client: client, migrator: migrator).addRoutes(to: router)
+        return router
+    }
+
+    /// The admin server as a service to run beside the process's others.
+    public static func service(
+        host: String, port: Int, registry: PrometheusCollectorRegistry, client: PostgresClient, migrator: Migrator, logger: Logger
+    ) -> some ApplicationProtocol {
+        Application(
+            router: router(registry: registry, client: client, migrator: migrator),
+            configuration: .init(address: .hostname(host, port: port), serverName: "storeledger-admin"),
+            logger: logger
+        )
+    }
+}
