@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.10.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.24.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
@@ -89,6 +90,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // A client of Apple's App Store Server API (AsyncHTTPClient, ES256 tokens, retries, pagination).
+        .target(
+            name: "StoreLedgerAppStoreAPI",
+            dependencies: [
+                "StoreLedgerCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Hummingbird routers: the receiver, health endpoints and the app-facing API.
         .target(
             name: "StoreLedgerHTTP",
@@ -96,6 +110,8 @@ let package = Package(
                 "StoreLedgerCore",
                 "StoreLedgerStore",
                 "StoreLedgerProcessing",
+                "StoreLedgerVerification",
+                "StoreLedgerAppStoreAPI",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -131,6 +147,7 @@ let package = Package(
                 "StoreLedgerHTTP",
                 "StoreLedgerWorker",
                 "StoreLedgerSimulation",
+                "StoreLedgerAppStoreAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -152,6 +169,9 @@ let package = Package(
                 "StoreLedgerCore",
                 "StoreLedgerStore",
                 "StoreLedgerSimulation",
+                "StoreLedgerAppStoreAPI",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -172,6 +192,7 @@ let package = Package(
                 "StoreLedgerWorker",
                 "StoreLedgerTestSupport",
                 "StoreLedgerSimulation",
+                "StoreLedgerAppStoreAPI",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

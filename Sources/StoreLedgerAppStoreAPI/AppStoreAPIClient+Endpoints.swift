@@ -1,0 +1,95 @@
+import Foundation
+import NIOHTTP1
+public import Logging
+
+extension AppStoreAPIClient {
+    /// Get Transaction Info: the signed transaction (JWS) with this id.
+    public func transactionInfo(transactionID: String, environment: AppStoreAPIEnvironment, logger: Logger) async throws(AppStoreAPIError) -> String {
+        struct Answer: Decodable { var signedTransactionInfo: String }
+        return try await send(.GET, "/inApps/v1/transactions/\(Self.pathComponent(transactionID))", environment: environment, logger: logger, as: Answer.self)
+            .signedTransactionInfo
+    }
+
+    /// Get Transaction Info from production, then from the sandbox when production does not know the transaction
+    /// (4040010) or refuses us because the app is not yet released there (401). Returns the JWS and the environment
+    /// that answered; throws ``AppStoreAPIError/Code/transactionNotFound`` when neither knows it.
+    public func transactionInfoAnyEnvironment(
+        transactionID: String, logger: Logger
+    ) async throws(AppStoreAPIError) -> (signedTransactionInfo: String, environment: AppStoreAPIEnvironment) {
+        do {
+            return (try await transactionInfo(transactionID: transactionID, environment: .production, logger: logger), .production)
+        } catch where error.code == .transactionNotFound || error.code == .unauthorized {
+            logger.debug("not in production; asking the sandbox", metadata: ["transaction": "\(transactionID)", "production": "\(error.code)"])
+        }
+        return (try await transactionInfo(transactionID: transactionID, environment: .sandbox, logger: logger), .sandbox)
+    }
+
+    /// One page of Get Transaction History v2.
+    public func transactionHistoryPage(
+        transactionID: String, revision: String?, environment: AppStoreAPIEnvironment, logger: Logger
+    ) async throws(AppStoreAPIError) -> TransactionHistoryPage {
+        try await send(
+            .GET, "/inApps/v2/history/\(Self.pathComponent(transactionID))", query: revision.map { [("revision", $0)] } ?? [],
+            environment: environment, logger: logger
+        )
+    }
+
+    /// Every signed transaction of the customer's history, following `revision` while `hasMore`.
+    public func transactionHistory(transactionID: String, environment: AppStoreAPIEnvironment, logger: Logger) async throws(AppStoreAPIError) -> [String] {
+        var all: [String] = []
+        var revision: String?
+        while true {
+            let page = try await transactionHistoryPage(transactionID: transactionID, revision: revision, environment: environment, logger: logger)
+            all += page.signedTransactions
+            guard page.hasMore, let next = page.revision, next != revision else { return all }
+            revision = next
+        }
+    }
+
+    /// Get All Subscription Statuses of the customer who made this transaction.
+    public func allSubscriptionStatuses(
+        transactionID: String, environment: AppStoreAPIEnvironment, logger: Logger
+    ) async throws(AppStoreAPIError) -> SubscriptionStatusesResponse {
+        try await send(.GET, "/inApps/v1/subscriptions/\(Self.pathComponent(transactionID))", environment: environment, logger: logger)
+    }
+
+    /// One page of Get Notification History.
+    public func notificationHistoryPage(
+        _ request: NotificationHistoryRequest, paginationToken: String?, environment: AppStoreAPIEnvironment, logger: Logger
+    ) async throws(AppStoreAPIError) -> NotificationHistoryPage {
+        try await send(
+            .POST, "/inApps/v1/notifications/history", query: paginationToken.map { [("paginationToken", $0)] } ?? [], body: request,
+            environment: environment, logger: logger
+        )
+    }
+
+    /// Every notification in the window, following `paginationToken` while `hasMore`.
+    public func notificationHistory(
+        _ request: NotificationHistoryRequest, environment: AppStoreAPIEnvironment, logger: Logger
+    ) async throws(AppStoreAPIError) -> [NotificationHistoryItem] {
+        var all: [NotificationHistoryItem] = []
+        var token: String?
+        while true {
+            let page = try await notificationHistoryPage(request, paginationToken: token, environment: environment, logger: logger)
+            all += page.notificationHistory
+            guard page.hasMore, let next = page.paginationToken, next != token else { return all }
+            token = next
+        }
+    }
+
+    /// Request a Test Notification; returns its `testNotificationToken`.
+    public func requestTestNotification(environment: AppStoreAPIEnvironment, logger: Logger) async throws(AppStoreAPIError) -> String {
+        struct Answer: Decodable { var testNotificationToken: String }
+        return try await send(.POST, "/inApps/v1/notifications/test", environment: environment, logger: logger, as: Answer.self).testNotificationToken
+    }
+
+    /// Get Test Notification Status: the signed test notification and its send attempts.
+    public func testNotificationStatus(token: String, environment: AppStoreAPIEnvironment, logger: Logger) async throws(AppStoreAPIError) -> NotificationHistoryItem {
+        try await send(.GET, "/inApps/v1/notifications/test/\(Self.pathComponent(token))", environment: environment, logger: logger)
+    }
+
+    /// A transaction id or token as one URL path segment (ids are digits; anything else is percent-encoded).
+    static func pathComponent(_ value: String) -> String {
+        value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? value
+    }
+}

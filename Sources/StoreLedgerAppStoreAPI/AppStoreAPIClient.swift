@@ -1,0 +1,144 @@
+public import AsyncHTTPClient
+import Foundation
+import JWTKit
+public import Logging
+import NIOCore
+import NIOHTTP1
+
+/// A client of Apple's App Store Server API on AsyncHTTPClient: a fresh ES256 token per request, typed errors for
+/// Apple's codes, retries with exponential backoff and full jitter on 429, 5000001, 5xx and network errors.
+///
+/// Everything it returns that Apple signed is returned as JWS, unverified: callers hand it to the ledger, which
+/// verifies it like any other input.
+public struct AppStoreAPIClient: Sendable {
+    /// The configuration.
+    public let configuration: AppStoreAPIConfiguration
+    private let httpClient: HTTPClient
+    private let keys: JWTKeyCollection
+
+    /// Creates a client; throws ``AppStoreAPIError/Code/configuration`` when the private key does not parse.
+    public init(configuration: AppStoreAPIConfiguration, httpClient: HTTPClient = .shared) async throws(AppStoreAPIError) {
+        let key: ES256PrivateKey
+        do {
+            key = try ES256PrivateKey(pem: configuration.privateKeyPEM)
+        } catch {
+            throw AppStoreAPIError(.configuration, "APPSTORE_PRIVATE_KEY is not a P-256 private key in PKCS#8 PEM (the .p8 file App Store Connect gives you)")
+        }
+        let keys = JWTKeyCollection()
+        await keys.add(ecdsa: key, kid: JWKIdentifier(string: configuration.keyID))
+        self.configuration = configuration
+        self.httpClient = httpClient
+        self.keys = keys
+    }
+
+    /// A fresh bearer token (5 minutes).
+    func token() async throws(AppStoreAPIError) -> String {
+        let now = Int64(Date().timeIntervalSince1970)
+        var header = JWTHeader()
+        header.typ = "JWT"
+        do {
+            return try await keys.sign(
+                AppStoreAPIToken(iss: configuration.issuerID, iat: now, exp: now + 300, aud: "appstoreconnect-v1", bid: configuration.bundleID),
+                kid: JWKIdentifier(string: configuration.keyID), header: header
+            )
+        } catch {
+            throw AppStoreAPIError(.configuration, "could not sign the App Store Server API token: \(error)")
+        }
+    }
+
+    /// Sends one call, retrying what may pass, and decodes Apple's JSON answer as `Response`.
+    func send<Response: Decodable>(
+        _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: (some Encodable)? = Optional<Int>.none,
+        environment: AppStoreAPIEnvironment, logger: Logger, as: Response.Type = Response.self
+    ) async throws(AppStoreAPIError) -> Response {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await sendOnce(method, path, query: query, body: body, environment: environment, attempt: attempt, logger: logger)
+            } catch let failure {
+                guard failure.error.isRetryable, attempt < configuration.maximumAttempts else { throw failure.error }
+                let delay = backoff(afterAttempt: attempt, retryAfter: failure.retryAfter)
+                logger.notice("App Store Server API call failed; retrying", metadata: [
+                    "path": "\(path)", "attempt": "\(attempt)", "error": "\(failure.error.code)", "delay_ms": "\(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)",
+                ])
+                try? await Task.sleep(for: delay)
+            }
+        }
+    }
+
+    /// Apple's error body.
+    struct AppleErrorBody: Decodable {
+        var errorCode: Int?
+        var errorMessage: String?
+    }
+
+    /// A failed attempt and the server's `Retry-After`, if any.
+    struct Failure: Error {
+        let error: AppStoreAPIError
+        var retryAfter: Duration? = nil
+    }
+
+    private func sendOnce<Response: Decodable>(
+        _ method: HTTPMethod, _ path: String, query: [(String, String)], body: (some Encodable)?,
+        environment: AppStoreAPIEnvironment, attempt: Int, logger: Logger
+    ) async throws(Failure) -> Response {
+        var url = configuration.baseURL(environment) + path
+        if !query.isEmpty {
+            var components = URLComponents()
+            components.queryItems = query.map { URLQueryItem(name: $0.0, value: $0.1) }
+            url += "?" + (components.percentEncodedQuery ?? "")
+        }
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        do {
+            request.headers.add(name: "Authorization", value: "Bearer \(try await token())")
+        } catch {
+            throw Failure(error: error)
+        }
+        request.headers.add(name: "Accept", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "StoreLedger/1")
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            guard let data = try? JSONEncoder().encode(body) else { throw Failure(error: AppStoreAPIError(.configuration, "the request body does not encode")) }
+            request.body = .bytes(ByteBuffer(bytes: data))
+        }
+        let timeout = TimeAmount.nanoseconds(
+            configuration.requestTimeout.components.seconds * 1_000_000_000 + configuration.requestTimeout.components.attoseconds / 1_000_000_000
+        )
+        let status: Int
+        let bytes: ByteBuffer
+        let retryAfter: Duration?
+        do {
+            let response = try await httpClient.execute(request, timeout: timeout)
+            status = Int(response.status.code)
+            retryAfter = response.headers.first(name: "Retry-After").flatMap(Int.init).map { .seconds($0) }
+            bytes = try await response.body.collect(upTo: 4 << 20)
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
+            throw Failure(error: AppStoreAPIError(.timeout, "no answer from \(environment.rawValue) within \(configuration.requestTimeout)"))
+        } catch {
+            throw Failure(error: AppStoreAPIError(.network, "could not reach the App Store Server API (\(environment.rawValue)): \(error)"))
+        }
+        logger.debug("App Store Server API", metadata: [
+            "method": "\(method.rawValue)", "path": "\(path)", "environment": "\(environment.rawValue)", "status": "\(status)", "attempt": "\(attempt)",
+        ])
+        let data = Data(bytes.readableBytesView)
+        guard (200..<300).contains(status) else {
+            let apple = try? JSONDecoder().decode(AppleErrorBody.self, from: data)
+            throw Failure(error: .from(status: status, appleCode: apple?.errorCode, message: apple?.errorMessage), retryAfter: retryAfter)
+        }
+        do {
+            return try JSONDecoder().decode(Response.self, from: data)
+        } catch {
+            throw Failure(error: AppStoreAPIError(.malformedResponse, "the answer to \(path) does not decode as \(Response.self): \(error)", httpStatus: status))
+        }
+    }
+
+    /// Exponential backoff with full jitter, or the server's `Retry-After`, capped.
+    func backoff(afterAttempt attempt: Int, retryAfter: Duration?) -> Duration {
+        if let retryAfter { return min(retryAfter, configuration.maximumBackoff) }
+        let ceiling = min(configuration.initialBackoff * (1 << min(attempt - 1, 16)), configuration.maximumBackoff)
+        let milliseconds = ceiling.components.seconds * 1000 + ceiling.components.attoseconds / 1_000_000_000_000_000
+        return .milliseconds(Int64.random(in: 0...max(1, milliseconds)))
+    }
+}

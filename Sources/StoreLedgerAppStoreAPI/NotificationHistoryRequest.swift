@@ -1,0 +1,29 @@
+/// The body of Get Notification History: a window (epoch milliseconds; 180 days back in production, 30 in
+/// sandbox) and optional filters.
+public struct NotificationHistoryRequest: Sendable, Codable, Equatable {
+    /// Window start (epoch ms).
+    public var startDate: Int64
+    /// Window end (epoch ms).
+    public var endDate: Int64
+    /// Only this notification type.
+    public var notificationType: String?
+    /// Only this subtype.
+    public var notificationSubtype: String?
+    /// Only this transaction's notifications.
+    public var transactionId: String?
+    /// Only notifications Apple failed to deliver.
+    public var onlyFailures: Bool?
+
+    /// Creates a request.
+    public init(
+        startDate: Int64, endDate: Int64, notificationType: String? = nil, notificationSubtype: String? = nil,
+        transactionId: String? = nil, onlyFailures: Bool? = nil
+    ) {
+        self.startDate = startDate
+        self.endDate = endDate
+        self.notificationType = notificationType
+        self.notificationSubtype = notificationSubtype
+        self.transactionId = transactionId
+        self.onlyFailures = onlyFailures
+    }
+}

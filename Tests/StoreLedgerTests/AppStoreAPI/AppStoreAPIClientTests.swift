@@ -1,0 +1,180 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import StoreLedgerAppStoreAPI
+import StoreLedgerTestSupport
+import Testing
+
+@Suite("App Store Server API client against the fake, over real HTTP")
+struct AppStoreAPIClientTests {
+    static let pki = try! TestPKI()
+    static let signer = TestSigner(pki: pki)
+    let logger = Logger(label: "test")
+
+    func signed(_ id: String, environment: String = "Sandbox") throws -> String {
+        var signer = Self.signer
+        signer.environment = environment
+        return try signer.signedTransaction(signer.transactionPayload(transactionID: id))
+    }
+
+    @Test func getTransactionInfoWithAFreshAppleStyleTokenPerRequest() async throws {
+        try await FakeAppStoreServer.withRunning { fake in
+            let jws = try signed("1000", environment: "Production")
+            await fake.state.addTransaction(jws, id: "1000", environment: .production)
+            let client = try await AppStoreAPIClient(configuration: fake.configuration())
+            #expect(try await client.transactionInfo(transactionID: "1000", environment: .production, logger: logger) == jws)
+            #expect(try await client.transactionInfo(transactionID: "1000", environment: .production, logger: logger) == jws)
+            let tokens = await fake.state.receivedTokens
+            #expect(tokens.count == 2)
+            let header = try #require(try JSONSerialization.jsonObject(with: tokens[0].header) as? [String: Any])
+            let claims = try #require(try JSONSerialization.jsonObject(with: tokens[0].claims) as? [String: Any])
+            #expect(header["alg"] as? String == "ES256")
+            #expect(header["kid"] as? String == fake.keyID)
+            #expect(header["typ"] as? String == "JWT")
+            #expect(claims["iss"] as? String == fake.issuerID)
+            #expect(claims["aud"] as? String == "appstoreconnect-v1")
+            #expect(claims["bid"] as? String == fake.bundleID)
+            let iat = try #require(claims["iat"] as? Int), exp = try #require(claims["exp"] as? Int)
+            #expect(exp - iat == 300)
+            #expect(abs(Double(iat) - Date().timeIntervalSince1970) < 60)
+            #expect(await fake.state.requests.allSatisfy(\.authorized))
+        }
+    }
+
+    @Test func productionNotFoundFallsBackToTheSandbox() async throws {
+        try await FakeAppStoreServer.withRunning { fake in
+            let jws = try signed("2000")
+            await fake.state.addTransaction(jws, id: "2000", environment: .sandbox)
+            let client = try await AppStoreAPIClient(configuration: fake.configuration())
+            let answer = try await client.transactionInfoAnyEnvironment(transactionID: "2000", logger: logger)
+            #expect(answer.signedTransactionInfo == jws)
+            #expect(answer.environment == .sandbox)
+            #expect(await fake.state.requests.map(\.environment) == [.production, .sandbox])
+        }
+    }
+
+    @Test func productionAnswering401BeforeTheFirstReleaseFallsBackToTheSandbox() async throws {
+        try await FakeAppStoreServer.withRunning { fake in
+            await fake.state.setProductionUnreleased(true)
+            await fake.state.addTransaction(try signed("2100"), id: "2100", environment: .sandbox)
+            let client = try await AppStoreAPIClient(configuration: fake.configuration())
+            #expect(try await client.transactionInfoAnyEnvironment(transactionID: "2100", logger: logger).environment == .sandbox)
+            await #expect {
+                _ = try await client.transactionInfo(transactionID: "2100", environment: .production, logger: logger)
+            } throws: { ($0 as? AppStoreAPIError)?.code == .unauthorized && ($0 as? AppStoreAPIError)?.httpStatus == 401 }
+        }
+    }
+
+    @Test func notFoundAnywhereIsATypedError() async throws {
+        try await FakeAppStoreServer.withRunning { fake in
+            let client = try await AppStoreAPIClient(configuration: fake.configuration())
+            await #expect {
+                _ = try await client.transactionInfoAnyEnvironment(transactionID: "404404", logger: logger)
+            } throws: { error in
+                guard let error = error as? AppStoreAPIError else { return false }
+                return error.code == .transactionNotFound && error.appleErrorCode == 4_040_010 && error.httpStatus == 404
+            }
+        }
+    }
+
+    @Test func rateLimitingAndRetryableErrorsAreRetriedThenSucceed() async throws {
+        try await FakeAppStoreServer.withRunning { fake in
+            await fake.state.addTransaction(try signed("3000", environment: "Production"), id: "3000", environment: .production)
+            await fake.state.inject([.rateLimited(retryAfterSeconds: 0), .retryable, .rateLimited()])
+            let client = try await AppStoreAPIClient(configuration: fake.configuration(maximumAttempts: 4))
+            _ = try await client.transactionInfo(transactionID: "3000", environment: .production, logger: logger)
+            #expect(await fake.state.requests.count == 4)
+        }
+    }
+
+    @Test func persistentRateLimitingGivesUpAfterTheConfiguredAttempts() async throws {
+        try await FakeAppStoreServer.withRunning { fake in
+            await fake.state.addTransaction(try signed("3100", environment: "Production"), id: "3100", environment: .production)
+            await fake.state.inject(Array(repeating: .rateLimited(), count: 10))
+            let client = try await AppStoreAPIClient(configuration: fake.configuration(maximumAttempts: 3))
+            await #expect {
+                _ = try await client.transactionInfo(transactionID: "3100", environment: .production, logger: logger)
+            } throws: { ($0 as? AppStoreAPIError)?.code == .rateLimited }
+            #expect(await fake.state.requests.count == 3)
+        }
+    }
+
+    @Test func theFakeRefusesTokensAppleWouldRefuse() async throws {
+        try await FakeAppStoreServer.withRunning { fake in
+            await fake.state.addTransaction(try signed("4000"), id: "4000", environment: .sandbox)
+            var wrongBundle = fake.configuration(maximumAttempts: 1)
+            wrongBundle.bundleID = "com.other.app"
+            var wrongIssuer = fake.configuration(maximumAttempts: 1)
+            wrongIssuer.issuerID = UUID().uuidString
+            var wrongKey = fake.configuration(maximumAttempts: 1)
+            wrongKey.privateKeyPEM = P256Key.freshPEM()
+            for configuration in [wrongBundle, wrongIssuer, wrongKey] {
+                let client = try await AppStoreAPIClient(configuration: configuration)
+                await #expect {
+                    _ = try await client.transactionInfo(transactionID: "4000", environment: .sandbox, logger: logger)
+                } throws: { ($0 as? AppStoreAPIError)?.code == .unauthorized }
+            }
+            #expect(await fake.state.requests.map(\.authorized) == [false, false, false])
+        }
+    }
+
+    @Test func transactionHistoryFollowsRevisionsAcrossPages() async throws {
+        try await FakeAppStoreServer.withRunning { fake in
+            let all = try (0..<45).map { try signed("50\($0)") }
+            await fake.state.setHistory(all, for: "500", environment: .sandbox)
+            let client = try await AppStoreAPIClient(configuration: fake.configuration())
+            let first = try await client.transactionHistoryPage(transactionID: "500", revision: nil, environment: .sandbox, logger: logger)
+            #expect(first.signedTransactions.count == 20 && first.hasMore)
+            #expect(try await client.transactionHistory(transactionID: "500", environment: .sandbox, logger: logger) == all)
+            #expect(await fake.state.requests.count == 1 + 3)
+        }
+    }
+
+    @Test func notificationHistoryFollowsPaginationTokens() async throws {
+        try await FakeAppStoreServer.withRunning { fake in
+            let items = (0..<41).map { NotificationHistoryItem(signedPayload: "payload-\($0)", sendAttempts: [.init(attemptDate: 1, sendAttemptResult: "NO_RESPONSE")]) }
+            await fake.state.setNotificationHistory(items, environment: .production)
+            let client = try await AppStoreAPIClient(configuration: fake.configuration())
+            let request = NotificationHistoryRequest(startDate: 0, endDate: 1_000, onlyFailures: true)
+            #expect(try await client.notificationHistory(request, environment: .production, logger: logger) == items)
+            #expect(await fake.state.requests.count == 3)
+        }
+    }
+
+    @Test func subscriptionStatusesAndTestNotifications() async throws {
+        try await FakeAppStoreServer.withRunning { fake in
+            let statuses = SubscriptionStatusesResponse(
+                environment: "Sandbox", bundleId: fake.bundleID, appAppleId: nil,
+                data: [.init(subscriptionGroupIdentifier: "g", lastTransactions: [.init(status: 1, originalTransactionId: "600", signedTransactionInfo: "t", signedRenewalInfo: "r")])]
+            )
+            await fake.state.setStatuses(statuses, for: "600", environment: .sandbox)
+            let client = try await AppStoreAPIClient(configuration: fake.configuration())
+            #expect(try await client.allSubscriptionStatuses(transactionID: "600", environment: .sandbox, logger: logger) == statuses)
+            let token = try await client.requestTestNotification(environment: .sandbox, logger: logger)
+            #expect(UUID(uuidString: token) != nil)
+            #expect(await fake.state.testNotificationsRequested == 1)
+        }
+    }
+
+    @Test func configurationFromTheEnvironmentNamesWhatIsMissing() throws {
+        #expect(try AppStoreAPIConfiguration.fromEnvironment([:]) == nil)
+        #expect {
+            _ = try AppStoreAPIConfiguration.fromEnvironment(["APPSTORE_ISSUER_ID": "i", "APP_BUNDLE_ID": "b"])
+        } throws: { "\($0)".contains("APPSTORE_KEY_ID") && "\($0)".contains("APPSTORE_PRIVATE_KEY") }
+        let configuration = try #require(try AppStoreAPIConfiguration.fromEnvironment([
+            "APPSTORE_ISSUER_ID": "i", "APPSTORE_KEY_ID": "k", "APPSTORE_PRIVATE_KEY": "-----BEGIN PRIVATE KEY-----\\nabc\\n-----END PRIVATE KEY-----",
+            "APP_BUNDLE_ID": "com.a, com.b", "APPSTORE_API_SANDBOX_URL": "http://localhost:1/",
+        ]))
+        #expect(configuration.bundleID == "com.a")
+        #expect(configuration.privateKeyPEM.contains("\nabc\n"))
+        #expect(configuration.baseURL(.sandbox) == "http://localhost:1")
+        #expect(configuration.baseURL(.production) == "https://api.storekit.apple.com")
+    }
+
+    @Test func aKeyThatIsNotAP256PKCS8PEMIsAConfigurationError() async throws {
+        let configuration = AppStoreAPIConfiguration(issuerID: "i", keyID: "k", privateKeyPEM: "nope", bundleID: "b")
+        await #expect {
+            _ = try await AppStoreAPIClient(configuration: configuration)
+        } throws: { ($0 as? AppStoreAPIError)?.code == .configuration }
+    }
+}
