@@ -1,0 +1,133 @@
+public import Foundation
+import SwiftASN1
+
+/// A legacy StoreKit 1 app receipt, read with swift-asn1 only to find which transactions it names.
+///
+/// The receipt's PKCS#7 signature is **not** checked and nothing in it is trusted: the transaction ids it yields
+/// are looked up with the App Store Server API, and Apple's signed answer goes through the ledger's verifier like
+/// any other input. (Apple's `verifyReceipt` is deprecated and never called.)
+///
+/// Structure: base64 → ContentInfo (signedData) → SignedData → encapContentInfo → eContent OCTET STRING (BER,
+/// possibly chunked) → SET of SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }. Type 2 is the bundle
+/// id, 3 the app version, 17 an in-app purchase receipt of the same shape, whose 1702 is the product id, 1703 the
+/// transaction id, 1705 the original transaction id, 1704 the purchase date and 1708 the expiry.
+public struct AppReceipt: Sendable, Equatable {
+    /// One in-app purchase the receipt lists.
+    public struct InAppPurchase: Sendable, Equatable {
+        /// The product id (1702).
+        public var productID: String?
+        /// The transaction id (1703).
+        public var transactionID: String?
+        /// The original transaction id (1705).
+        public var originalTransactionID: String?
+        /// The purchase date as written (1704, RFC 3339).
+        public var purchaseDate: String?
+        /// The subscription expiry as written (1708, RFC 3339).
+        public var expiresDate: String?
+    }
+
+    /// The app's bundle id (2).
+    public var bundleID: String?
+    /// The app version (3).
+    public var appVersion: String?
+    /// The in-app purchases (17), in receipt order.
+    public var inAppPurchases: [InAppPurchase]
+
+    /// The transaction ids to look up, newest purchase first (by purchase date, then receipt order reversed),
+    /// without duplicates.
+    public var transactionIDs: [String] {
+        let ordered = inAppPurchases.enumerated().sorted { lhs, rhs in
+            (lhs.element.purchaseDate ?? "", lhs.offset) > (rhs.element.purchaseDate ?? "", rhs.offset)
+        }
+        var seen: Set<String> = []
+        return ordered.compactMap { $0.element.transactionID ?? $0.element.originalTransactionID }.filter { seen.insert($0).inserted }
+    }
+
+    /// Parses a base64 receipt (whitespace ignored).
+    public init(base64Encoded text: String) throws(AppReceiptError) {
+        let compact = text.filter { !$0.isWhitespace }
+        guard !compact.isEmpty, let data = Data(base64Encoded: compact) else {
+            throw AppReceiptError("the receipt is not base64")
+        }
+        try self.init(der: [UInt8](data))
+    }
+
+    /// Parses the receipt's bytes (BER or DER PKCS#7).
+    public init(der bytes: [UInt8]) throws(AppReceiptError) {
+        do {
+            let contentInfo = try BER.parse(bytes)
+            let outer = try Self.children(of: contentInfo, "ContentInfo")
+            guard outer.count >= 2, try ASN1ObjectIdentifier(berEncoded: outer[0]) == Self.signedDataOID else {
+                throw AppReceiptError("the receipt is not PKCS#7 signed data")
+            }
+            let signedData = try Self.explicit(outer[1], "ContentInfo.content")
+            let fields = try Self.children(of: signedData, "SignedData")
+            guard fields.count >= 3 else { throw AppReceiptError("the signed data has no content") }
+            let encapsulated = try Self.children(of: fields[2], "encapContentInfo")
+            guard encapsulated.count >= 2 else { throw AppReceiptError("the receipt carries no payload") }
+            let payload = try Self.octets(try Self.explicit(encapsulated[1], "eContent"))
+            let attributes = try Self.attributes(payload)
+            bundleID = try attributes.first { $0.type == 2 }.flatMap { try Self.string($0.value) }
+            appVersion = try attributes.first { $0.type == 3 }.flatMap { try Self.string($0.value) }
+            inAppPurchases = try attributes.filter { $0.type == 17 }.map { attribute in
+                let fields = try Self.attributes(attribute.value)
+                func text(_ type: Int) throws -> String? { try fields.first { $0.type == type }.flatMap { try Self.string($0.value) } }
+                return InAppPurchase(
+                    productID: try text(1702), transactionID: try text(1703), originalTransactionID: try text(1705),
+                    purchaseDate: try text(1704), expiresDate: try text(1708)
+                )
+            }
+        } catch let error as AppReceiptError {
+            throw error
+        } catch {
+            throw AppReceiptError("the receipt is not a well-formed PKCS#7 app receipt (\(error))")
+        }
+    }
+
+    private static let signedDataOID: ASN1ObjectIdentifier = [1, 2, 840, 113_549, 1, 7, 2]
+
+    private static func children(of node: ASN1Node, _ what: String) throws -> [ASN1Node] {
+        guard case .constructed(let children) = node.content else { throw AppReceiptError("\(what) is not a structure") }
+        return Array(children)
+    }
+
+    /// The single child of a context-specific `[0] EXPLICIT` wrapper.
+    private static func explicit(_ node: ASN1Node, _ what: String) throws -> ASN1Node {
+        guard node.identifier.tagClass == .contextSpecific, node.identifier.tagNumber == 0,
+            let child = try children(of: node, what).first
+        else { throw AppReceiptError("\(what) is not the expected [0] field") }
+        return child
+    }
+
+    /// An OCTET STRING's bytes, joining the chunks of a constructed (BER) one.
+    private static func octets(_ node: ASN1Node) throws -> [UInt8] {
+        guard node.identifier.tagClass == .universal, node.identifier.tagNumber == 4 else {
+            throw AppReceiptError("the receipt payload is not an OCTET STRING")
+        }
+        switch node.content {
+        case .primitive(let bytes): return Array(bytes)
+        case .constructed(let chunks): return try chunks.flatMap { try octets($0) }
+        }
+    }
+
+    /// The `SET OF SEQUENCE { type, version, value }` in `bytes`.
+    private static func attributes(_ bytes: [UInt8]) throws -> [(type: Int, value: [UInt8])] {
+        let set = try BER.parse(bytes)
+        guard set.identifier == .set else { throw AppReceiptError("the receipt payload is not a SET of attributes") }
+        return try children(of: set, "payload").compactMap { attribute in
+            let fields = try children(of: attribute, "attribute")
+            guard fields.count == 3, case .primitive = fields[2].content else { return nil }
+            return (try Int(berEncoded: fields[0]), try octets(fields[2]))
+        }
+    }
+
+    /// A UTF8String or IA5String encoded inside an attribute value; nil for other types (or an empty value).
+    private static func string(_ bytes: [UInt8]) throws -> String? {
+        guard !bytes.isEmpty else { return nil }
+        let node = try BER.parse(bytes)
+        guard case .primitive(let content) = node.content,
+            node.identifier == .utf8String || node.identifier == .ia5String || node.identifier == .printableString
+        else { return nil }
+        return String(decoding: content, as: UTF8.self)
+    }
+}
