@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import PostgresNIO
+import StoreLedgerAppStoreAPI
 import StoreLedgerCore
 import StoreLedgerHTTP
 import StoreLedgerProcessing
@@ -33,10 +34,20 @@ enum AppAPIBootstrap {
             retryPolicy: try environment.worker().retryPolicy
         )
         let catalog = try environment.productCatalog()
+        var appStore: AppStoreAPIClient?
+        if let configuration = try environment.appStoreAPI() {
+            do {
+                appStore = try await AppStoreAPIClient(configuration: configuration)
+            } catch {
+                throw ValidationError(error.description)
+            }
+        } else {
+            logger.notice("App Store Server API not configured: validate, sync and legacy receipts answer 503 (set APPSTORE_ISSUER_ID, APPSTORE_KEY_ID, APPSTORE_PRIVATE_KEY)")
+        }
         logger.info("app-facing API enabled", metadata: ["catalog_products": "\(catalog.products.count)"])
         return AppAPI(dependencies: AppAPIDependencies(
             intake: PurchaseIntake(processor: processor, catalog: catalog), authenticator: authenticator,
-            intents: PurchaseIntentStore(client: client), intentLifetime: try environment.purchaseIntentLifetime()
+            intents: PurchaseIntentStore(client: client), appStore: appStore, intentLifetime: try environment.purchaseIntentLifetime()
         ))
     }
 }

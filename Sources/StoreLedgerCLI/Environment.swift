@@ -2,6 +2,7 @@ import ArgumentParser
 import Configuration
 import Foundation
 import Logging
+import StoreLedgerAppStoreAPI
 import StoreLedgerCore
 import StoreLedgerHTTP
 import StoreLedgerProcessing
@@ -178,5 +179,18 @@ struct Environment: Sendable {
     func admin(defaultPort: Int) throws -> (host: String, port: Int)? {
         if string("ADMIN_PORT")?.lowercased() == "off" { return nil }
         return (string("ADMIN_HOST") ?? "0.0.0.0", try int("ADMIN_PORT", default: defaultPort, in: 0...65535))
+    }
+
+    /// The App Store Server API configuration (`APPSTORE_ISSUER_ID`, `APPSTORE_KEY_ID`, `APPSTORE_PRIVATE_KEY`,
+    /// `APP_BUNDLE_ID`, `APPSTORE_API_URL`, `APPSTORE_API_SANDBOX_URL`), nil when no credential is set.
+    func appStoreAPI() throws -> AppStoreAPIConfiguration? {
+        let keys = ["APPSTORE_ISSUER_ID", "APPSTORE_KEY_ID", "APPSTORE_PRIVATE_KEY", "APP_BUNDLE_ID", "APPSTORE_API_URL", "APPSTORE_API_SANDBOX_URL"]
+        var variables: [String: String] = [:]
+        for key in keys { variables[key] = string(key) }
+        do {
+            return try AppStoreAPIConfiguration.fromEnvironment(variables)
+        } catch {
+            throw ValidationError(error.description)
+        }
     }
 }

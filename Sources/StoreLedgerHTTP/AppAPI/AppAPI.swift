@@ -17,5 +17,6 @@ public struct AppAPI: Sendable {
         SubscriptionController(dependencies: dependencies).addRoutes(to: router)
         EntitlementsController(dependencies: dependencies).addRoutes(to: router)
         PurchaseIntentsController(dependencies: dependencies).addRoutes(to: router)
+        IAPValidationController(dependencies: dependencies).addRoutes(to: router)
     }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+public import StoreLedgerAppStoreAPI
 public import StoreLedgerProcessing
 public import StoreLedgerStore
 
@@ -12,6 +13,9 @@ public struct AppAPIDependencies: Sendable {
     public var authenticator: Authenticator
     /// Purchase intents.
     public var intents: PurchaseIntentStore
+    /// Looks transactions up at Apple (validate, sync, legacy receipts); nil when not configured (those routes then
+    /// answer 503 `app_store_api_not_configured`).
+    public var appStore: AppStoreAPIClient?
     /// How long a purchase intent waits (default 24 hours; `PURCHASE_INTENT_TTL_SECONDS`).
     public var intentLifetime: Duration
     /// The time of asking (tests pin it).
@@ -19,12 +23,13 @@ public struct AppAPIDependencies: Sendable {
 
     /// Creates the dependencies.
     public init(
-        intake: PurchaseIntake, authenticator: Authenticator, intents: PurchaseIntentStore,
+        intake: PurchaseIntake, authenticator: Authenticator, intents: PurchaseIntentStore, appStore: AppStoreAPIClient? = nil,
         intentLifetime: Duration = .seconds(86_400), now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.intake = intake
         self.authenticator = authenticator
         self.intents = intents
+        self.appStore = appStore
         self.intentLifetime = intentLifetime
         self.now = now
     }

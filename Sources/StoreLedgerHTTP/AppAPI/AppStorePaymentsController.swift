@@ -10,6 +10,7 @@ import StoreLedgerStore
 /// - `POST /transaction` `{signed_transaction}` → `{success, is_premium, subscription{product_id, expires_date, is_active, environment}}`
 /// - `POST /restore` `{transactions: [jws…]}` → `{success, restored_count, is_premium, active_subscription{product_id, expires_date}}`
 /// - `GET /status` → `{has_subscription, source: "appstore", status, product_id, expires_date, environment}`
+/// - `POST /verify` `{receipt_data}` (legacy StoreKit 1 receipt) → as `/transaction`
 ///
 /// Every JWS goes into the event log (source `client`) and through the one handler while the caller waits.
 public struct AppStorePaymentsController: Sendable {
@@ -73,6 +74,7 @@ public struct AppStorePaymentsController: Sendable {
         group.post("transaction") { request, context in try await transaction(request, context: context) }
         group.post("restore") { request, context in try await restore(request, context: context) }
         group.get("status") { _, context in try await status(context: context) }
+        group.post("verify") { request, context in try await verifyReceipt(request, context: context) }
     }
 
     func transaction(_ request: Request, context: StoreLedgerRequestContext) async throws -> Response {

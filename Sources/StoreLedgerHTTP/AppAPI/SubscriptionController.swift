@@ -5,7 +5,7 @@ import StoreLedgerProcessing
 import StoreLedgerStore
 
 /// Seed 001's contract (bearer JWT of the user): `GET /api/subscription/status` → `{isPremium, subscriptionType,
-/// expirationDate}`.
+/// expirationDate}` and `POST /api/subscription/sync` `{transactionId, …}` → `{success, is_premium}`.
 public struct SubscriptionController: Sendable {
     /// The shared dependencies.
     public let dependencies: AppAPIDependencies
@@ -27,6 +27,7 @@ public struct SubscriptionController: Sendable {
         let group = router.group("/api/subscription")
             .add(middleware: AuthenticationMiddleware(authenticator: dependencies.authenticator, requirement: .user))
         group.get("status") { _, context in try await status(context: context) }
+        group.post("sync") { request, context in try await sync(request, context: context) }
     }
 
     func status(context: StoreLedgerRequestContext) async throws -> Response {

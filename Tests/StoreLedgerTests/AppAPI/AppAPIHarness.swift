@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import JWTKit
 import NIOCore
+import StoreLedgerAppStoreAPI
 import PostgresNIO
 import StoreLedgerCore
 import StoreLedgerHTTP
@@ -26,7 +27,7 @@ struct AppAPIHarness {
     /// Builds the API over `db`; `now` pins the time of asking.
     init(
         _ db: TestDatabase, pki: TestPKI, catalog: ProductCatalog = .empty, auth: AuthenticationConfiguration? = nil,
-        intentLifetime: Duration = .seconds(86_400), now: @escaping @Sendable () -> Date = { Date() }
+        appStore: AppStoreAPIClient? = nil, intentLifetime: Duration = .seconds(86_400), now: @escaping @Sendable () -> Date = { Date() }
     ) async throws {
         self.db = db
         self.signer = TestSigner(pki: pki)
@@ -42,7 +43,7 @@ struct AppAPIHarness {
         )
         self.dependencies = AppAPIDependencies(
             intake: PurchaseIntake(processor: processor, catalog: catalog), authenticator: authenticator,
-            intents: PurchaseIntentStore(client: db.client), intentLifetime: intentLifetime, now: now
+            intents: PurchaseIntentStore(client: db.client), appStore: appStore, intentLifetime: intentLifetime, now: now
         )
     }
 

@@ -1,0 +1,67 @@
+import Foundation
+import Hummingbird
+import Logging
+import StoreLedgerAppStoreAPI
+import StoreLedgerCore
+import StoreLedgerProcessing
+
+/// Looking transactions up at Apple for the app-facing routes: the signed answer goes into the event log
+/// (source `server_api`) and through the one handler, like anything an app posts.
+struct AppStoreLookup: Sendable {
+    /// The shared dependencies.
+    let dependencies: AppAPIDependencies
+
+    /// Where to ask.
+    enum Scope {
+        /// Production first, then sandbox when production does not know the transaction (or the app is not yet
+        /// released there).
+        case anyEnvironment
+        /// One environment only.
+        case only(AppStoreAPIEnvironment)
+    }
+
+    /// Looks `transactionID` up and submits Apple's signed answer on behalf of `user`; nil when Apple knows no such
+    /// transaction. Upstream failures become 503 answers with a stable code.
+    func submit(
+        transactionID: String, scope: Scope, user: UserID?, request: Request, context: StoreLedgerRequestContext
+    ) async throws -> PurchaseSubmission? {
+        guard let client = dependencies.appStore else {
+            throw APIError(.serviceUnavailable, code: "app_store_api_not_configured",
+                           message: "looking transactions up needs APPSTORE_ISSUER_ID, APPSTORE_KEY_ID and APPSTORE_PRIVATE_KEY")
+        }
+        let answer: (jws: String, environment: AppStoreAPIEnvironment)
+        switch await Self.fetch(transactionID, scope: scope, client: client, logger: context.logger) {
+        case .success(let fetched):
+            answer = fetched
+        case .failure(let error):
+            if error.code == .transactionNotFound || error.code == .invalidTransactionID || error.code == .notFound { return nil }
+            context.logger.warning("App Store Server API failed", metadata: ["error": "\(error)"])
+            if error.code == .rateLimited {
+                throw APIError(.serviceUnavailable, code: "upstream_rate_limited", message: "Apple's App Store Server API is rate limiting us; retry later")
+            }
+            throw APIError(.serviceUnavailable, code: "upstream_unavailable", message: "Apple's App Store Server API could not answer (\(error.code)); retry later")
+        }
+        let (jws, environment) = answer
+        return try await dependencies.intake.submit(
+            signedTransaction: jws, source: .serverAPI, environmentHint: environment == .sandbox ? .sandbox : .production,
+            user: user, origin: context.origin(request), logger: context.logger
+        )
+    }
+
+    /// Asks Apple, as a result so callers can branch on the typed error.
+    private static func fetch(
+        _ transactionID: String, scope: Scope, client: AppStoreAPIClient, logger: Logger
+    ) async -> Result<(jws: String, environment: AppStoreAPIEnvironment), AppStoreAPIError> {
+        do {
+            switch scope {
+            case .anyEnvironment:
+                let found = try await client.transactionInfoAnyEnvironment(transactionID: transactionID, logger: logger)
+                return .success((found.signedTransactionInfo, found.environment))
+            case .only(let environment):
+                return .success((try await client.transactionInfo(transactionID: transactionID, environment: environment, logger: logger), environment))
+            }
+        } catch {
+            return .failure(error)
+        }
+    }
+}

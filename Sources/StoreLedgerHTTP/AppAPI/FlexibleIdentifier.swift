@@ -1,0 +1,18 @@
+import Foundation
+
+/// A transaction id as clients send it: a JSON string, or a number (StoreKit's `Transaction.id` is a `UInt64`,
+/// and seed 001's client encodes it as one).
+struct FlexibleIdentifier: Decodable, Sendable {
+    /// The id as a string.
+    let value: String
+
+    /// Decodes a string or an unsigned integer.
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let text = try? container.decode(String.self) {
+            value = text.trimmingCharacters(in: .whitespaces)
+        } else {
+            value = String(try container.decode(UInt64.self))
+        }
+    }
+}

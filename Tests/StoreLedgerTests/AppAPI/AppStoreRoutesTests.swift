@@ -1,0 +1,212 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import PostgresNIO
+import StoreLedgerAppStoreAPI
+import StoreLedgerCore
+import StoreLedgerHTTP
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import Testing
+
+@Suite("App API: routes that ask Apple (validate, sync, legacy receipts) against the fake App Store Server API")
+struct AppStoreRoutesTests {
+    static let pki = try! TestPKI()
+
+    /// Runs `body` with a fake App Store Server API and the app API wired to it.
+    func withAPI(
+        configured: Bool = true, maximumAttempts: Int = 3,
+        _ body: @Sendable (AppAPIHarness, FakeAppStoreServer, any TestClientProtocol) async throws -> Void
+    ) async throws {
+        try await FakeAppStoreServer.withRunning { fake in
+            try await TestDatabase.withFresh { db in
+                let client = configured ? try await AppStoreAPIClient(configuration: fake.configuration(maximumAttempts: maximumAttempts)) : nil
+                let harness = try await AppAPIHarness(db, pki: Self.pki, appStore: client)
+                try await harness.app.test(.router) { http in try await body(harness, fake, http) }
+            }
+        }
+    }
+
+    /// A signed transaction as Apple's API would return it.
+    static func appleTransaction(
+        _ id: String, environment: String = "Sandbox", product: String = "com.example.storeledger.monthly", expiresIn: TimeInterval = 30 * 86_400,
+        revoked: Bool = false, signer: TestSigner? = nil
+    ) throws -> String {
+        var signer = signer ?? TestSigner(pki: pki)
+        signer.environment = environment
+        var overrides: [String: Any] = [:]
+        if revoked { overrides["revocationDate"] = TestSigner.milliseconds(Date()); overrides["revocationReason"] = 0 }
+        return try signer.signedTransaction(signer.transactionPayload(
+            transactionID: id, productID: product, purchaseDate: Date().addingTimeInterval(expiresIn - 30 * 86_400),
+            expiresDate: Date().addingTimeInterval(expiresIn), signedDate: Date(), overrides: overrides
+        ))
+    }
+
+    static func validateBody(_ id: Any, product: String = "com.example.storeledger.monthly") throws -> ByteBuffer {
+        try AppAPIHarness.body(["transactionId": id, "productId": product, "revoked": false])
+    }
+
+    @Test func validateAsksProductionThenSandboxRecordsApplesAnswerAndUnlocks() async throws {
+        try await withAPI { harness, fake, http in
+            await fake.state.addTransaction(try Self.appleTransaction("8000"), id: "8000", environment: .sandbox)
+            let headers = try await AppAPIHarness.headers(user: "pat")
+            var answers: [String] = []
+            for _ in 0..<2 {
+                let response = try await http.execute(uri: "/api/iap/validate", method: .post, headers: headers, body: try Self.validateBody("8000"))
+                #expect(response.status == .ok)
+                let json = try AppAPIHarness.json(response)
+                #expect(json["isUnlocked"] as? Bool == true)
+                #expect(json["environment"] as? String == "Sandbox")
+                #expect(json["transactionId"] as? String == "8000")
+                #expect(json["originalTransactionId"] as? String == "8000")
+                #expect(json["revoked"] as? Bool == false)
+                answers.append(String(buffer: response.body))
+            }
+            #expect(answers[0] == answers[1])
+            #expect(await fake.state.requests.map(\.environment) == [.production, .sandbox, .production, .sandbox])
+            #expect(try await harness.count("SELECT count(*)::int8 FROM events WHERE source = 'server_api' AND user_id = 'pat' AND environment_hint = 'sandbox'") == 2)
+            #expect(try await harness.count("SELECT count(*)::int8 FROM transactions") == 1)
+            #expect(try await harness.count("SELECT count(*)::int8 FROM user_links WHERE user_id = 'pat'") == 1)
+        }
+    }
+
+    @Test func theSandboxRouteAsksTheSandboxOnly() async throws {
+        try await withAPI { _, fake, http in
+            await fake.state.addTransaction(try Self.appleTransaction("8100"), id: "8100", environment: .sandbox)
+            let response = try await http.execute(uri: "/api/iap/validate/sand", method: .post, headers: AppAPIHarness.serviceHeaders, body: try Self.validateBody("8100"))
+            #expect(try AppAPIHarness.json(response)["isUnlocked"] as? Bool == true)
+            #expect(await fake.state.requests.map(\.environment) == [.sandbox])
+        }
+    }
+
+    @Test func validateSaysWhatIsMissingAndNotFoundIsNotUnlockedRatherThanAnError() async throws {
+        try await withAPI { _, _, http in
+            let headers = try await AppAPIHarness.headers(user: "pat")
+            for body in [#"{"productId":"p"}"#, #"{"transactionId":"1"}"#, #"{"transactionId":"","productId":"p"}"#, "nope"] {
+                let response = try await http.execute(uri: "/api/iap/validate", method: .post, headers: headers, body: ByteBuffer(string: body))
+                #expect(response.status == .badRequest)
+                #expect(try AppAPIHarness.json(response)["error"] as? String == "transactionId and productId required")
+            }
+            let missing = try await http.execute(uri: "/api/iap/validate", method: .post, headers: headers, body: try Self.validateBody("999", product: "p"))
+            #expect(missing.status == .ok)
+            let json = try AppAPIHarness.json(missing)
+            #expect(json["isUnlocked"] as? Bool == false)
+            #expect(json["productId"] as? String == "p")
+            #expect(json["environment"] is NSNull)
+        }
+    }
+
+    @Test func upstreamRateLimitingIsRetriedAndWhenItPersistsIsA503() async throws {
+        try await withAPI(maximumAttempts: 3) { _, fake, http in
+            await fake.state.addTransaction(try Self.appleTransaction("8200", environment: "Production"), id: "8200", environment: .production)
+            let headers = try await AppAPIHarness.headers(user: "pat")
+            await fake.state.inject([.rateLimited(), .rateLimited()])
+            let recovered = try await http.execute(uri: "/api/iap/validate", method: .post, headers: headers, body: try Self.validateBody(8200))
+            #expect(recovered.status == .ok)
+            #expect(try AppAPIHarness.json(recovered)["environment"] as? String == "Production")
+            await fake.state.inject(Array(repeating: .rateLimited(), count: 3))
+            let limited = try await http.execute(uri: "/api/iap/validate", method: .post, headers: headers, body: try Self.validateBody("8200"))
+            #expect(limited.status == .serviceUnavailable)
+            #expect(try AppAPIHarness.json(limited)["code"] as? String == "upstream_rate_limited")
+        }
+    }
+
+    @Test(arguments: ["forged", "wrong app"])
+    func aForgedOrForeignAnswerFromUpstreamIsRejectedAndNeverProjected(_ kind: String) async throws {
+        try await withAPI { harness, fake, http in
+            let signer = kind == "forged" ? TestSigner(pki: try TestPKI()) : TestSigner(pki: Self.pki, bundleID: "com.other.app")
+            await fake.state.addTransaction(try Self.appleTransaction("8300", signer: signer), id: "8300", environment: .sandbox)
+            let response = try await http.execute(
+                uri: "/api/iap/validate", method: .post, headers: AppAPIHarness.serviceHeaders, body: try Self.validateBody("8300")
+            )
+            #expect(response.status == .unprocessableContent)
+            #expect(try AppAPIHarness.json(response)["code"] as? String == "invalid_signed_transaction")
+            #expect(try await harness.count("SELECT count(*)::int8 FROM subscriptions") == 0)
+            #expect(try await harness.count("SELECT count(*)::int8 FROM event_queue WHERE state = 'rejected'") == 1)
+        }
+    }
+
+    @Test func revokedAndExpiredPurchasesAreNotUnlocked() async throws {
+        try await withAPI { _, fake, http in
+            await fake.state.addTransaction(try Self.appleTransaction("8400", revoked: true), id: "8400", environment: .sandbox)
+            await fake.state.addTransaction(try Self.appleTransaction("8401", expiresIn: -60), id: "8401", environment: .sandbox)
+            let revoked = try AppAPIHarness.json(try await http.execute(
+                uri: "/api/iap/validate", method: .post, headers: AppAPIHarness.serviceHeaders, body: try Self.validateBody("8400")
+            ))
+            #expect(revoked["isUnlocked"] as? Bool == false)
+            #expect(revoked["revoked"] as? Bool == true)
+            let expired = try AppAPIHarness.json(try await http.execute(
+                uri: "/api/iap/validate", method: .post, headers: AppAPIHarness.serviceHeaders, body: try Self.validateBody("8401")
+            ))
+            #expect(expired["isUnlocked"] as? Bool == false)
+            #expect(expired["revoked"] as? Bool == false)
+        }
+    }
+
+    @Test func validateNeedsCredentialsAndAConfiguredClient() async throws {
+        try await withAPI(configured: false) { _, _, http in
+            #expect(try await http.execute(uri: "/api/iap/validate", method: .post, body: try Self.validateBody("1")).status == .unauthorized)
+            let response = try await http.execute(uri: "/api/iap/validate", method: .post, headers: AppAPIHarness.serviceHeaders, body: try Self.validateBody("1"))
+            #expect(response.status == .serviceUnavailable)
+            #expect(try AppAPIHarness.json(response)["code"] as? String == "app_store_api_not_configured")
+        }
+    }
+
+    @Test func syncTakesOnlyTheTransactionIdAndTheFactsFromApple() async throws {
+        try await withAPI { harness, fake, http in
+            await fake.state.addTransaction(try Self.appleTransaction("8500", expiresIn: 3 * 86_400), id: "8500", environment: .sandbox)
+            let headers = try await AppAPIHarness.headers(user: "quinn")
+            let claim: [String: Any] = [
+                "transactionId": 8500, "productId": "com.example.storeledger.lifetime", "originalTransactionId": 8500,
+                "purchaseDate": "2020-01-01T00:00:00Z", "expirationDate": "2099-01-01T00:00:00Z",
+            ]
+            let response = try await http.execute(uri: "/api/subscription/sync", method: .post, headers: headers, body: try AppAPIHarness.body(claim))
+            #expect(response.status == .ok)
+            #expect(try AppAPIHarness.json(response)["success"] as? Bool == true)
+            #expect(try await harness.count("SELECT count(*)::int8 FROM subscriptions WHERE product_id = 'com.example.storeledger.monthly' AND expires_at < now() + interval '4 days'") == 1)
+            #expect(try await harness.count("SELECT count(*)::int8 FROM events WHERE position('2099' in convert_from(body, 'UTF8')) > 0") == 0)
+            let status = try AppAPIHarness.json(try await http.execute(uri: "/api/subscription/status", method: .get, headers: headers))
+            #expect(status["isPremium"] as? Bool == true)
+            let unknown = try await http.execute(uri: "/api/subscription/sync", method: .post, headers: headers, body: try AppAPIHarness.body(["transactionId": "777"]))
+            #expect(unknown.status == .notFound)
+            #expect(try AppAPIHarness.json(unknown)["code"] as? String == "transaction_not_found")
+        }
+    }
+
+    @Test func aLegacyReceiptIsResolvedThroughApplesAPI() async throws {
+        try await withAPI { harness, fake, http in
+            // Xcode's receipt names transaction "0"; the fake's sandbox knows it.
+            await fake.state.addTransaction(try Self.appleTransaction("0"), id: "0", environment: .sandbox)
+            let headers = try await AppAPIHarness.headers(user: "rae")
+            let receipt = try AppReceiptFixtures.receipt("xcode-app-receipt-with-transaction")
+            let response = try await http.execute(
+                uri: "/api/v1/payments/appstore/verify", method: .post, headers: headers, body: try AppAPIHarness.body(["receipt_data": receipt])
+            )
+            #expect(response.status == .ok)
+            let json = try AppAPIHarness.json(response)
+            #expect(json["is_premium"] as? Bool == true)
+            #expect((json["subscription"] as? [String: Any])?["environment"] as? String == "Sandbox")
+            #expect(try await harness.count("SELECT count(*)::int8 FROM user_links WHERE user_id = 'rae'") == 1)
+
+            let empty = try await http.execute(
+                uri: "/api/v1/payments/appstore/verify", method: .post, headers: headers,
+                body: try AppAPIHarness.body(["receipt_data": try AppReceiptFixtures.receipt("xcode-app-receipt-empty")])
+            )
+            #expect(empty.status == .unprocessableContent)
+            #expect(try AppAPIHarness.json(empty)["code"] as? String == "receipt_has_no_transactions")
+            let garbage = try await http.execute(
+                uri: "/api/v1/payments/appstore/verify", method: .post, headers: headers, body: try AppAPIHarness.body(["receipt_data": "aGVsbG8="])
+            )
+            #expect(try AppAPIHarness.json(garbage)["code"] as? String == "invalid_receipt")
+        }
+    }
+}
+
+/// The receipts copied from Apple's Xcode samples.
+enum AppReceiptFixtures {
+    static func receipt(_ name: String) throws -> String {
+        try String(contentsOf: Bundle.module.resourceURL!.appendingPathComponent("Fixtures/apple/xcode/\(name)"), encoding: .utf8)
+    }
+}

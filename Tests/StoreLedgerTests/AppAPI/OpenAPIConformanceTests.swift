@@ -1,0 +1,136 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import StoreLedgerAppStoreAPI
+import StoreLedgerCore
+import StoreLedgerHTTP
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import Testing
+
+/// Checks `docs/openapi.json` against real answers: every documented operation is exercised, every status seen is
+/// documented for it, and every JSON body matches the documented schema.
+@Suite("App API: the OpenAPI document matches real responses")
+struct OpenAPIConformanceTests {
+    static let pki = try! TestPKI()
+
+    /// Calls routes and checks each answer against the document, remembering which operations were exercised.
+    final class Recorder: @unchecked Sendable {
+        let document: OpenAPIDocument
+        var exercised: Set<String> = []
+        var problems: [String] = []
+
+        init(document: OpenAPIDocument) { self.document = document }
+
+        @discardableResult
+        func call(
+            _ client: some TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String, template: String? = nil,
+            headers: HTTPFields = [:], body: ByteBuffer? = nil
+        ) async throws -> TestResponse {
+            let response = try await client.execute(uri: uri, method: method, headers: headers, body: body)
+            let template = template ?? uri
+            let operation = "\(method.rawValue) \(template)"
+            exercised.insert(operation)
+            guard let schema = document.responseSchema(path: template, method: method.rawValue, status: Int(response.status.code)) else {
+                problems.append("\(operation) answered \(response.status.code), which is not documented")
+                return response
+            }
+            let json = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView))
+            problems += document.violations(of: json, against: schema).map { "\(operation) \(response.status.code): \($0)" }
+            return response
+        }
+    }
+
+    @Test func everyDocumentedOperationAnswersAsDocumented() async throws {
+        let recorder = Recorder(document: try OpenAPIDocument.load())
+        try await FakeAppStoreServer.withRunning { fake in
+            try await TestDatabase.withFresh { db in
+                let appStore = try await AppStoreAPIClient(configuration: fake.configuration(maximumAttempts: 2))
+                let harness = try await AppAPIHarness(db, pki: Self.pki, appStore: appStore)
+                try await harness.app.test(.router) { client in
+                    try await Self.exercise(client, harness: harness, recorder: recorder)
+                    try await Self.exerciseAppleRoutes(client, fake: fake, recorder: recorder)
+                }
+            }
+        }
+        #expect(recorder.problems == [])
+        #expect(recorder.document.operations.subtracting(recorder.exercised) == [], "documented but never exercised")
+        #expect(recorder.exercised.subtracting(recorder.document.operations) == [], "exercised but not documented")
+    }
+
+    @Test func theValidatorCatchesWhatTheDocumentForbids() throws {
+        let document = try OpenAPIDocument.load()
+        let schema: [String: Any] = ["$ref": "#/components/schemas/TransactionResponse"]
+        #expect(document.violations(of: ["success": true, "is_premium": false], against: schema) == [])
+        #expect(document.violations(of: ["success": true], against: schema).count == 1)
+        #expect(document.violations(of: ["success": 1, "is_premium": false], against: schema).count == 1)
+        #expect(document.violations(of: ["success": true, "is_premium": false, "extra": 1], against: schema).count == 1)
+        let subscription: [String: Any] = ["is_active": true, "environment": "Sandbox", "expires_date": "yesterday"]
+        #expect(document.violations(of: ["success": true, "is_premium": true, "subscription": subscription], against: schema).count == 1)
+        let error: [String: Any] = ["$ref": "#/components/schemas/Error"]
+        #expect(document.violations(of: ["error": "x", "code": "Not-Stable"], against: error).count == 1)
+        #expect(document.responseSchema(path: "/api/v1/payments/appstore/status", method: "GET", status: 418) == nil)
+    }
+
+    static func exercise(_ client: some TestClientProtocol, harness: AppAPIHarness, recorder: Recorder) async throws {
+        let user = try await AppAPIHarness.headers(user: "olivia")
+        let service = AppAPIHarness.serviceHeaders
+        let payments = "/api/v1/payments/appstore"
+        let active = try harness.subscription("7000")
+        let expired = try harness.subscription("7001", expiresIn: -3600)
+        let forged = try harness.subscription("7002", signer: TestSigner(pki: try TestPKI()))
+
+        try await recorder.call(client, .post, "\(payments)/transaction", headers: user, body: try AppAPIHarness.body(["signed_transaction": active]))
+        try await recorder.call(client, .post, "\(payments)/transaction", headers: user, body: try AppAPIHarness.body(["signed_transaction": forged]))
+        try await recorder.call(client, .post, "\(payments)/transaction", headers: user, body: ByteBuffer(string: "{}"))
+        try await recorder.call(client, .post, "\(payments)/transaction", body: try AppAPIHarness.body(["signed_transaction": active]))
+        try await recorder.call(client, .post, "\(payments)/transaction", headers: service, body: try AppAPIHarness.body(["signed_transaction": active]))
+        try await recorder.call(client, .post, "\(payments)/restore", headers: user, body: try AppAPIHarness.body(["transactions": [active, expired, forged]]))
+        try await recorder.call(client, .post, "\(payments)/restore", headers: user, body: try AppAPIHarness.body(["transactions": Array(repeating: "x", count: 201)]))
+        try await recorder.call(client, .get, "\(payments)/status", headers: user)
+        try await recorder.call(client, .get, "\(payments)/status", headers: try await AppAPIHarness.headers(user: "nobody"))
+        try await recorder.call(client, .get, "/api/subscription/status", headers: user)
+        try await recorder.call(client, .get, "/api/subscription/status", headers: [.authorization: "Bearer \(try await AppAPIHarness.token("olivia", lifetime: -5))"])
+        try await recorder.call(client, .get, "/v1/users/olivia/entitlements", template: "/v1/users/{id}/entitlements", headers: service)
+        try await recorder.call(client, .get, "/v1/users/olivia/entitlements", template: "/v1/users/{id}/entitlements", headers: user)
+        let created = try await recorder.call(
+            client, .post, "/v1/purchase-intents", headers: service, body: try AppAPIHarness.body(["user_id": "olivia", "product_id": "com.example.storeledger.monthly"])
+        )
+        try await recorder.call(client, .post, "/v1/purchase-intents", headers: service, body: try AppAPIHarness.body(["product_id": "p"]))
+        let id = try AppAPIHarness.json(created)["correlation_id"] as? String ?? ""
+        try await recorder.call(client, .get, "/v1/purchase-intents/\(id)", template: "/v1/purchase-intents/{id}", headers: service)
+        try await recorder.call(client, .get, "/v1/purchase-intents/\(UUID())", template: "/v1/purchase-intents/{id}", headers: service)
+        try await recorder.call(client, .get, "/v1/purchase-intents/not-a-uuid", template: "/v1/purchase-intents/{id}", headers: service)
+    }
+
+    static func exerciseAppleRoutes(_ client: some TestClientProtocol, fake: FakeAppStoreServer, recorder: Recorder) async throws {
+        let user = try await AppAPIHarness.headers(user: "olivia")
+        let service = AppAPIHarness.serviceHeaders
+        await fake.state.addTransaction(try AppStoreRoutesTests.appleTransaction("7100"), id: "7100", environment: .sandbox)
+        await fake.state.addTransaction(try AppStoreRoutesTests.appleTransaction("0"), id: "0", environment: .sandbox)
+        let forged = try AppStoreRoutesTests.appleTransaction("7101", signer: TestSigner(pki: try TestPKI()))
+        await fake.state.addTransaction(forged, id: "7101", environment: .sandbox)
+        for path in ["/api/iap/validate", "/api/iap/validate/sand"] {
+            try await recorder.call(client, .post, path, headers: user, body: try AppStoreRoutesTests.validateBody("7100"))
+            try await recorder.call(client, .post, path, headers: service, body: try AppStoreRoutesTests.validateBody("404"))
+            try await recorder.call(client, .post, path, headers: service, body: try AppStoreRoutesTests.validateBody("7101"))
+            try await recorder.call(client, .post, path, headers: service, body: ByteBuffer(string: "{}"))
+            try await recorder.call(client, .post, path, body: try AppStoreRoutesTests.validateBody("7100"))
+            await fake.state.inject([.rateLimited(), .rateLimited()])
+            try await recorder.call(client, .post, path, headers: service, body: try AppStoreRoutesTests.validateBody("7100"))
+        }
+        try await recorder.call(client, .post, "/api/subscription/sync", headers: user, body: try AppAPIHarness.body(["transactionId": 7100]))
+        try await recorder.call(client, .post, "/api/subscription/sync", headers: user, body: try AppAPIHarness.body(["transactionId": "404"]))
+        try await recorder.call(client, .post, "/api/subscription/sync", headers: user, body: try AppAPIHarness.body(["transactionId": "7101"]))
+        try await recorder.call(client, .post, "/api/subscription/sync", headers: user, body: ByteBuffer(string: "[]"))
+        try await recorder.call(client, .post, "/api/subscription/sync", headers: service, body: try AppAPIHarness.body(["transactionId": "7100"]))
+        let verify = "/api/v1/payments/appstore/verify"
+        try await recorder.call(client, .post, verify, headers: user, body: try AppAPIHarness.body(["receipt_data": try AppReceiptFixtures.receipt("xcode-app-receipt-with-transaction")]))
+        try await recorder.call(client, .post, verify, headers: user, body: try AppAPIHarness.body(["receipt_data": try AppReceiptFixtures.receipt("xcode-app-receipt-empty")]))
+        try await recorder.call(client, .post, verify, headers: user, body: try AppAPIHarness.body(["receipt_data": "aGVsbG8="]))
+        try await recorder.call(client, .post, verify, headers: user, body: ByteBuffer(string: "{}"))
+        try await recorder.call(client, .post, verify, body: ByteBuffer(string: "{}"))
+    }
+}
