@@ -20,6 +20,7 @@ struct OpenAPIConformanceTests {
     final class Recorder: @unchecked Sendable {
         let document: OpenAPIDocument
         var exercised: Set<String> = []
+        var succeeded: Set<String> = []
         var problems: [String] = []
 
         init(document: OpenAPIDocument) { self.document = document }
@@ -33,6 +34,7 @@ struct OpenAPIConformanceTests {
             let template = template ?? uri
             let operation = "\(method.rawValue) \(template)"
             exercised.insert(operation)
+            if (200..<300).contains(response.status.code) { succeeded.insert(operation) }
             guard let schema = document.responseSchema(path: template, method: method.rawValue, status: Int(response.status.code)) else {
                 problems.append("\(operation) answered \(response.status.code), which is not documented")
                 return response
@@ -58,6 +60,7 @@ struct OpenAPIConformanceTests {
         #expect(recorder.problems == [])
         #expect(recorder.document.operations.subtracting(recorder.exercised) == [], "documented but never exercised")
         #expect(recorder.exercised.subtracting(recorder.document.operations) == [], "exercised but not documented")
+        #expect(recorder.document.operations.subtracting(recorder.succeeded) == [], "never answered with success")
     }
 
     @Test func theValidatorCatchesWhatTheDocumentForbids() throws {
@@ -108,8 +111,8 @@ struct OpenAPIConformanceTests {
     static func exerciseAppleRoutes(_ client: some TestClientProtocol, fake: FakeAppStoreServer, recorder: Recorder) async throws {
         let user = try await AppAPIHarness.headers(user: "olivia")
         let service = AppAPIHarness.serviceHeaders
-        await fake.state.addTransaction(try AppStoreRoutesTests.appleTransaction("7100"), id: "7100", environment: .sandbox)
-        await fake.state.addTransaction(try AppStoreRoutesTests.appleTransaction("0"), id: "0", environment: .sandbox)
+        await fake.state.addTransaction(try AppStoreRoutesTests.appleTransaction("7100", signer: TestSigner(pki: Self.pki)), id: "7100", environment: .sandbox)
+        await fake.state.addTransaction(try AppStoreRoutesTests.appleTransaction("0", signer: TestSigner(pki: Self.pki)), id: "0", environment: .sandbox)
         let forged = try AppStoreRoutesTests.appleTransaction("7101", signer: TestSigner(pki: try TestPKI()))
         await fake.state.addTransaction(forged, id: "7101", environment: .sandbox)
         for path in ["/api/iap/validate", "/api/iap/validate/sand"] {
