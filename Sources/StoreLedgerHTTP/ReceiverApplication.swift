@@ -12,6 +12,7 @@ public func buildReceiverRouter(
     let router = Router(context: StoreLedgerRequestContext.self)
     router.add(middleware: RequestIDMiddleware())
     router.add(middleware: MetricsMiddleware())
+    router.add(middleware: JSONErrorMiddleware())
     ReceiverController(log: EventLog(client: client), configuration: configuration).addRoutes(to: router)
     HealthController(client: client, migrator: migrator).addRoutes(to: router)
     appAPI?.addRoutes(to: router)

@@ -94,3 +94,22 @@ struct AppAPIEveryRouteTests {
         }
     }
 }
+
+extension AppAPIEveryRouteTests {
+    @Test func unknownRoutesAndDatabaseFailuresAreJSONErrorsToo() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            try await harness.app.test(.router) { client in
+                let unknown = try await client.execute(uri: "/api/v1/nothing-here", method: .get)
+                #expect(unknown.status == .notFound)
+                #expect(try AppAPIHarness.json(unknown)["code"] as? String == "not_found")
+                try await db.client.query("ALTER TABLE user_links RENAME TO user_links_gone", logger: db.logger)
+                let failing = try await client.execute(uri: "/api/v1/payments/appstore/status", method: .get, headers: try await AppAPIHarness.headers(user: "u"))
+                #expect(failing.status == .serviceUnavailable)
+                let json = try AppAPIHarness.json(failing)
+                #expect(json["code"] as? String == "storage_unavailable")
+                #expect((json["error"] as? String)?.contains("user_links") == false)
+            }
+        }
+    }
+}

@@ -1,0 +1,39 @@
+public import Hummingbird
+import Logging
+import PostgresNIO
+
+/// Makes every error answer JSON `{error, code}`: Hummingbird's own errors (unknown route, wrong method) get a
+/// stable code, and anything unexpected is logged with its detail and answered without it — 503
+/// `storage_unavailable` for database errors (retry), 500 `internal_error` otherwise.
+public struct JSONErrorMiddleware: RouterMiddleware {
+    /// Creates the middleware.
+    public init() {}
+
+    /// Passes the request on and translates what it throws.
+    public func handle(
+        _ request: Request, context: StoreLedgerRequestContext,
+        next: (Request, StoreLedgerRequestContext) async throws -> Response
+    ) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as APIError {
+            throw error
+        } catch let error as HTTPError {
+            let code: String
+            switch error.status {
+            case .notFound: code = "not_found"
+            case .methodNotAllowed: code = "method_not_allowed"
+            case .contentTooLarge: code = "payload_too_large"
+            case .badRequest: code = "invalid_request"
+            default: code = "http_\(error.status.code)"
+            }
+            throw APIError(error.status, code: code, message: error.body ?? error.status.reasonPhrase)
+        } catch let error as PSQLError {
+            context.logger.error("database error", metadata: ["error": "\(String(reflecting: error))"])
+            throw APIError(.serviceUnavailable, code: "storage_unavailable", message: "the ledger's database could not answer; nothing was accepted, retry")
+        } catch {
+            context.logger.error("unexpected error", metadata: ["error": "\(String(reflecting: error))"])
+            throw APIError(.internalServerError, code: "internal_error", message: "an unexpected error occurred; it has been logged")
+        }
+    }
+}
