@@ -20,6 +20,7 @@ struct StoreLedgerCommand: AsyncParsableCommand {
             InspectCommand.self,
             RequeueCommand.self,
             ReplayCommand.self,
+            RebuildCommand.self,
         ]
     )
 }

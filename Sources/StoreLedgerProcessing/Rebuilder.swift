@@ -1,0 +1,127 @@
+import Foundation
+import StoreLedgerCore
+public import Logging
+public import PostgresNIO
+public import StoreLedgerStore
+
+/// Rebuilds the facts and the read model from the event log, without downtime.
+///
+/// 1. **Replay**: every event up to the log's current end is re-verified (offline, at its `signedDate`) and applied
+///    by the same ``LedgerHandler`` into shadow tables (``ShadowSchema``), batch by batch.
+/// 2. **Catch-up**: events that arrived meanwhile are replayed the same way, until few remain.
+/// 3. **Swap**: in one transaction that blocks writers of the live derived tables (readers go on; receivers never
+///    block), the last events are replayed and the live tables are made equal to the shadow, writing only rows
+///    that differ. Workers wait for the commit, then go on; because every row is a fold of all its facts, what
+///    they write afterwards agrees with the rebuild. Nothing is lost or applied twice: facts are keyed by content.
+///
+/// A dry run stops before the swap and reports the rows that would change.
+public struct Rebuilder: Sendable {
+    /// The database.
+    public let client: PostgresClient
+    /// The handler (same verifiers as the workers').
+    public let handler: LedgerHandler
+    /// Events per batch.
+    public let batchSize: Int
+    /// Catch-up stops and the swap starts when fewer new events than this remain.
+    public let catchUpThreshold: Int
+
+    /// Creates a rebuilder.
+    public init(client: PostgresClient, handler: LedgerHandler, batchSize: Int = 500, catchUpThreshold: Int = 100) {
+        self.client = client
+        self.handler = handler
+        self.batchSize = max(1, batchSize)
+        self.catchUpThreshold = max(1, catchUpThreshold)
+    }
+
+    /// Runs the rebuild. `progress` gets a line per batch; `beforeSwap` runs after catch-up, before the swap
+    /// (tests use it to deliver events "during" a rebuild).
+    public func run(
+        dryRun: Bool, logger: Logger,
+        progress: @Sendable (RebuildProgress) -> Void = { _ in },
+        beforeSwap: @Sendable () async throws -> Void = {}
+    ) async throws -> RebuildReport {
+        try await client.withConnection { try await ShadowSchema.create(on: $0, logger: logger) }
+        do {
+            let report = try await rebuild(dryRun: dryRun, logger: logger, progress: progress, beforeSwap: beforeSwap)
+            try await client.withConnection { try await ShadowSchema.drop(on: $0, logger: logger) }
+            return report
+        } catch {
+            try? await client.withConnection { try await ShadowSchema.drop(on: $0, logger: logger) }
+            throw error
+        }
+    }
+
+    private func rebuild(
+        dryRun: Bool, logger: Logger, progress: @Sendable (RebuildProgress) -> Void, beforeSwap: @Sendable () async throws -> Void
+    ) async throws -> RebuildReport {
+        let start = ContinuousClock.now
+        var state = (last: Int64(0), processed: 0, rejected: 0)
+        func report(_ phase: String, target: Int) {
+            let seconds = max(0.001, Double((ContinuousClock.now - start).components.attoseconds) / 1e18 + Double((ContinuousClock.now - start).components.seconds))
+            let rate = Double(state.processed) / seconds
+            let left = max(0, target - state.processed)
+            progress(RebuildProgress(phase: phase, processed: state.processed, total: target, rate: rate, etaSeconds: rate > 0 ? Double(left) / rate : nil))
+        }
+        // Replay, then catch up until the tail is short.
+        var phase = "replay"
+        while true {
+            let end = try await client.withConnection { try await EventPage.highestID(on: $0, logger: logger) }
+            let pending = try await client.withConnection { try await EventPage.count(after: state.last, through: end, on: $0, logger: logger) }
+            if phase == "catch-up" && pending < catchUpThreshold { break }
+            let target = state.processed + pending
+            while state.last < end {
+                let events = try await client.withConnection {
+                    try await EventPage.read(after: state.last, through: end, limit: batchSize, on: $0, logger: logger)
+                }
+                guard let lastID = events.last?.id.rawValue else { break }
+                let rejected = try await client.inTransaction(logger: logger) { connection in
+                    try await replay(events, on: connection, logger: logger)
+                }
+                state = (lastID, state.processed + events.count, state.rejected + rejected)
+                report(phase, target: target)
+            }
+            if phase == "replay" { phase = "catch-up" } else if pending == 0 { break }
+        }
+        try await beforeSwap()
+        // The swap: block writers of the live derived tables, replay the tail, compare and merge, commit.
+        let last = state.last
+        let (differences, changed, tail, tailRejected) = try await client.inTransaction(logger: logger) { connection in
+            try await ShadowSchema.lockLiveTables(on: connection, logger: logger)
+            let end = try await EventPage.highestID(on: connection, logger: logger)
+            var cursor = last
+            var tail = 0
+            var tailRejected = 0
+            while cursor < end {
+                let events = try await EventPage.read(after: cursor, through: end, limit: batchSize, on: connection, logger: logger)
+                guard let lastID = events.last?.id.rawValue else { break }
+                tailRejected += try await replay(events, on: connection, logger: logger)
+                tail += events.count
+                cursor = lastID
+            }
+            var differences: [ShadowSchema.Difference] = []
+            for table in ShadowSchema.tables {
+                differences += try await ShadowSchema.differences(in: table, on: connection, logger: logger)
+            }
+            let changed = dryRun ? [:] : try await ShadowSchema.mergeIntoLive(on: connection, logger: logger)
+            return (differences, changed, tail, tailRejected)
+        }
+        state.processed += tail
+        state.rejected += tailRejected
+        report("swap", target: state.processed)
+        return RebuildReport(
+            eventsReplayed: state.processed, eventsRejected: state.rejected, differences: differences, rowsChanged: changed, swapped: !dryRun
+        )
+    }
+
+    /// Verifies and applies `events` into the shadow tables within the caller's transaction; returns how many
+    /// could not be verified.
+    private func replay(_ events: [ClaimedEvent], on connection: PostgresConnection, logger: Logger) async throws -> Int {
+        var prepared: [PreparedEvent] = []
+        prepared.reserveCapacity(events.count)
+        for event in events { prepared.append(await handler.prepare(event, logger: logger)) }
+        try await ShadowSchema.use(on: connection, logger: logger)
+        let outcomes = try await handler.apply(prepared, in: connection, logger: logger)
+        try await ShadowSchema.leave(on: connection, logger: logger)
+        return outcomes.filter { if case .done = $0 { false } else { true } }.count
+    }
+}

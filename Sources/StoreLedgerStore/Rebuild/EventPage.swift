@@ -1,0 +1,39 @@
+public import Foundation
+public import Logging
+public import PostgresNIO
+import StoreLedgerCore
+
+/// Reads the event log in id order, for rebuilds.
+public enum EventPage {
+    /// The highest event id so far (0 when the log is empty).
+    public static func highestID(on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
+        for try await id in try await connection.query("SELECT coalesce(max(id), 0) FROM events", logger: logger).decode(Int64.self) { return id }
+        return 0
+    }
+
+    /// How many events have an id in `(after, through]`.
+    public static func count(after: Int64, through: Int64, on connection: PostgresConnection, logger: Logger) async throws -> Int {
+        for try await count in try await connection.query(
+            "SELECT count(*) FROM events WHERE id > \(after) AND id <= \(through)", logger: logger
+        ).decode(Int.self) { return count }
+        return 0
+    }
+
+    /// Up to `limit` events with ids in `(after, through]`, oldest first, as the handler takes them.
+    public static func read(after: Int64, through: Int64, limit: Int, on connection: PostgresConnection, logger: Logger) async throws -> [ClaimedEvent] {
+        var events: [ClaimedEvent] = []
+        for try await (id, receivedAt, source, hint, body, requestID) in try await connection.query(
+            """
+            SELECT id, received_at, source, environment_hint, body, request_id FROM events
+            WHERE id > \(after) AND id <= \(through) ORDER BY id LIMIT \(limit)
+            """,
+            logger: logger
+        ).decode((Int64, Date, String, String?, ByteBuffer, String?).self) {
+            events.append(ClaimedEvent(
+                id: EventID(id), attempt: 1, receivedAt: receivedAt, source: EventSource(rawValue: source) ?? .appleNotification,
+                environmentHint: hint.flatMap(EnvironmentHint.init(rawValue:)), body: body, requestID: requestID
+            ))
+        }
+        return events
+    }
+}

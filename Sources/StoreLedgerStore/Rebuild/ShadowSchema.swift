@@ -1,0 +1,162 @@
+import Foundation
+public import Logging
+import NIOCore
+public import PostgresNIO
+import StoreLedgerCore
+
+/// The shadow copy of the derived tables that `storeledger rebuild` fills from the event log, and the merge that
+/// swaps its contents into the live tables.
+///
+/// The shadow lives in its own schema with the same table definitions (`LIKE … INCLUDING ALL`). The handler writes
+/// into it unchanged, by running with `search_path` set to the shadow schema first, so rebuild and the live worker
+/// share every line of processing code.
+public enum ShadowSchema {
+    /// The schema's name.
+    public static let name = "storeledger_rebuild"
+
+    /// A derived table, its key and the columns that do not take part in comparisons.
+    public struct Table: Sendable {
+        /// The table's name.
+        public var name: String
+        /// Its primary key columns.
+        public var key: [String]
+        /// Bookkeeping columns a rebuild may not reproduce (times of recording).
+        public var ignored: [String]
+    }
+
+    /// The facts first, then the read model.
+    public static let tables: [Table] = [
+        Table(name: "notifications", key: ["notification_uuid"], ignored: ["recorded_at"]),
+        Table(name: "notification_deliveries", key: ["event_id"], ignored: ["recorded_at"]),
+        Table(name: "transactions", key: ["fact_sha256"], ignored: ["recorded_at"]),
+        Table(name: "renewal_infos", key: ["fact_sha256"], ignored: ["recorded_at"]),
+        Table(name: "subscriptions", key: ["environment", "original_transaction_id"], ignored: ["updated_at"]),
+        Table(name: "purchases", key: ["environment", "transaction_id"], ignored: ["updated_at"]),
+    ]
+
+    /// Drops any earlier shadow and creates an empty one.
+    public static func create(on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \(name) CASCADE"), logger: logger)
+        try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA \(name)"), logger: logger)
+        for table in tables {
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "CREATE TABLE \(name).\(table.name) (LIKE public.\(table.name) INCLUDING ALL)"), logger: logger
+            )
+        }
+    }
+
+    /// Drops the shadow.
+    public static func drop(on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \(name) CASCADE"), logger: logger)
+    }
+
+    /// Makes the rest of the caller's transaction read and write the shadow tables.
+    public static func use(on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL search_path TO \(name), public"), logger: logger)
+    }
+
+    /// Makes the rest of the caller's transaction read and write the live tables again.
+    public static func leave(on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL search_path TO public"), logger: logger)
+    }
+
+    /// Blocks writers of the live derived tables until the caller's transaction ends; readers go on.
+    public static func lockLiveTables(on connection: PostgresConnection, logger: Logger) async throws {
+        let list = tables.map { "public.\($0.name)" }.joined(separator: ", ")
+        try await connection.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(list) IN SHARE ROW EXCLUSIVE MODE"), logger: logger)
+    }
+
+    /// One row that differs between live and shadow.
+    public struct Difference: Sendable {
+        /// The table.
+        public var table: String
+        /// `added` (only in the rebuild), `removed` (only live) or `changed`.
+        public var change: String
+        /// The row's key, as JSON.
+        public var key: String
+        /// The live row without ignored columns, as JSON (nil when added).
+        public var live: String?
+        /// The rebuilt row without ignored columns, as JSON (nil when removed).
+        public var rebuilt: String?
+    }
+
+    /// The rows of `table` that differ between live and shadow (ignoring bookkeeping columns), up to `limit`.
+    public static func differences(in table: Table, limit: Int = 1000, on connection: PostgresConnection, logger: Logger) async throws -> [Difference] {
+        let ignored = table.ignored.map { "'\($0)'" }.joined(separator: ", ")
+        let keyJSON = { (alias: String) in "jsonb_build_object(" + table.key.map { "'\($0)', \(alias).\($0)" }.joined(separator: ", ") + ")" }
+        let sql = """
+            WITH l AS (SELECT \(keyJSON("t")) AS k, to_jsonb(t) - ARRAY[\(ignored)]::text[] AS j FROM public.\(table.name) t),
+                 s AS (SELECT \(keyJSON("t")) AS k, to_jsonb(t) - ARRAY[\(ignored)]::text[] AS j FROM \(name).\(table.name) t)
+            SELECT CASE WHEN l.k IS NULL THEN 'added' WHEN s.k IS NULL THEN 'removed' ELSE 'changed' END,
+                   coalesce(l.k, s.k)::text, l.j::text, s.j::text
+            FROM l FULL JOIN s ON l.k = s.k
+            WHERE l.j IS DISTINCT FROM s.j
+            ORDER BY 2
+            LIMIT \(limit)
+            """
+        var result: [Difference] = []
+        for try await (change, key, live, rebuilt) in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+            .decode((String, String, String?, String?).self)
+        {
+            result.append(Difference(table: table.name, change: change, key: key, live: live, rebuilt: rebuilt))
+        }
+        return result
+    }
+
+    /// Makes each live table equal to its shadow (ignoring bookkeeping columns), writing only rows that differ;
+    /// returns how many rows changed per table. Run it inside the transaction that locked the live tables.
+    public static func mergeIntoLive(on connection: PostgresConnection, logger: Logger) async throws -> [String: Int] {
+        var changed: [String: Int] = [:]
+        // Children before parents for deletes (deliveries reference notifications), parents first for inserts.
+        for table in tables.reversed() {
+            let join = table.key.map { "s.\($0) = t.\($0)" }.joined(separator: " AND ")
+            var count = 0
+            for try await deleted in try await connection.query(
+                PostgresQuery(unsafeSQL: """
+                    WITH gone AS (
+                        DELETE FROM public.\(table.name) t WHERE NOT EXISTS (SELECT 1 FROM \(name).\(table.name) s WHERE \(join))
+                        RETURNING 1
+                    ) SELECT count(*) FROM gone
+                    """),
+                logger: logger
+            ).decode(Int.self) { count = deleted }
+            changed[table.name] = count
+        }
+        for table in tables {
+            let columns = try await writableColumns(of: table.name, on: connection, logger: logger)
+            let compared = columns.filter { !table.ignored.contains($0) && !table.key.contains($0) }
+            let list = columns.joined(separator: ", ")
+            let update = compared.isEmpty
+                ? "DO NOTHING"
+                : "DO UPDATE SET " + compared.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+                    + " WHERE (" + compared.map { "t.\($0)" }.joined(separator: ", ") + ") IS DISTINCT FROM ("
+                    + compared.map { "excluded.\($0)" }.joined(separator: ", ") + ")"
+            for try await written in try await connection.query(
+                PostgresQuery(unsafeSQL: """
+                    WITH written AS (
+                        INSERT INTO public.\(table.name) AS t (\(list))
+                        SELECT \(list) FROM \(name).\(table.name)
+                        ON CONFLICT (\(table.key.joined(separator: ", "))) \(update)
+                        RETURNING 1
+                    ) SELECT count(*) FROM written
+                    """),
+                logger: logger
+            ).decode(Int.self) { changed[table.name, default: 0] += written }
+        }
+        return changed
+    }
+
+    /// The columns of a public table that can be written (not generated).
+    private static func writableColumns(of table: String, on connection: PostgresConnection, logger: Logger) async throws -> [String] {
+        var columns: [String] = []
+        for try await column in try await connection.query(
+            """
+            SELECT column_name FROM information_schema.columns
+            WHERE table_schema = 'public' AND table_name = \(table) AND is_generated = 'NEVER'
+            ORDER BY ordinal_position
+            """,
+            logger: logger
+        ).decode(String.self) { columns.append(column) }
+        return columns
+    }
+}
