@@ -34,14 +34,8 @@ enum AppAPIBootstrap {
             retryPolicy: try environment.worker().retryPolicy
         )
         let catalog = try environment.productCatalog()
-        var appStore: AppStoreAPIClient?
-        if let configuration = try environment.appStoreAPI() {
-            do {
-                appStore = try await AppStoreAPIClient(configuration: configuration)
-            } catch {
-                throw ValidationError(error.description)
-            }
-        } else {
+        let appStore = try await environment.appStoreClient()
+        if appStore == nil {
             logger.notice("App Store Server API not configured: validate, sync and legacy receipts answer 503 (set APPSTORE_ISSUER_ID, APPSTORE_KEY_ID, APPSTORE_PRIVATE_KEY)")
         }
         logger.info("app-facing API enabled", metadata: ["catalog_products": "\(catalog.products.count)"])

@@ -193,4 +193,31 @@ struct Environment: Sendable {
             throw ValidationError(error.description)
         }
     }
+
+    /// The App Store Server API client, or nil when it is not configured.
+    func appStoreClient() async throws -> AppStoreAPIClient? {
+        guard let configuration = try appStoreAPI() else { return nil }
+        do {
+            return try await AppStoreAPIClient(configuration: configuration)
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+
+    /// The environments reconciliation asks: those the verifiers accept.
+    func reconciliationEnvironments(_ verifiers: LedgerVerifiers) -> [AppStoreAPIEnvironment] {
+        verifiers.verifiers.compactMap { verifier in
+            switch verifier.configuration.environment {
+            case .production: .production
+            case .sandbox: .sandbox
+            default: nil
+            }
+        }
+    }
+
+    /// `RECONCILE_INTERVAL_SECONDS`: run the reconciler in each worker this often (unset: not at all).
+    func reconcileInterval() throws -> Duration? {
+        guard string("RECONCILE_INTERVAL_SECONDS") != nil else { return nil }
+        return .seconds(try int("RECONCILE_INTERVAL_SECONDS", default: 900, in: 60...86_400))
+    }
 }

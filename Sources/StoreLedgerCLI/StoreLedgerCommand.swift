@@ -21,6 +21,7 @@ struct StoreLedgerCommand: AsyncParsableCommand {
             RequeueCommand.self,
             ReplayCommand.self,
             RebuildCommand.self,
+            ReconcileCommand.self,
         ]
     )
 }

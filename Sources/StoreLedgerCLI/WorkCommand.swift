@@ -42,7 +42,14 @@ struct WorkCommand: AsyncParsableCommand {
             worker = WorkerService(client: client, handler: EnvelopeHandler(), configuration: configuration, logger: logger, preflight: preflight)
         }
         let admin = try Bootstrap.adminService(environment, defaultPort: 9091, registry: registry, client: client, migrator: migrator, logger: logger)
-        let services: [any Service] = [client, worker, QueueMetricsService(client: client, logger: logger)] + (admin.map { [$0] } ?? [])
+        var services: [any Service] = [client, worker, QueueMetricsService(client: client, logger: logger)] + (admin.map { [$0] } ?? [])
+        if let interval = try environment.reconcileInterval() {
+            guard let appStore = try await environment.appStoreClient() else {
+                throw ValidationError("RECONCILE_INTERVAL_SECONDS needs the App Store Server API: set APPSTORE_ISSUER_ID, APPSTORE_KEY_ID, APPSTORE_PRIVATE_KEY")
+            }
+            let reconciler = Reconciler(client: client, appStore: appStore, environments: environment.reconciliationEnvironments(try environment.verifiers()))
+            services.append(ReconcilerService(reconciler: reconciler, interval: interval, logger: logger))
+        }
         let group = ServiceGroup(
             configuration: .init(
                 services: services.map { .init(service: $0) },

@@ -1,0 +1,48 @@
+import ArgumentParser
+import Foundation
+import Logging
+import StoreLedgerStore
+import StoreLedgerWorker
+
+/// `storeledger reconcile [--since TIME | --hours N] [--only-failures]`: append the notifications Apple sent in a
+/// window that the log never received.
+struct ReconcileCommand: AsyncParsableCommand {
+    /// The command's name and help.
+    static let configuration = CommandConfiguration(
+        commandName: "reconcile",
+        abstract: "Find missed App Store notifications with Get Notification History and append them (source reconciliation)."
+    )
+
+    @Option(help: "Window start, RFC 3339 (default: --hours ago).")
+    var since: String?
+
+    @Option(help: "Window length in hours when --since is not given.")
+    var hours: Double = 24
+
+    @Flag(help: "Only notifications Apple failed to deliver.")
+    var onlyFailures = false
+
+    /// Runs one reconciliation and prints what it found.
+    func run() async throws {
+        let environment = Environment()
+        let logger = Bootstrap.logger("storeledger.reconcile", level: try environment.logLevel())
+        let end = Date()
+        let start: Date
+        if let since {
+            guard let parsed = ISO8601DateFormatter().date(from: since) else { throw ValidationError("--since \(since) is not an RFC 3339 time") }
+            start = parsed
+        } else {
+            start = end.addingTimeInterval(-hours * 3600)
+        }
+        guard let appStore = try await environment.appStoreClient() else {
+            throw ValidationError("reconciliation needs the App Store Server API: set APPSTORE_ISSUER_ID, APPSTORE_KEY_ID, APPSTORE_PRIVATE_KEY")
+        }
+        let environments = environment.reconciliationEnvironments(try environment.verifiers())
+        let client = try Bootstrap.client(environment, logger: logger)
+        let result = try await Bootstrap.withRunningClient(client) {
+            try await Reconciler(client: client, appStore: appStore, environments: environments)
+                .run(from: start, to: end, onlyFailures: onlyFailures, logger: logger)
+        }
+        print("listed \(result.listed) notification(s); appended \(result.appended) missed one(s) for the workers")
+    }
+}

@@ -1,0 +1,117 @@
+public import Foundation
+public import Logging
+import NIOCore
+public import PostgresNIO
+public import StoreLedgerAppStoreAPI
+import StoreLedgerCore
+import StoreLedgerStore
+import StoreLedgerVerification
+
+/// Finds notifications Apple sent (or failed to send) that the log never received, with Get Notification
+/// History, and appends each as an event with source `reconciliation`; workers process them like any other.
+///
+/// A notification counts as already known when its notificationUUID is a verified notification, was appended by
+/// an earlier reconciliation, or is in a received event still waiting to be processed.
+public struct Reconciler: Sendable {
+    /// The database.
+    public let client: PostgresClient
+    /// Apple's API.
+    public let appStore: AppStoreAPIClient
+    /// The environments to ask.
+    public let environments: [AppStoreAPIEnvironment]
+
+    /// Creates a reconciler.
+    public init(client: PostgresClient, appStore: AppStoreAPIClient, environments: [AppStoreAPIEnvironment]) {
+        self.client = client
+        self.appStore = appStore
+        self.environments = environments
+    }
+
+    /// What one run found.
+    public struct Result: Sendable, Equatable {
+        /// Notifications Apple listed.
+        public var listed = 0
+        /// Notifications appended to the log.
+        public var appended = 0
+
+        /// Creates a result.
+        public init(listed: Int = 0, appended: Int = 0) {
+            self.listed = listed
+            self.appended = appended
+        }
+    }
+
+    /// Asks for the notifications of `[start, end)` (only the failed ones when `onlyFailures`) in each environment,
+    /// and appends the unknown ones.
+    public func run(from start: Date, to end: Date, onlyFailures: Bool, logger: Logger) async throws -> Result {
+        var result = Result()
+        let request = NotificationHistoryRequest(
+            startDate: Int64(start.timeIntervalSince1970 * 1000), endDate: Int64(end.timeIntervalSince1970 * 1000),
+            onlyFailures: onlyFailures ? true : nil
+        )
+        for environment in environments {
+            let items = try await appStore.notificationHistory(request, environment: environment, logger: logger)
+            result.listed += items.count
+            for item in items {
+                guard let uuid = Self.notificationUUID(of: item.signedPayload) else {
+                    logger.warning("reconciliation: a listed notification has no readable notificationUUID; appending it for the worker to judge")
+                    result.appended += try await append(item.signedPayload, uuid: nil, environment: environment, logger: logger) ? 1 : 0
+                    continue
+                }
+                result.appended += try await append(item.signedPayload, uuid: uuid, environment: environment, logger: logger) ? 1 : 0
+            }
+        }
+        if result.appended > 0 {
+            logger.notice("reconciliation appended missed notifications", metadata: ["listed": "\(result.listed)", "appended": "\(result.appended)"])
+        }
+        return result
+    }
+
+    /// Appends one notification unless it is already known; returns whether it did.
+    private func append(_ signedPayload: String, uuid: String?, environment: AppStoreAPIEnvironment, logger: Logger) async throws -> Bool {
+        try await client.inTransaction(logger: logger) { connection in
+            if let uuid {
+                // Serialize concurrent reconcilers on the same notification.
+                try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("reconcile/" + uuid), 0))", logger: logger)
+                let known = try await connection.query(
+                    """
+                    SELECT EXISTS (SELECT 1 FROM notifications WHERE notification_uuid = \(uuid))
+                        OR EXISTS (SELECT 1 FROM reconciled_notifications WHERE notification_uuid = \(uuid))
+                        OR EXISTS (SELECT 1 FROM event_queue q JOIN events e ON e.id = q.event_id AND e.received_at = q.event_received_at
+                                   WHERE q.state IN ('pending', 'processing')
+                                     AND position(\(signedPayload) IN convert_from(e.body, 'UTF8')) > 0)
+                    """,
+                    logger: logger
+                )
+                for try await exists in known.decode(Bool.self) where exists { return false }
+            }
+            let body = try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload], options: [.withoutEscapingSlashes])
+            let appended = try await EventLog.append(
+                NewEvent(
+                    source: .reconciliation, environmentHint: environment == .sandbox ? .sandbox : .production,
+                    route: "reconciliation", body: ByteBuffer(bytes: body), contentType: "application/json"
+                ),
+                on: connection, logger: logger
+            )
+            if let uuid {
+                try await connection.query(
+                    """
+                    INSERT INTO reconciled_notifications (notification_uuid, event_id, environment)
+                    VALUES (\(uuid), \(appended.id.rawValue), \(environment.rawValue))
+                    """,
+                    logger: logger
+                )
+            }
+            return true
+        }
+    }
+
+    /// The notificationUUID in a notification's payload, read without verifying (only to avoid duplicates: the
+    /// worker verifies the event).
+    static func notificationUUID(of signedPayload: String) -> String? {
+        guard let json = SignedDataInspector.decodedWithoutVerifying(signedPayload),
+            let object = try? JSONSerialization.jsonObject(with: json) as? [String: Any]
+        else { return nil }
+        return object["notificationUUID"] as? String
+    }
+}
