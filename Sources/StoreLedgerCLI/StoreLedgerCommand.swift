@@ -22,6 +22,7 @@ struct StoreLedgerCommand: AsyncParsableCommand {
             ReplayCommand.self,
             RebuildCommand.self,
             ReconcileCommand.self,
+            PartitionsCommand.self,
         ]
     )
 }

@@ -1,0 +1,86 @@
+import ArgumentParser
+import Foundation
+import Logging
+import StoreLedgerStore
+
+/// `storeledger partitions list | ensure [--months-ahead N] | detach --before YYYY-MM [--drop]`.
+struct PartitionsCommand: AsyncParsableCommand {
+    /// The command's name and subcommands.
+    static let configuration = CommandConfiguration(
+        commandName: "partitions",
+        abstract: "Manage the monthly partitions of the event log: list, create ahead, detach old ones for archiving.",
+        subcommands: [List.self, Ensure.self, Detach.self]
+    )
+
+    /// `partitions list`.
+    struct List: AsyncParsableCommand {
+        /// The subcommand's help.
+        static let configuration = CommandConfiguration(abstract: "List the attached partitions and their rows.")
+
+        /// Prints one line per partition.
+        func run() async throws {
+            try await PartitionsCommand.withPartitions { partitions, logger in
+                for partition in try await partitions.list(logger: logger) { print("\(partition.name)\t\(partition.rows) rows") }
+            }
+        }
+    }
+
+    /// `partitions ensure`.
+    struct Ensure: AsyncParsableCommand {
+        /// The subcommand's help.
+        static let configuration = CommandConfiguration(abstract: "Create the partitions from this month through N months ahead (workers also do this daily).")
+
+        @Option(help: "How many months ahead.")
+        var monthsAhead = 3
+
+        /// Creates what is missing.
+        func run() async throws {
+            try await PartitionsCommand.withPartitions { partitions, logger in
+                print("created \(try await partitions.ensure(monthsAhead: monthsAhead, logger: logger)) partition(s)")
+            }
+        }
+    }
+
+    /// `partitions detach`.
+    struct Detach: AsyncParsableCommand {
+        /// The subcommand's help.
+        static let configuration = CommandConfiguration(
+            abstract: "Detach the months before --before (kept as plain tables to dump and archive, or dropped with --drop)."
+        )
+
+        @Option(help: "First month to keep, YYYY-MM.")
+        var before: String
+
+        @Flag(help: "Drop the detached tables (after you archived them).")
+        var drop = false
+
+        /// The month `--before` names.
+        func month() throws -> Date {
+            let parts = before.split(separator: "-").compactMap { Int($0) }
+            guard parts.count == 2, (1...12).contains(parts[1]),
+                let date = Calendar.utc.date(from: DateComponents(year: parts[0], month: parts[1], day: 1))
+            else { throw ValidationError("--before \(before) is not YYYY-MM") }
+            return date
+        }
+
+        /// Checks the month.
+        func validate() throws { _ = try month() }
+
+        /// Detaches and prints the names.
+        func run() async throws {
+            let month = try month()
+            try await PartitionsCommand.withPartitions { partitions, logger in
+                let names = try await partitions.detach(before: month, drop: drop, logger: logger)
+                print(names.isEmpty ? "nothing to detach" : "detached\(drop ? " and dropped" : ""): " + names.joined(separator: ", "))
+            }
+        }
+    }
+
+    /// Runs `body` with the partitions helper over the configured database.
+    static func withPartitions(_ body: @Sendable (EventPartitions, Logger) async throws -> Void) async throws {
+        let environment = Environment()
+        let logger = Bootstrap.logger("storeledger.partitions", level: try environment.logLevel())
+        let client = try Bootstrap.client(environment, logger: logger)
+        try await Bootstrap.withRunningClient(client) { try await body(EventPartitions(client: client), logger) }
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import StoreLedgerCore
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import Testing
+
+@Suite("Event log partitions: ensure, list, detach")
+struct EventPartitionsTests {
+    static func date(_ text: String) -> Date { ISO8601DateFormatter().date(from: text)! }
+
+    @Test func oldMonthsAreDetachedOnlyWhenTheirEventsAreFinished() async throws {
+        try await TestDatabase.withFresh { db in
+            let partitions = EventPartitions(client: db.client)
+            #expect(try await partitions.ensure(monthsAhead: 1, from: Self.date("2025-01-15T00:00:00Z"), logger: db.logger) == 2)
+            #expect(try await partitions.ensure(monthsAhead: 1, from: Self.date("2025-01-15T00:00:00Z"), logger: db.logger) == 0)
+            // Two old events in January 2025 (as if received then), one still pending.
+            for body in ["a", "b"] {
+                try await db.client.query(
+                    """
+                    WITH e AS (
+                        INSERT INTO events (received_at, source, body, body_sha256)
+                        VALUES ('2025-01-10T00:00:00Z', 'apple_notification', \(ByteBuffer(string: body)), sha256(\(ByteBuffer(string: body))))
+                        RETURNING id, received_at
+                    ) INSERT INTO event_queue (event_id, event_received_at) SELECT id, received_at FROM e
+                    """,
+                    logger: db.logger
+                )
+            }
+            let listed = try await partitions.list(logger: db.logger)
+            #expect(listed.first?.name == "events_2025_01")
+            #expect(listed.first?.rows == 2)
+            #expect(listed.last?.name == "events_default")
+
+            await #expect(throws: StoreError.self) {
+                _ = try await partitions.detach(before: Self.date("2025-02-01T00:00:00Z"), drop: false, logger: db.logger)
+            }
+            try await db.client.query("UPDATE event_queue SET state = 'done', finished_at = now()", logger: db.logger)
+            #expect(try await partitions.detach(before: Self.date("2025-02-01T00:00:00Z"), drop: false, logger: db.logger) == ["events_2025_01"])
+            #expect(try await db.scalar("SELECT count(*) FROM events WHERE received_at < '2025-02-01'") == 0)
+            #expect(try await db.scalar("SELECT count(*) FROM events_2025_01") == 2)
+            #expect(try await partitions.list(logger: db.logger).contains { $0.name == "events_2025_01" } == false)
+            #expect(try await partitions.detach(before: Self.date("2025-03-01T00:00:00Z"), drop: true, logger: db.logger) == ["events_2025_02"])
+            #expect(try await db.scalar("SELECT count(*) FROM pg_class WHERE relname = 'events_2025_02'") == 0)
+        }
+    }
+}
