@@ -52,9 +52,10 @@ struct DevCommand: AsyncParsableCommand {
         )
         let admin = try Bootstrap.adminService(environment, defaultPort: 9090, registry: registry, client: client, migrator: migrator, logger: logger)
         let queueMetrics = QueueMetricsService(client: client, logger: logger)
+        let webhooks = WebhookDispatcher(client: client, maximumAttempts: try environment.int("WEBHOOK_MAX_ATTEMPTS", default: 12, in: 1...100), logger: logger)
         let app = buildReceiverApplication(
             client: client, migrator: migrator, configuration: receiver, appAPI: appAPI,
-            services: [worker, queueMetrics] + (admin.map { [$0] } ?? []),
+            services: [worker, queueMetrics, webhooks] + (admin.map { [$0] } ?? []),
             migrateOnStart: true, logger: logger
         )
         try await app.runService()

@@ -23,6 +23,7 @@ struct StoreLedgerCommand: AsyncParsableCommand {
             RebuildCommand.self,
             ReconcileCommand.self,
             PartitionsCommand.self,
+            WebhooksCommand.self,
         ]
     )
 }

@@ -43,6 +43,9 @@ struct WorkCommand: AsyncParsableCommand {
         }
         let admin = try Bootstrap.adminService(environment, defaultPort: 9091, registry: registry, client: client, migrator: migrator, logger: logger)
         var services: [any Service] = [client, worker, QueueMetricsService(client: client, logger: logger)] + (admin.map { [$0] } ?? [])
+        services.append(WebhookDispatcher(
+            client: client, maximumAttempts: try environment.int("WEBHOOK_MAX_ATTEMPTS", default: 12, in: 1...100), logger: logger
+        ))
         if let interval = try environment.reconcileInterval() {
             guard let appStore = try await environment.appStoreClient() else {
                 throw ValidationError("RECONCILE_INTERVAL_SECONDS needs the App Store Server API: set APPSTORE_ISSUER_ID, APPSTORE_KEY_ID, APPSTORE_PRIVATE_KEY")

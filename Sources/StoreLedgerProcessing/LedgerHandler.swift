@@ -15,6 +15,8 @@ import StoreLedgerVerification
 public struct LedgerHandler: EventHandler {
     /// The verifiers for the accepted apps and environments.
     public let verifiers: LedgerVerifiers
+    /// Whether projecting enqueues outgoing webhook events for entitlement changes (off for rebuild's shadow).
+    public var emitsWebhookEvents = true
 
     /// Creates the handler.
     public init(verifiers: LedgerVerifiers) {
@@ -113,7 +115,9 @@ public struct LedgerHandler: EventHandler {
         }
         // One statement per fact table, then one lock, one read and one upsert for all touched rows.
         try await FactStore.record(facts, on: transaction, logger: logger)
-        try await Self.project(subscriptions: subscriptions, purchases: purchases, on: transaction, logger: logger)
+        try await Self.project(
+            subscriptions: subscriptions, purchases: purchases, emitWebhookEvents: emitsWebhookEvents, on: transaction, logger: logger
+        )
         return outcomes
     }
 
@@ -123,9 +127,12 @@ public struct LedgerHandler: EventHandler {
     }
 
     /// Refolds the given rows from all of their recorded facts. Rows are locked in a fixed order so
-    /// concurrent workers cannot deadlock, and each fold sees every fact committed before it.
+    /// concurrent workers cannot deadlock, and each fold sees every fact committed before it. With
+    /// `emitWebhookEvents`, each entitlement change (old row → new row) is enqueued for outgoing webhooks in the
+    /// same transaction.
     public static func project(
-        subscriptions: Set<SubscriptionKey>, purchases: Set<PurchaseKey>, on connection: PostgresConnection, logger: Logger
+        subscriptions: Set<SubscriptionKey>, purchases: Set<PurchaseKey>, emitWebhookEvents: Bool = true,
+        on connection: PostgresConnection, logger: Logger
     ) async throws {
         let subscriptionKeys = subscriptions.sorted()
         let purchaseKeys = purchases.sorted()
@@ -136,12 +143,22 @@ public struct LedgerHandler: EventHandler {
             let facts = try await FactStore.subscriptionFacts(subscriptionKeys, on: connection, logger: logger)
             var states: [SubscriptionKey: SubscriptionState?] = [:]
             for key in subscriptionKeys { states.updateValue(SubscriptionProjection.fold(facts[key] ?? [], key: key), forKey: key) }
+            if emitWebhookEvents {
+                let old = try await ReadModelStore.currentSubscriptions(subscriptionKeys, on: connection, logger: logger)
+                let events = subscriptionKeys.flatMap { WebhookOutbox.events(old: old[$0], new: states[$0] ?? nil) }
+                try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
+            }
             try await ReadModelStore.write(states, on: connection, logger: logger)
         }
         if !purchaseKeys.isEmpty {
             let facts = try await FactStore.purchaseFacts(purchaseKeys, on: connection, logger: logger)
             var states: [PurchaseKey: PurchaseState?] = [:]
             for key in purchaseKeys { states.updateValue(PurchaseProjection.fold(facts[key] ?? [], key: key), forKey: key) }
+            if emitWebhookEvents {
+                let old = try await ReadModelStore.currentPurchases(purchaseKeys, on: connection, logger: logger)
+                let events = purchaseKeys.flatMap { WebhookOutbox.events(old: old[$0], new: states[$0] ?? nil) }
+                try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
+            }
             try await ReadModelStore.write(states, on: connection, logger: logger)
         }
     }

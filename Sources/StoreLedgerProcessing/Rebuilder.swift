@@ -28,6 +28,9 @@ public struct Rebuilder: Sendable {
     /// Creates a rebuilder.
     public init(client: PostgresClient, handler: LedgerHandler, batchSize: Int = 500, catchUpThreshold: Int = 100) {
         self.client = client
+        var handler = handler
+        // The shadow's changes are not news: only the swap into the live tables is.
+        handler.emitsWebhookEvents = false
         self.handler = handler
         self.batchSize = max(1, batchSize)
         self.catchUpThreshold = max(1, catchUpThreshold)

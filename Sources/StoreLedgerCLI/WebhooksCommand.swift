@@ -1,0 +1,69 @@
+import ArgumentParser
+import Logging
+import StoreLedgerStore
+
+/// `storeledger webhooks add URL | list | remove URL`: where entitlement events are delivered.
+struct WebhooksCommand: AsyncParsableCommand {
+    /// The command's name and subcommands.
+    static let configuration = CommandConfiguration(
+        commandName: "webhooks",
+        abstract: "Manage outgoing webhook endpoints (events signed with HMAC-SHA256; see docs/webhooks.md).",
+        subcommands: [Add.self, List.self, Remove.self]
+    )
+
+    /// `webhooks add URL`.
+    struct Add: AsyncParsableCommand {
+        /// The subcommand's help.
+        static let configuration = CommandConfiguration(abstract: "Add an endpoint and print its signing secret (once).")
+
+        @Argument(help: "The http(s) URL to POST events to.")
+        var url: String
+
+        /// Adds the endpoint.
+        func run() async throws {
+            try await WebhooksCommand.withEndpoints { endpoints, logger in
+                print(try await endpoints.add(url: url, logger: logger))
+            }
+        }
+    }
+
+    /// `webhooks list`.
+    struct List: AsyncParsableCommand {
+        /// The subcommand's help.
+        static let configuration = CommandConfiguration(abstract: "List endpoints with pending and failed deliveries.")
+
+        /// Prints one line per endpoint.
+        func run() async throws {
+            try await WebhooksCommand.withEndpoints { endpoints, logger in
+                for endpoint in try await endpoints.list(logger: logger) {
+                    print("\(endpoint.id)\t\(endpoint.active ? "active" : "removed")\t\(endpoint.pending) pending\t\(endpoint.failed) failed\t\(endpoint.url)")
+                }
+            }
+        }
+    }
+
+    /// `webhooks remove URL`.
+    struct Remove: AsyncParsableCommand {
+        /// The subcommand's help.
+        static let configuration = CommandConfiguration(abstract: "Stop delivering to an endpoint (its history stays).")
+
+        @Argument(help: "The endpoint's URL.")
+        var url: String
+
+        /// Deactivates the endpoint.
+        func run() async throws {
+            try await WebhooksCommand.withEndpoints { endpoints, logger in
+                guard try await endpoints.remove(url: url, logger: logger) else { throw ValidationError("no active endpoint \(url)") }
+                print("removed \(url)")
+            }
+        }
+    }
+
+    /// Runs `body` with the endpoints helper over the configured database.
+    static func withEndpoints(_ body: @Sendable (WebhookEndpoints, Logger) async throws -> Void) async throws {
+        let environment = Environment()
+        let logger = Bootstrap.logger("storeledger.webhooks", level: try environment.logLevel())
+        let client = try Bootstrap.client(environment, logger: logger)
+        try await Bootstrap.withRunningClient(client) { try await body(WebhookEndpoints(client: client), logger) }
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+public import Logging
+public import PostgresNIO
+
+/// The endpoints outgoing webhooks go to (`storeledger webhooks add|list|remove`).
+public struct WebhookEndpoints: Sendable {
+    /// One endpoint.
+    public struct Endpoint: Sendable, Equatable {
+        /// Its id.
+        public var id: Int64
+        /// Where events are POSTed.
+        public var url: String
+        /// Whether it receives events.
+        public var active: Bool
+        /// Deliveries still pending.
+        public var pending: Int
+        /// Deliveries that failed for good.
+        public var failed: Int
+    }
+
+    /// The database.
+    public let client: PostgresClient
+
+    /// Creates the helper.
+    public init(client: PostgresClient) {
+        self.client = client
+    }
+
+    /// Adds (or reactivates) an endpoint and returns its signing secret (`whsec_` + 32 random bytes, base64url).
+    public func add(url: String, logger: Logger) async throws -> String {
+        guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host != nil else {
+            throw StoreError.configuration("\(url) is not an http(s) URL")
+        }
+        var generator = SystemRandomNumberGenerator()
+        let secret = "whsec_" + Data((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        try await client.query(
+            """
+            INSERT INTO webhook_endpoints (url, secret) VALUES (\(url), \(secret))
+            ON CONFLICT (url) DO UPDATE SET secret = excluded.secret, active = true
+            """,
+            logger: logger
+        )
+        return secret
+    }
+
+    /// Deactivates the endpoint at `url` (its history stays); returns whether there was one.
+    public func remove(url: String, logger: Logger) async throws -> Bool {
+        for try await _ in try await client.query(
+            "UPDATE webhook_endpoints SET active = false WHERE url = \(url) AND active RETURNING id", logger: logger
+        ).decode(Int64.self) { return true }
+        return false
+    }
+
+    /// Every endpoint with its delivery backlog.
+    public func list(logger: Logger) async throws -> [Endpoint] {
+        var endpoints: [Endpoint] = []
+        for try await (id, url, active, pending, failed) in try await client.query(
+            """
+            SELECT e.id, e.url, e.active,
+                   (SELECT count(*) FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.state = 'pending'),
+                   (SELECT count(*) FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.state = 'failed')
+            FROM webhook_endpoints e ORDER BY e.id
+            """,
+            logger: logger
+        ).decode((Int64, String, Bool, Int, Int).self) {
+            endpoints.append(Endpoint(id: id, url: url, active: active, pending: pending, failed: failed))
+        }
+        return endpoints
+    }
+}

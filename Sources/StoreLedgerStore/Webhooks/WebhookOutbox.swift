@@ -1,0 +1,94 @@
+import Foundation
+public import Logging
+public import PostgresNIO
+public import StoreLedgerCore
+
+/// The transactional outbox of outgoing webhooks: events are enqueued in the projection's transaction, with one
+/// delivery per active endpoint; nothing is enqueued while no endpoint is configured.
+public enum WebhookOutbox {
+    /// Enqueues `events` (already-known ids are skipped) and their deliveries, on the caller's connection. The user
+    /// is resolved from `user_links`, else from the owner of the app account token.
+    public static func enqueue(_ events: [WebhookEvent], on connection: PostgresConnection, logger: Logger) async throws {
+        guard !events.isEmpty else { return }
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        let payloads = try events.map { String(decoding: try encoder.encode(Payload($0)), as: UTF8.self) }
+        try await connection.query(
+            """
+            WITH input AS (
+                SELECT * FROM unnest(\(events.map { $0.id.uuidString.lowercased() })::uuid[], \(events.map(\.type))::text[],
+                                     \(events.map { $0.appAccountToken ?? "" })::text[], \(events.map { $0.productID ?? "" })::text[],
+                                     \(events.map(\.environment))::text[], \(events.map(\.originalTransactionID))::text[],
+                                     \(events.map { $0.transactionID ?? "" })::text[], \(events.map(\.entitled))::bool[],
+                                     \(events.map { $0.expiresAt?.timeIntervalSince1970 ?? -1 })::float8[],
+                                     \(events.map(\.occurredAt.timeIntervalSince1970))::float8[], \(payloads)::jsonb[])
+                    AS i(id, type, token, product, environment, original, transaction, entitled, expires, occurred, payload)
+                WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE active)
+            ), inserted AS (
+                INSERT INTO webhook_events (id, type, user_id, app_account_token, product_id, environment, original_transaction_id,
+                                            transaction_id, entitled, expires_at, occurred_at, payload)
+                SELECT i.id, i.type,
+                       coalesce((SELECT l.user_id FROM user_links l WHERE l.environment = i.environment AND l.original_transaction_id = i.original),
+                                (SELECT t.user_id FROM app_account_tokens t WHERE t.app_account_token = lower(nullif(i.token, '')))),
+                       nullif(i.token, ''), nullif(i.product, ''), i.environment, i.original, nullif(i.transaction, ''), i.entitled,
+                       CASE WHEN i.expires >= 0 THEN to_timestamp(i.expires) END, to_timestamp(i.occurred), i.payload
+                FROM input i
+                ON CONFLICT (id) DO NOTHING
+                RETURNING id, user_id
+            )
+            INSERT INTO webhook_deliveries (event_id, endpoint_id)
+            SELECT inserted.id, e.id FROM inserted CROSS JOIN webhook_endpoints e WHERE e.active
+            """,
+            logger: logger
+        )
+    }
+
+    /// The JSON body delivered (the user id is added at delivery time from the stored row).
+    struct Payload: Encodable {
+        var id: String
+        var type: String
+        var app_account_token: String?
+        var product_id: String?
+        var environment: String
+        var original_transaction_id: String
+        var transaction_id: String?
+        var entitled: Bool
+        var expires_at: Date?
+        var occurred_at: Date
+
+        init(_ event: WebhookEvent) {
+            id = event.id.uuidString.lowercased()
+            type = event.type
+            app_account_token = event.appAccountToken
+            product_id = event.productID
+            environment = event.environment
+            original_transaction_id = event.originalTransactionID
+            transaction_id = event.transactionID
+            entitled = event.entitled
+            expires_at = event.expiresAt
+            occurred_at = event.occurredAt
+        }
+    }
+
+    /// The webhook events a subscription's projection implies: the change between its old and new state.
+    public static func events(old: SubscriptionState?, new: SubscriptionState?) -> [WebhookEvent] {
+        guard let new, let change = EntitlementChange.between(old, new) else { return [] }
+        return [WebhookEvent(
+            type: "subscription.\(change.kind.rawValue)", appAccountToken: new.appAccountToken?.rawValue, productID: new.productID?.rawValue,
+            environment: new.environment.rawValue, originalTransactionID: new.originalTransactionID.rawValue,
+            transactionID: new.latestTransactionID?.rawValue, entitled: new.entitled, expiresAt: new.expiresAt?.date,
+            occurredAt: new.lastSignedAt?.date ?? Date(timeIntervalSince1970: 0)
+        )]
+    }
+
+    /// The webhook events a one-time purchase's projection implies.
+    public static func events(old: PurchaseState?, new: PurchaseState?) -> [WebhookEvent] {
+        guard let new, let change = EntitlementChange.between(old, new) else { return [] }
+        return [WebhookEvent(
+            type: "purchase.\(change.kind.rawValue)", appAccountToken: new.appAccountToken?.rawValue, productID: new.productID?.rawValue,
+            environment: new.environment.rawValue, originalTransactionID: new.originalTransactionID?.rawValue ?? new.transactionID.rawValue,
+            transactionID: new.transactionID.rawValue, entitled: new.entitled, expiresAt: new.expiresAt?.date,
+            occurredAt: new.lastSignedAt?.date ?? Date(timeIntervalSince1970: 0)
+        )]
+    }
+}

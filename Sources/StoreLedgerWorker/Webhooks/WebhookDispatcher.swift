@@ -1,0 +1,166 @@
+public import AsyncHTTPClient
+import Foundation
+public import Logging
+import Metrics
+import NIOCore
+import NIOHTTP1
+public import PostgresNIO
+public import ServiceLifecycle
+import StoreLedgerStore
+
+/// Delivers outgoing webhooks (a Service in each worker process): claims due deliveries with `FOR UPDATE SKIP
+/// LOCKED` under a short lease, POSTs the event signed with the endpoint's secret, and records every attempt. A
+/// 2xx delivers; anything else is retried with exponential backoff and jitter, until `maximumAttempts` make it
+/// `failed`. It runs apart from projection, so a slow or broken endpoint never holds the ledger back.
+public struct WebhookDispatcher: Service {
+    /// The database.
+    public let client: PostgresClient
+    /// The HTTP client.
+    public let httpClient: HTTPClient
+    /// Attempts before a delivery is `failed`.
+    public let maximumAttempts: Int
+    /// The first retry delay (doubled per attempt, with jitter, capped at `maximumBackoff`).
+    public let initialBackoff: Duration
+    /// The longest retry delay.
+    public let maximumBackoff: Duration
+    /// How long one POST may take.
+    public let timeout: Duration
+    /// How often to look for due deliveries when idle.
+    public let pollInterval: Duration
+    /// The logger.
+    public let logger: Logger
+
+    private let delivered = Counter(label: "storeledger_webhook_deliveries_total", dimensions: [("result", "delivered")])
+    private let retried = Counter(label: "storeledger_webhook_deliveries_total", dimensions: [("result", "retry")])
+    private let failed = Counter(label: "storeledger_webhook_deliveries_total", dimensions: [("result", "failed")])
+
+    /// Creates the dispatcher.
+    public init(
+        client: PostgresClient, httpClient: HTTPClient = .shared, maximumAttempts: Int = 12, initialBackoff: Duration = .seconds(10),
+        maximumBackoff: Duration = .seconds(6 * 3600), timeout: Duration = .seconds(10), pollInterval: Duration = .seconds(1), logger: Logger
+    ) {
+        self.client = client
+        self.httpClient = httpClient
+        self.maximumAttempts = max(1, maximumAttempts)
+        self.initialBackoff = initialBackoff
+        self.maximumBackoff = maximumBackoff
+        self.timeout = timeout
+        self.pollInterval = pollInterval
+        self.logger = logger
+    }
+
+    /// Delivers until graceful shutdown.
+    public func run() async throws {
+        while !Task.isCancelledOrShuttingDown {
+            let count = (try? await deliverDue()) ?? 0
+            if count == 0 { try? await cancelWhenGracefulShutdown { try await Task.sleep(for: pollInterval) } }
+        }
+    }
+
+    /// One due delivery, claimed.
+    struct Due: Sendable {
+        let eventID: UUID
+        let endpointID: Int64
+        let attempt: Int
+        let url: String
+        let secret: String
+        let body: Data
+        let type: String
+    }
+
+    /// Claims and delivers up to `limit` due deliveries; returns how many it attempted.
+    @discardableResult
+    public func deliverDue(limit: Int = 20) async throws -> Int {
+        let lease = Double(timeout.components.seconds) * 3 + 30
+        var due: [Due] = []
+        for try await row in try await client.query(
+            """
+            WITH claimed AS (
+                SELECT event_id, endpoint_id FROM webhook_deliveries
+                WHERE state = 'pending' AND next_attempt_at <= now()
+                ORDER BY next_attempt_at LIMIT \(Int32(limit))
+                FOR UPDATE SKIP LOCKED
+            )
+            UPDATE webhook_deliveries d
+            SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => \(lease)::float8)
+            FROM claimed, webhook_events ev, webhook_endpoints ep
+            WHERE d.event_id = claimed.event_id AND d.endpoint_id = claimed.endpoint_id AND ev.id = d.event_id AND ep.id = d.endpoint_id
+            RETURNING d.event_id, d.endpoint_id, d.attempts, ep.url, ep.secret,
+                      (ev.payload || jsonb_build_object('user_id', ev.user_id))::text, ev.type
+            """,
+            logger: logger
+        ) {
+            let (eventID, endpointID, attempt, url, secret, body, type) = try row.decode((UUID, Int64, Int32, String, String, String, String).self)
+            due.append(Due(eventID: eventID, endpointID: endpointID, attempt: Int(attempt), url: url, secret: secret, body: Data(body.utf8), type: type))
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for delivery in due { group.addTask { await deliver(delivery) } }
+        }
+        return due.count
+    }
+
+    private func deliver(_ delivery: Due) async {
+        var request = HTTPClientRequest(url: delivery.url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "StoreLedger-Webhooks/1")
+        request.headers.add(name: "StoreLedger-Event-Id", value: delivery.eventID.uuidString.lowercased())
+        request.headers.add(name: "StoreLedger-Event-Type", value: delivery.type)
+        request.headers.add(name: WebhookSignature.headerName, value: WebhookSignature.header(
+            body: delivery.body, secret: delivery.secret, timestamp: Int64(Date().timeIntervalSince1970)
+        ))
+        request.body = .bytes(ByteBuffer(bytes: delivery.body))
+        let start = ContinuousClock.now
+        var status: Int?
+        var failure: String?
+        do {
+            let response = try await httpClient.execute(
+                request, timeout: .nanoseconds(timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+            )
+            status = Int(response.status.code)
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            if !(200..<300).contains(Int(response.status.code)) { failure = "HTTP \(response.status.code)" }
+        } catch {
+            failure = "\(error)"
+        }
+        let elapsed = start.duration(to: .now)
+        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        let exhausted = failure != nil && delivery.attempt >= maximumAttempts
+        let state = failure == nil ? "delivered" : exhausted ? "failed" : "pending"
+        let delay = failure == nil || exhausted ? 0 : backoff(afterAttempt: delivery.attempt)
+        do {
+            try await client.query(
+                """
+                WITH updated AS (
+                    UPDATE webhook_deliveries
+                    SET state = \(state), last_status = \(status.map(Int32.init)), last_error = \(failure),
+                        delivered_at = CASE WHEN \(state) = 'delivered' THEN now() END,
+                        next_attempt_at = now() + make_interval(secs => \(delay)::float8)
+                    WHERE event_id = \(delivery.eventID) AND endpoint_id = \(delivery.endpointID) AND attempts = \(Int32(delivery.attempt))
+                )
+                INSERT INTO webhook_delivery_attempts (event_id, endpoint_id, attempt, status_code, error, duration_ms)
+                VALUES (\(delivery.eventID), \(delivery.endpointID), \(Int32(delivery.attempt)), \(status.map(Int32.init)), \(failure), \(milliseconds))
+                """,
+                logger: logger
+            )
+        } catch {
+            logger.error("webhook outcome not recorded; the lease will make it due again", metadata: ["error": "\(String(reflecting: error))"])
+            return
+        }
+        switch state {
+        case "delivered": delivered.increment()
+        case "failed":
+            failed.increment()
+            logger.warning("webhook delivery failed for good", metadata: ["event": "\(delivery.eventID)", "url": "\(delivery.url)", "error": "\(failure ?? "")"])
+        default: retried.increment()
+        }
+    }
+
+    /// Exponential backoff with ±20 % jitter, capped.
+    func backoff(afterAttempt attempt: Int) -> Double {
+        let base = Double(initialBackoff.components.seconds) + Double(initialBackoff.components.attoseconds) / 1e18
+        let cap = Double(maximumBackoff.components.seconds)
+        let delay = min(cap, base * pow(2, Double(min(attempt - 1, 30))))
+        return delay * Double.random(in: 0.8...1.2)
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import PostgresNIO
+import StoreLedgerCore
+import StoreLedgerProcessing
+import StoreLedgerSimulation
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import StoreLedgerWorker
+import Testing
+
+@Suite("Outgoing webhooks: outbox in the projection's transaction, signed delivery with retries")
+struct WebhookTests {
+    static let pki = try! TestPKI()
+
+    /// Appends and processes the facts one at a time, in order, as Apple would deliver them.
+    func playInOrder(_ facts: [LedgerFact], pipeline: LedgerPipeline) async throws {
+        for fact in facts.sorted(by: { $0.sortKey < $1.sortKey }) {
+            try await pipeline.append([fact])
+            try await pipeline.drain()
+        }
+    }
+
+    func types(_ db: TestDatabase) async throws -> [String] {
+        var types: [String] = []
+        for try await type in try await db.client.query("SELECT type FROM webhook_events ORDER BY occurred_at, created_at", logger: db.logger).decode(String.self) {
+            types.append(type)
+        }
+        return types
+    }
+
+    @Test func entitlementChangesBecomeEventsOnlyWhenAnEndpointIsConfiguredAndReplaysAddNone() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.pki)
+            let lifecycle = SubscriptionLifecycles.renewThenExpire()
+            try await playInOrder(Array(lifecycle.facts.sorted { $0.sortKey < $1.sortKey }.prefix(2)), pipeline: pipeline)
+            #expect(try await types(db).isEmpty)
+            _ = try await WebhookEndpoints(client: db.client).add(url: "http://127.0.0.1:9/hook", logger: db.logger)
+            try await playInOrder(Array(lifecycle.facts.sorted { $0.sortKey < $1.sortKey }.dropFirst(2)), pipeline: pipeline)
+            let seen = try await types(db)
+            #expect(seen.contains("subscription.renewed"))
+            #expect(seen.last == "subscription.expired")
+            #expect(seen.allSatisfy { $0.hasPrefix("subscription.") })
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_deliveries") == seen.count)
+            // Replaying everything (same facts) detects no change: no new events.
+            try await OperatorStore(client: db.client).requeue(.idRange(1...1000), action: "replay", by: "test", reason: "replay", logger: db.logger)
+            try await pipeline.drain()
+            #expect(try await types(db) == seen)
+            // A rebuild writes its shadow silently.
+            _ = try await Rebuilder(client: db.client, handler: pipeline.handler).run(dryRun: false, logger: db.logger)
+            #expect(try await types(db) == seen)
+        }
+    }
+
+    @Test func aRefundAndAOneTimePurchaseAreEvents() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.pki)
+            _ = try await WebhookEndpoints(client: db.client).add(url: "http://127.0.0.1:9/hook", logger: db.logger)
+            try await playInOrder(SubscriptionLifecycles.upgradeRefundReversed().facts + PurchaseLifecycles.all().facts, pipeline: pipeline)
+            let seen = Set(try await types(db))
+            // buy → upgrade → refund → refund reversed; and the one-time purchases' own refunds and revocations.
+            #expect(seen == [
+                "subscription.started", "subscription.product_changed", "subscription.refunded", "subscription.refund_reversed",
+                "purchase.purchased", "purchase.refunded", "purchase.refund_reversed", "purchase.revoked",
+            ])
+        }
+    }
+
+    /// A loopback receiver that fails the first `failures` requests, then accepts, and keeps what it got.
+    actor Receiver {
+        var failures: Int
+        var received: [(headers: HTTPFields, body: Data)] = []
+        init(failures: Int) { self.failures = failures }
+        func take(_ headers: HTTPFields, _ body: Data) -> HTTPResponse.Status {
+            received.append((headers, body))
+            if failures > 0 { failures -= 1; return .internalServerError }
+            return .ok
+        }
+    }
+
+    @Test func deliveriesAreSignedRetriedWithBackoffAndLogged() async throws {
+        let receiver = Receiver(failures: 1)
+        let router = Router()
+        router.post("hook") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 1 << 20)
+            return Response(status: await receiver.take(request.headers, Data(body.readableBytesView)))
+        }
+        try await Application(router: router).test(.live) { http in
+            try await TestDatabase.withFresh { db in
+                let pipeline = try LedgerPipeline(db, pki: Self.pki)
+                let secret = try await WebhookEndpoints(client: db.client).add(url: "http://127.0.0.1:\(http.port!)/hook", logger: db.logger)
+                try await pipeline.append(SubscriptionLifecycles.renewThenExpire().facts.sorted { $0.sortKey < $1.sortKey }.prefix(1).map { $0 })
+                try await pipeline.drain()
+                let dispatcher = WebhookDispatcher(client: db.client, maximumAttempts: 3, initialBackoff: .milliseconds(1), logger: db.logger)
+                #expect(try await dispatcher.deliverDue() == 1)
+                #expect(try await db.scalar("SELECT count(*) FROM webhook_deliveries WHERE state = 'pending' AND last_status = 500") == 1)
+                try await Task.sleep(for: .milliseconds(20))
+                #expect(try await dispatcher.deliverDue() == 1)
+                #expect(try await db.scalar("SELECT count(*) FROM webhook_deliveries WHERE state = 'delivered' AND attempts = 2") == 1)
+                #expect(try await db.scalar("SELECT count(*) FROM webhook_delivery_attempts") == 2)
+                let received = await receiver.received
+                #expect(received.count == 2)
+                let last = try #require(received.last)
+                let signature = try #require(last.headers[HTTPField.Name(WebhookSignature.headerName)!])
+                #expect(WebhookSignature.isValid(signature, body: last.body, secret: secret))
+                #expect(!WebhookSignature.isValid(signature, body: last.body + Data("x".utf8), secret: secret))
+                #expect(!WebhookSignature.isValid(signature, body: last.body, secret: "whsec_other"))
+                #expect(!WebhookSignature.isValid(signature, body: last.body, secret: secret, now: Date().addingTimeInterval(3600)))
+                let json = try #require(try JSONSerialization.jsonObject(with: last.body) as? [String: Any])
+                #expect(json["type"] as? String == "subscription.started")
+                #expect(json["id"] as? String == last.headers[HTTPField.Name("StoreLedger-Event-Id")!])
+                #expect(received.first?.headers[HTTPField.Name("StoreLedger-Event-Id")!] == last.headers[HTTPField.Name("StoreLedger-Event-Id")!])
+                #expect(json.keys.contains("user_id") && json["environment"] as? String == "Sandbox" && json["occurred_at"] is String)
+            }
+        }
+    }
+
+    @Test func anUnreachableEndpointFailsForGoodWithoutHoldingTheLedgerBack() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.pki)
+            _ = try await WebhookEndpoints(client: db.client).add(url: "http://127.0.0.1:9/unreachable", logger: db.logger)
+            try await pipeline.append(SubscriptionLifecycles.renewThenExpire().facts)
+            try await pipeline.drain()
+            #expect(try await pipeline.count(.done) == SubscriptionLifecycles.renewThenExpire().facts.count)
+            let dispatcher = WebhookDispatcher(client: db.client, maximumAttempts: 2, initialBackoff: .milliseconds(1), timeout: .seconds(2), logger: db.logger)
+            for _ in 0..<3 {
+                try await dispatcher.deliverDue()
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_deliveries WHERE state <> 'failed'") == 0)
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_delivery_attempts WHERE error IS NOT NULL") == (try await db.scalar("SELECT count(*) FROM webhook_deliveries")) * 2)
+        }
+    }
+}
