@@ -1,0 +1,373 @@
+import Foundation
+import PostgresNIO
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import Testing
+
+/// The analyst views of `0008_analytics.sql` and the read-only `storeledger_analyst` role, on a small hand-built
+/// ledger (``AnalyticsFixture``). The expected numbers are worked out by hand in the fixture's comments and in
+/// docs/analytics.md, which runs the same data.
+///
+/// `SET LOCAL ROLE storeledger_analyst` needs the test server's user to be a superuser or a member of the role
+/// (`scripts/test`'s throwaway cluster connects as its superuser).
+@Suite("Analytics views")
+struct AnalyticsViewTests {
+    /// Every view in the analytics schema, and a call of each function.
+    static let readableRelations = [
+        "analytics.billing_periods",
+        "analytics.notifications",
+        "analytics.transactions",
+        "analytics.subscription_periods",
+        "analytics.subscriptions",
+        "analytics.purchases",
+        "analytics.subscription_timeline",
+        "analytics.months",
+        "analytics.mrr_by_month",
+        "analytics.monthly_churn",
+        "analytics.refunds",
+        "analytics.trials",
+        "analytics.trial_conversion",
+        "analytics.active_subscriptions_at('2025-02-06 00:00Z')",
+        "analytics.mrr_at('2025-02-06 00:00Z')",
+    ]
+
+    /// Loads the fixture into a fresh, migrated database.
+    func seed(_ db: TestDatabase) async throws {
+        for statement in AnalyticsFixture.statements {
+            try await db.client.query(PostgresQuery(unsafeSQL: statement), logger: db.logger)
+        }
+    }
+
+    /// Runs `sql` as storeledger_analyst (in a transaction, so the role ends with it) and returns its one integer.
+    func countAsAnalyst(_ db: TestDatabase, _ sql: String) async throws -> Int {
+        try await db.client.inTransaction(logger: db.logger) { connection in
+            try await connection.query("SET LOCAL ROLE storeledger_analyst", logger: db.logger)
+            let rows = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: db.logger)
+            var result = -1
+            for try await value in rows.decode(Int.self) { result = value }
+            return result
+        }
+    }
+
+    /// The text rows `sql` returns (one text column), as the migrating user.
+    func texts(_ db: TestDatabase, _ sql: String) async throws -> [String] {
+        let rows = try await db.client.query(PostgresQuery(unsafeSQL: sql), logger: db.logger)
+        var values: [String] = []
+        for try await value in rows.decode(String.self) { values.append(value) }
+        return values
+    }
+
+    @Test func theMigrationCreatesTheAnalystRole() async throws {
+        try await TestDatabase.withFresh { db in
+            let roles = try await db.scalar("SELECT count(*) FROM pg_roles WHERE rolname = 'storeledger_analyst' AND NOT rolcanlogin")
+            #expect(roles == 1)
+        }
+    }
+
+    @Test(arguments: readableRelations)
+    func theAnalystCanReadEveryView(_ relation: String) async throws {
+        try await TestDatabase.withFresh { db in
+            try await seed(db)
+            let count = try await countAsAnalyst(db, "SELECT count(*) FROM \(relation)")
+            #expect(count > 0, "\(relation) returned no rows")
+        }
+    }
+
+    @Test(arguments: [
+        "SELECT count(*) FROM subscriptions",
+        "SELECT count(*) FROM events",
+        "INSERT INTO subscriptions (environment, original_transaction_id, status, entitled) VALUES ('Production', 'x', 'active', true)",
+        "UPDATE subscriptions SET entitled = false",
+        "DELETE FROM subscriptions",
+        "TRUNCATE subscriptions",
+        #"INSERT INTO events (source, body, body_sha256) VALUES ('client', '\x00', sha256('\x00'))"#,
+        "TRUNCATE events",
+        "INSERT INTO event_queue (event_id, event_received_at) VALUES (1, now())",
+        "UPDATE transactions SET standalone = false",
+        "DELETE FROM notifications",
+        "CREATE TABLE public.analyst_scratch (x integer)",
+        "CREATE TABLE analytics.analyst_scratch (x integer)",
+        "CREATE VIEW analytics.analyst_view AS SELECT 1 AS x",
+        "CREATE SCHEMA analyst_schema",
+        "INSERT INTO analytics.subscriptions (environment, original_transaction_id, status, entitled) VALUES ('Production', 'y', 'active', true)",
+        "UPDATE analytics.subscriptions SET entitled = false",
+        "DELETE FROM analytics.purchases",
+        "SELECT nextval('events_id_seq')",
+        "SELECT analytics.grant_read_access('storeledger_analyst')",
+    ])
+    func theAnalystCanWriteNothing(_ statement: String) async throws {
+        try await TestDatabase.withFresh { db in
+            try await seed(db)
+            let error = await #expect(throws: PSQLError.self) {
+                try await db.client.inTransaction(logger: db.logger) { connection in
+                    try await connection.query("SET LOCAL ROLE storeledger_analyst", logger: db.logger)
+                    // Errors can surface while rows are read: read them all.
+                    for try await _ in try await connection.query(PostgresQuery(unsafeSQL: statement), logger: db.logger) {}
+                }
+            }
+            #expect(error?.serverInfo?[.sqlState] == "42501", "\(statement): \(String(reflecting: error))")
+            #expect(try await db.scalar("SELECT count(*) FROM subscriptions") == 2)
+            #expect(try await db.scalar("SELECT count(*) FROM purchases") == 1)
+        }
+    }
+
+    @Test func noPrivilegeOrDefaultPrivilegeLetsTheAnalystWrite() async throws {
+        try await TestDatabase.withFresh { db in
+            let writable = try await db.scalar(
+                """
+                SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname IN ('public', 'analytics') AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+                  AND (has_table_privilege('storeledger_analyst', c.oid, 'INSERT')
+                       OR has_table_privilege('storeledger_analyst', c.oid, 'UPDATE')
+                       OR has_table_privilege('storeledger_analyst', c.oid, 'DELETE')
+                       OR has_table_privilege('storeledger_analyst', c.oid, 'TRUNCATE')
+                       OR has_table_privilege('storeledger_analyst', c.oid, 'REFERENCES')
+                       OR has_table_privilege('storeledger_analyst', c.oid, 'TRIGGER'))
+                """
+            )
+            #expect(writable == 0)
+            let defaults = try await db.scalar(
+                """
+                SELECT count(*) FROM pg_default_acl d, aclexplode(d.defaclacl) a
+                WHERE a.grantee = 'storeledger_analyst'::regrole AND a.privilege_type <> 'SELECT'
+                """
+            )
+            #expect(defaults == 0)
+            #expect(try await db.scalar("SELECT count(*) WHERE has_schema_privilege('storeledger_analyst', 'public', 'CREATE')") == 0)
+            #expect(try await db.scalar("SELECT count(*) WHERE has_schema_privilege('storeledger_analyst', 'analytics', 'CREATE')") == 0)
+            #expect(try await db.scalar("SELECT count(*) WHERE has_database_privilege('storeledger_analyst', current_database(), 'CREATE')") == 0)
+            // A view a later migration adds to analytics is readable (and only readable) by default.
+            try await db.client.query("CREATE VIEW analytics.later_view AS SELECT 1 AS x", logger: db.logger)
+            #expect(try await db.scalar("SELECT count(*) WHERE has_table_privilege('storeledger_analyst', 'analytics.later_view', 'SELECT')") == 1)
+            #expect(try await db.scalar("SELECT count(*) WHERE has_table_privilege('storeledger_analyst', 'analytics.later_view', 'INSERT')") == 0)
+        }
+    }
+
+    @Test func theMigrationSucceedsWhenTheRoleAlreadyExists() async throws {
+        // Roles are cluster-wide: the first test database created it; run the role block again in this one.
+        try await TestDatabase.withFresh { db in
+            try await db.client.query("SELECT analytics.grant_read_access('storeledger_analyst')", logger: db.logger)
+            #expect(try await db.scalar("SELECT count(*) FROM pg_roles WHERE rolname = 'storeledger_analyst'") == 1)
+            #expect(try await db.scalar("SELECT count(*) WHERE has_table_privilege('storeledger_analyst', 'analytics.mrr_by_month', 'SELECT')") == 1)
+        }
+    }
+
+    @Test func oneRowPerVerifiedNotificationWithTypedColumns() async throws {
+        try await TestDatabase.withFresh { db in
+            try await seed(db)
+            #expect(try await db.scalar("SELECT count(*) FROM analytics.notifications") == 8)
+            #expect(try await db.scalar("SELECT count(DISTINCT notification_uuid) FROM analytics.notifications") == 8)
+            // A renewal delivered twice is one row with delivery_count 2, its nested transaction typed.
+            let renewal = try await db.scalar(
+                """
+                SELECT count(*) FROM analytics.notifications
+                WHERE notification_uuid = '00000000-0000-4000-8000-000000000002'
+                  AND notification_type = 'DID_RENEW' AND subtype IS NULL AND status_name = 'active'
+                  AND environment = 'Production' AND app_apple_id = 1234 AND original_transaction_id = '1000'
+                  AND transaction_id = '1002' AND product_type = 'Auto-Renewable Subscription'
+                  AND purchased_at = '2025-02-10 00:00Z' AND expires_at = '2025-03-10 00:00Z'
+                  AND signed_at = '2025-02-10 00:00:01Z'
+                  AND price = 9990 AND price_amount = 9.99 AND currency = 'USD' AND delivery_count = 2
+                """
+            )
+            #expect(renewal == 1)
+            let grace = try await db.scalar(
+                """
+                SELECT count(*) FROM analytics.notifications
+                WHERE notification_type = 'DID_FAIL_TO_RENEW' AND subtype = 'GRACE_PERIOD' AND status_name = 'grace_period'
+                  AND auto_renew AND is_in_billing_retry AND grace_period_expires_at = '2025-04-26 00:00Z'
+                """
+            )
+            #expect(grace == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM analytics.notifications WHERE notification_type = 'TEST' AND original_transaction_id IS NULL") == 1)
+        }
+    }
+
+    @Test func billingPeriodsAreRoundedToTheNearestStandardDuration() async throws {
+        try await TestDatabase.withFresh { db in
+            try await seed(db)
+            let periods = try await texts(
+                db,
+                """
+                SELECT DISTINCT original_transaction_id || ':' || billing_period FROM analytics.subscription_periods
+                WHERE original_transaction_id IN ('1000', '2000', '3000', '7000', '8000') AND NOT is_trial
+                ORDER BY 1
+                """
+            )
+            #expect(periods == ["1000:P1M", "2000:P1Y", "3000:P1M", "7000:P1W", "8000:P1M"])
+            let samples = try await texts(
+                db,
+                """
+                SELECT analytics.billing_period(s, s + d, 'Production') FROM (VALUES
+                    (interval '7 days'), (interval '28 days'), (interval '31 days'), (interval '61 days'),
+                    (interval '92 days'), (interval '181 days'), (interval '366 days')) AS v(d),
+                    (SELECT timestamptz '2025-02-01 00:00Z' AS s) AS start
+                ORDER BY d
+                """
+            )
+            #expect(samples == ["P1W", "P1M", "P1M", "P2M", "P3M", "P6M", "P1Y"])
+        }
+    }
+
+    @Test func mrrNormalisesPricesPerMonthAndCountsTrialsFamilyAndRefundsAsZero() async throws {
+        try await TestDatabase.withFresh { db in
+            try await seed(db)
+            // 2025-01-31 12:00: S1 monthly 9.99 + S2 yearly 99.99 / 12 = 9.99 + 8.3325 = 18.32; S5 is family-shared (0);
+            // S6 was refunded on 2025-01-25 (gone).
+            let january = try await texts(
+                db,
+                "SELECT environment || ' ' || currency || ' ' || active_subscriptions || ' ' || paid_subscriptions || ' ' || trials || ' ' || mrr FROM analytics.mrr_at('2025-01-31 12:00Z')"
+            )
+            #expect(january == ["Production USD 3 2 0 18.32"])
+            // 2025-02-06: the same two paying subscriptions plus two free trials, which add nothing.
+            let withTrials = try await texts(
+                db,
+                "SELECT environment || ' ' || currency || ' ' || active_subscriptions || ' ' || paid_subscriptions || ' ' || trials || ' ' || mrr FROM analytics.mrr_at('2025-02-06 00:00Z')"
+            )
+            #expect(withTrials == ["Production USD 5 2 2 18.32"])
+            #expect(try await db.scalar("SELECT count(*) FROM analytics.subscription_periods WHERE transaction_id = '2001' AND monthly_revenue = 8.3325") == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM analytics.subscription_periods WHERE is_trial AND monthly_revenue <> 0") == 0)
+            #expect(try await db.scalar("SELECT count(*) FROM analytics.subscription_periods WHERE transaction_id = '6001' AND monthly_revenue = 0") == 1)
+            // Currencies are never added: weekly 2.99 EUR x 52 / 12 = 12.96 EUR beside 18.32 USD.
+            let march = try await texts(
+                db,
+                "SELECT currency || ' ' || mrr FROM analytics.mrr_by_month WHERE month = '2025-03-01' AND environment = 'Production' ORDER BY currency"
+            )
+            #expect(march == ["EUR 12.96", "USD 18.32"])
+        }
+    }
+
+    @Test func monthlyChurnCountsPaidSubscriptionsActiveAtTheStartAndGoneAtTheEnd() async throws {
+        try await TestDatabase.withFresh { db in
+            try await seed(db)
+            let churn = try await texts(
+                db,
+                """
+                SELECT to_char(month, 'YYYY-MM-DD') || ' ' || active_at_start || ' ' || churned || ' ' || churn_rate FROM analytics.monthly_churn
+                WHERE environment = 'Production' AND month IN ('2025-02-01', '2025-03-01', '2025-04-01', '2025-05-01', '2026-01-01')
+                ORDER BY month
+                """
+            )
+            #expect(churn == [
+                "2025-02-01 2 0 0.0000",  // S1, S2 (S5 is family-shared, S6 refunded)
+                "2025-03-01 3 1 0.3333",  // S1, S2, S3; S3 ends 2025-03-08
+                "2025-04-01 3 2 0.6667",  // S1 (grace until 04-26), S2, S7; S1 and S7 end
+                "2025-05-01 1 0 0.0000",  // S2
+                "2026-01-01 1 1 1.0000",  // S2 ends 2026-01-15
+            ])
+            #expect(try await db.scalar("SELECT count(*) FROM analytics.monthly_churn WHERE month = '2025-01-01'") == 0)
+        }
+    }
+
+    @Test func trialConversionAndRefunds() async throws {
+        try await TestDatabase.withFresh { db in
+            try await seed(db)
+            let cohorts = try await texts(
+                db,
+                "SELECT to_char(cohort_month, 'YYYY-MM-DD') || ' ' || trials || ' ' || converted || ' ' || pending || ' ' || conversion_rate FROM analytics.trial_conversion"
+            )
+            #expect(cohorts == ["2025-02-01 2 1 0 0.5000"])
+            #expect(try await db.scalar("SELECT count(*) FROM analytics.trials WHERE original_transaction_id = '3000' AND converted AND converted_transaction_id = '3002'") == 1)
+            let refunds = try await texts(
+                db,
+                "SELECT transaction_id || ' ' || coalesce(revocation_type, '-') || ' ' || refunded_amount || ' ' || currency FROM analytics.refunds ORDER BY transaction_id"
+            )
+            #expect(refunds == ["6001 REFUND_FULL 9.990 USD", "9001 REFUND_PRORATED 2.495 USD"])
+        }
+    }
+
+    @Test func theTimelineOrdersPeriodsRevocationsAndNotifications() async throws {
+        try await TestDatabase.withFresh { db in
+            try await seed(db)
+            let timeline = try await texts(
+                db,
+                "SELECT seq || ' ' || kind || ' ' || event FROM analytics.subscription_timeline WHERE original_transaction_id = '6000' ORDER BY seq"
+            )
+            #expect(timeline == ["1 period PURCHASE", "2 revocation REFUND_FULL", "3 notification REFUND"])
+        }
+    }
+}
+
+/// A small ledger written straight into the facts tables and the read model (the projection is tested elsewhere).
+///
+/// - S1 `1000` monthly 9.99 USD, 2025-01-10 → 04-10 in three periods, then a billing grace period to 04-26
+/// - S2 `2000` yearly 99.99 USD, 2025-01-15 → 2026-01-15
+/// - S3 `3000` a one-week free trial from 2025-02-01, one paid month 02-08 → 03-08, then gone
+/// - S4 `4000` a free trial 2025-02-05 → 02-12 (offerType 1, price 0, no offerDiscountType), never converted
+/// - S5 `5000` family-shared monthly, 2025-01-20 → 03-20
+/// - S6 `6000` monthly from 2025-01-05, refunded (REFUND_FULL) on 01-25
+/// - S7 `7000` weekly 2.99 EUR, five weeks 2025-03-03 → 04-07
+/// - S8 `8000` sandbox: a 5-minute period, one month at the sandbox's accelerated rate
+/// - `9001` a consumable 4.99 USD, refunded at 50 % (REFUND_PRORATED)
+enum AnalyticsFixture {
+    static let statements: [String] = [
+        #"""
+        INSERT INTO transactions (fact_sha256, payload, standalone, first_event_id)
+        SELECT sha256(convert_to(j::text, 'UTF8')), j, true, 1
+        FROM (VALUES
+            ('Production', '1000', '1001', 'com.example.monthly', 'Auto-Renewable Subscription', timestamptz '2025-01-10 00:00Z', timestamptz '2025-02-10 00:00Z', 9990, 'USD', NULL::int, NULL, 'PURCHASED', NULL::timestamptz, NULL, NULL::int, timestamptz '2025-01-10 00:00Z'),
+            ('Production', '1000', '1002', 'com.example.monthly', 'Auto-Renewable Subscription', '2025-02-10 00:00Z', '2025-03-10 00:00Z', 9990, 'USD', NULL, NULL, 'PURCHASED', NULL, NULL, NULL, '2025-02-10 00:00Z'),
+            ('Production', '1000', '1003', 'com.example.monthly', 'Auto-Renewable Subscription', '2025-03-10 00:00Z', '2025-04-10 00:00Z', 9990, 'USD', NULL, NULL, 'PURCHASED', NULL, NULL, NULL, '2025-03-10 00:00Z'),
+            ('Production', '2000', '2001', 'com.example.yearly', 'Auto-Renewable Subscription', '2025-01-15 00:00Z', '2026-01-15 00:00Z', 99990, 'USD', NULL, NULL, 'PURCHASED', NULL, NULL, NULL, '2025-01-15 00:00Z'),
+            ('Production', '3000', '3001', 'com.example.monthly', 'Auto-Renewable Subscription', '2025-02-01 00:00Z', '2025-02-08 00:00Z', 0, 'USD', 1, 'FREE_TRIAL', 'PURCHASED', NULL, NULL, NULL, '2025-02-01 00:00Z'),
+            ('Production', '3000', '3002', 'com.example.monthly', 'Auto-Renewable Subscription', '2025-02-08 00:00Z', '2025-03-08 00:00Z', 9990, 'USD', NULL, NULL, 'PURCHASED', NULL, NULL, NULL, '2025-02-08 00:00Z'),
+            ('Production', '4000', '4001', 'com.example.monthly', 'Auto-Renewable Subscription', '2025-02-05 00:00Z', '2025-02-12 00:00Z', 0, 'USD', 1, NULL, 'PURCHASED', NULL, NULL, NULL, '2025-02-05 00:00Z'),
+            ('Production', '5000', '5001', 'com.example.monthly', 'Auto-Renewable Subscription', '2025-01-20 00:00Z', '2025-02-20 00:00Z', 9990, 'USD', NULL, NULL, 'FAMILY_SHARED', NULL, NULL, NULL, '2025-01-20 00:00Z'),
+            ('Production', '5000', '5002', 'com.example.monthly', 'Auto-Renewable Subscription', '2025-02-20 00:00Z', '2025-03-20 00:00Z', 9990, 'USD', NULL, NULL, 'FAMILY_SHARED', NULL, NULL, NULL, '2025-02-20 00:00Z'),
+            ('Production', '6000', '6001', 'com.example.monthly', 'Auto-Renewable Subscription', '2025-01-05 00:00Z', '2025-02-05 00:00Z', 9990, 'USD', NULL, NULL, 'PURCHASED', NULL, NULL, NULL, '2025-01-05 00:00Z'),
+            ('Production', '6000', '6001', 'com.example.monthly', 'Auto-Renewable Subscription', '2025-01-05 00:00Z', '2025-02-05 00:00Z', 9990, 'USD', NULL, NULL, 'PURCHASED', '2025-01-25 00:00Z', 'REFUND_FULL', NULL, '2025-01-25 00:00Z'),
+            ('Production', '7000', '7001', 'com.example.weekly', 'Auto-Renewable Subscription', '2025-03-03 00:00Z', '2025-03-10 00:00Z', 2990, 'EUR', NULL, NULL, 'PURCHASED', NULL, NULL, NULL, '2025-03-03 00:00Z'),
+            ('Production', '7000', '7002', 'com.example.weekly', 'Auto-Renewable Subscription', '2025-03-10 00:00Z', '2025-03-17 00:00Z', 2990, 'EUR', NULL, NULL, 'PURCHASED', NULL, NULL, NULL, '2025-03-10 00:00Z'),
+            ('Production', '7000', '7003', 'com.example.weekly', 'Auto-Renewable Subscription', '2025-03-17 00:00Z', '2025-03-24 00:00Z', 2990, 'EUR', NULL, NULL, 'PURCHASED', NULL, NULL, NULL, '2025-03-17 00:00Z'),
+            ('Production', '7000', '7004', 'com.example.weekly', 'Auto-Renewable Subscription', '2025-03-24 00:00Z', '2025-03-31 00:00Z', 2990, 'EUR', NULL, NULL, 'PURCHASED', NULL, NULL, NULL, '2025-03-24 00:00Z'),
+            ('Production', '7000', '7005', 'com.example.weekly', 'Auto-Renewable Subscription', '2025-03-31 00:00Z', '2025-04-07 00:00Z', 2990, 'EUR', NULL, NULL, 'PURCHASED', NULL, NULL, NULL, '2025-03-31 00:00Z'),
+            ('Sandbox', '8000', '8001', 'com.example.monthly', 'Auto-Renewable Subscription', '2025-03-01 10:00Z', '2025-03-01 10:05Z', 9990, 'USD', NULL, NULL, 'PURCHASED', NULL, NULL, NULL, '2025-03-01 10:00Z'),
+            ('Production', '9001', '9001', 'com.example.coins', 'Consumable', '2025-03-05 00:00Z', NULL, 4990, 'USD', NULL, NULL, 'PURCHASED', NULL, NULL, NULL, '2025-03-05 00:00Z'),
+            ('Production', '9001', '9001', 'com.example.coins', 'Consumable', '2025-03-05 00:00Z', NULL, 4990, 'USD', NULL, NULL, 'PURCHASED', '2025-03-07 00:00Z', 'REFUND_PRORATED', 50000, '2025-03-07 00:00Z')
+        ) AS v(environment, otid, tid, product, type, purchased, expires, price, currency, offer_type, discount, ownership, revoked, revocation_type, percentage, signed)
+        CROSS JOIN LATERAL (SELECT jsonb_strip_nulls(jsonb_build_object(
+            'environment', environment, 'bundleId', 'com.example.app', 'originalTransactionId', otid, 'transactionId', tid,
+            'productId', product, 'type', type, 'purchaseDate', (extract(epoch FROM purchased) * 1000)::bigint,
+            'expiresDate', (extract(epoch FROM expires) * 1000)::bigint, 'price', price, 'currency', currency,
+            'offerType', offer_type, 'offerDiscountType', discount, 'inAppOwnershipType', ownership,
+            'revocationDate', (extract(epoch FROM revoked) * 1000)::bigint, 'revocationReason', CASE WHEN revoked IS NOT NULL THEN 1 END,
+            'revocationType', revocation_type, 'revocationPercentage', percentage, 'signedDate', (extract(epoch FROM signed) * 1000)::bigint)) AS j) AS x
+        """#,
+        #"""
+        INSERT INTO renewal_infos (fact_sha256, payload, standalone, first_event_id)
+        SELECT sha256(convert_to(j::text, 'UTF8')), j, true, 1
+        FROM (VALUES (jsonb_build_object(
+            'environment', 'Production', 'originalTransactionId', '1000', 'productId', 'com.example.monthly', 'autoRenewProductId', 'com.example.monthly',
+            'autoRenewStatus', 1, 'isInBillingRetryPeriod', true, 'gracePeriodExpiresDate', 1745625600000, 'signedDate', 1744243200000))) AS v(j)
+        """#,
+        #"""
+        INSERT INTO notifications (notification_uuid, payload, transaction_payload, renewal_payload, first_event_id, last_event_id, delivery_count)
+        SELECT v.uuid,
+               jsonb_build_object('notificationType', v.type, 'subtype', v.subtype, 'notificationUUID', v.uuid, 'version', '2.0',
+                                  'signedDate', (extract(epoch FROM v.signed) * 1000)::bigint,
+                                  'data', jsonb_strip_nulls(jsonb_build_object('environment', 'Production', 'bundleId', 'com.example.app', 'appAppleId', 1234, 'status', v.status))),
+               (SELECT t.payload FROM transactions t WHERE t.transaction_id = v.tid ORDER BY t.signed_at DESC LIMIT 1),
+               (SELECT r.payload FROM renewal_infos r WHERE r.original_transaction_id = v.renewal_otid LIMIT 1),
+               v.event, v.event, v.deliveries
+        FROM (VALUES
+            ('00000000-0000-4000-8000-000000000001', 'SUBSCRIBED', 'INITIAL_BUY', timestamptz '2025-01-10 00:00:01Z', '1001', NULL, 1, 1, 1),
+            ('00000000-0000-4000-8000-000000000002', 'DID_RENEW', NULL, '2025-02-10 00:00:01Z', '1002', NULL, 1, 2, 2),
+            ('00000000-0000-4000-8000-000000000003', 'DID_RENEW', NULL, '2025-03-10 00:00:01Z', '1003', NULL, 1, 3, 1),
+            ('00000000-0000-4000-8000-000000000004', 'DID_FAIL_TO_RENEW', 'GRACE_PERIOD', '2025-04-10 00:00:01Z', '1003', '1000', 4, 4, 1),
+            ('00000000-0000-4000-8000-000000000005', 'SUBSCRIBED', 'INITIAL_BUY', '2025-01-15 00:00:01Z', '2001', NULL, 1, 5, 1),
+            ('00000000-0000-4000-8000-000000000006', 'REFUND', NULL, '2025-01-25 00:00:01Z', '6001', NULL, 5, 6, 1),
+            ('00000000-0000-4000-8000-000000000007', 'REFUND', NULL, '2025-03-07 00:00:01Z', '9001', NULL, NULL, 7, 1),
+            ('00000000-0000-4000-8000-000000000008', 'TEST', NULL, '2025-01-01 00:00:00Z', NULL, NULL, NULL, 8, 1)
+        ) AS v(uuid, type, subtype, signed, tid, renewal_otid, status, event, deliveries)
+        """#,
+        #"""
+        INSERT INTO subscriptions (environment, original_transaction_id, bundle_id, product_id, status, entitled, latest_transaction_id, purchased_at, expires_at, price, currency, ownership)
+        VALUES ('Production', '2000', 'com.example.app', 'com.example.yearly', 'active', true, '2001', '2025-01-15 00:00Z', '2026-01-15 00:00Z', 99990, 'USD', 'PURCHASED'),
+               ('Production', '6000', 'com.example.app', 'com.example.monthly', 'revoked', false, '6001', '2025-01-05 00:00Z', '2025-02-05 00:00Z', 9990, 'USD', 'PURCHASED')
+        """#,
+        #"""
+        INSERT INTO purchases (environment, transaction_id, original_transaction_id, bundle_id, product_id, product_type, purchased_at, quantity, price, currency, entitled, revoked_at, revocation_type)
+        VALUES ('Production', '9001', '9001', 'com.example.app', 'com.example.coins', 'Consumable', '2025-03-05 00:00Z', 1, 4990, 'USD', false, '2025-03-07 00:00Z', 'REFUND_PRORATED')
+        """#,
+    ]
+}
