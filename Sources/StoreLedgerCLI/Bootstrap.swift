@@ -1,10 +1,10 @@
 import Foundation
 import Hummingbird
 import Logging
+import StoreLedgerHTTP
 import Metrics
 import Prometheus
 import ServiceLifecycle
-import StoreLedgerHTTP
 import PostgresNIO
 import StoreLedgerStore
 

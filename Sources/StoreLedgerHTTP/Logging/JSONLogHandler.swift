@@ -1,24 +1,32 @@
-import Foundation
-import Logging
+public import Foundation
+public import Logging
 
 /// Writes one JSON object per log line to standard output (`LOG_FORMAT=json`): `ts`, `level`, `label`,
 /// `message`, `source` and the metadata as string fields, for log pipelines that parse JSON.
-struct JSONLogHandler: LogHandler {
+public struct JSONLogHandler: LogHandler {
     /// The logger's label.
-    let label: String
+    public let label: String
     /// The minimum level written.
-    var logLevel: Logger.Level = .info
+    public var logLevel: Logger.Level = .info
     /// Metadata added to every line.
-    var metadata: Logger.Metadata = [:]
+    public var metadata: Logger.Metadata = [:]
+    /// Where lines go (standard output by default).
+    let write: @Sendable (Data) -> Void
+
+    /// Creates a handler writing to `write` (standard output by default).
+    public init(label: String, write: @escaping @Sendable (Data) -> Void = { FileHandle.standardOutput.write($0) }) {
+        self.label = label
+        self.write = write
+    }
 
     /// Reads or writes one metadata value.
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
     /// Writes one line.
-    func log(event: LogEvent) {
+    public func log(event: LogEvent) {
         var object: [String: String] = [:]
         for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) { object[key] = "\(value)" }
         object["ts"] = ISO8601DateFormatter().string(from: Date())
@@ -28,6 +36,6 @@ struct JSONLogHandler: LogHandler {
         object["source"] = event.source
         guard var line = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         line.append(0x0A)
-        FileHandle.standardOutput.write(line)
+        write(line)
     }
 }
