@@ -21,10 +21,7 @@ struct APIKeyCommand: AsyncParsableCommand {
 
         /// Creates the key and prints it.
         func run() async throws {
-            let environment = Environment()
-            let logger = Bootstrap.logger("storeledger.api-key", level: try environment.logLevel())
-            let client = try Bootstrap.client(environment, logger: logger)
-            let key = try await Bootstrap.withRunningClient(client) {
+            let key = try await Bootstrap.withDatabase("storeledger.api-key") { client, logger in
                 try await APIKeyStore(client: client).create(name: name, logger: logger)
             }
             print(key)
@@ -41,10 +38,7 @@ struct APIKeyCommand: AsyncParsableCommand {
 
         /// Revokes the key; exits non-zero when there was none.
         func run() async throws {
-            let environment = Environment()
-            let logger = Bootstrap.logger("storeledger.api-key", level: try environment.logLevel())
-            let client = try Bootstrap.client(environment, logger: logger)
-            let revoked = try await Bootstrap.withRunningClient(client) {
+            let revoked = try await Bootstrap.withDatabase("storeledger.api-key") { client, logger in
                 try await APIKeyStore(client: client).revoke(name: name, logger: logger)
             }
             guard revoked else { throw ValidationError("no unrevoked key named \(name)") }

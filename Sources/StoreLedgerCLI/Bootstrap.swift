@@ -39,6 +39,17 @@ enum Bootstrap {
         )
     }
 
+    /// Runs a short-lived command's `body` with a running client for the configured database and a logger labelled
+    /// `label` (shared by the operator commands).
+    static func withDatabase<Result: Sendable>(
+        _ label: String, level: Logger.Level? = nil, _ body: @Sendable (PostgresClient, Logger) async throws -> Result
+    ) async throws -> Result {
+        let environment = Environment()
+        let logger = Self.logger(label, level: try level ?? environment.logLevel())
+        let client = try Self.client(environment, logger: logger)
+        return try await withRunningClient(client) { try await body(client, logger) }
+    }
+
     /// Runs `body` with `client` running, then shuts the client down.
     static func withRunningClient<Result: Sendable>(
         _ client: PostgresClient,

@@ -15,7 +15,7 @@ struct InspectCommand: AsyncParsableCommand {
 
     /// Prints the event; exits 1 when there is no such event.
     func run() async throws {
-        try await OperatorContext.run("inspect") { store, _ in
+        try await OperatorContext.run("inspect") { store in
             guard let event = try await store.inspect(eventID, logger: OperatorContext.logger) else {
                 FileHandle.standardError.write(Data("no event \(eventID)\n".utf8))
                 throw ExitCode(1)

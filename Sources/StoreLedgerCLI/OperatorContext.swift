@@ -15,11 +15,7 @@ enum OperatorContext {
     }
 
     /// Runs `body` with an operator store over the configured database.
-    static func run(_ name: String, _ body: @Sendable (OperatorStore, Environment) async throws -> Void) async throws {
-        let environment = Environment()
-        let client = try Bootstrap.client(environment, logger: logger)
-        try await Bootstrap.withRunningClient(client) {
-            try await body(OperatorStore(client: client), environment)
-        }
+    static func run(_ name: String, _ body: @Sendable (OperatorStore) async throws -> Void) async throws {
+        try await Bootstrap.withDatabase("storeledger.\(name)", level: .warning) { client, _ in try await body(OperatorStore(client: client)) }
     }
 }

@@ -78,9 +78,6 @@ struct PartitionsCommand: AsyncParsableCommand {
 
     /// Runs `body` with the partitions helper over the configured database.
     static func withPartitions(_ body: @Sendable (EventPartitions, Logger) async throws -> Void) async throws {
-        let environment = Environment()
-        let logger = Bootstrap.logger("storeledger.partitions", level: try environment.logLevel())
-        let client = try Bootstrap.client(environment, logger: logger)
-        try await Bootstrap.withRunningClient(client) { try await body(EventPartitions(client: client), logger) }
+        try await Bootstrap.withDatabase("storeledger.partitions") { client, logger in try await body(EventPartitions(client: client), logger) }
     }
 }

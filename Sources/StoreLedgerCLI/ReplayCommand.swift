@@ -46,7 +46,7 @@ struct ReplayCommand: AsyncParsableCommand {
     /// Requeues the range and prints how many.
     func run() async throws {
         let selection = try selection()
-        try await OperatorContext.run("replay") { store, _ in
+        try await OperatorContext.run("replay") { store in
             let count = try await store.requeue(selection, action: "replay", by: by, reason: reason, logger: OperatorContext.logger)
             print("replaying \(count) event(s); workers will process them")
         }

@@ -37,7 +37,7 @@ struct RequeueCommand: AsyncParsableCommand {
     /// Requeues and prints how many.
     func run() async throws {
         let selection: OperatorStore.Selection = dead ? .dead : rejected.map { .rejected(reasonPrefix: $0) } ?? .ids(eventIDs)
-        try await OperatorContext.run("requeue") { store, _ in
+        try await OperatorContext.run("requeue") { store in
             let count = try await store.requeue(selection, by: by, reason: reason, logger: OperatorContext.logger)
             print("requeued \(count) event(s)")
         }

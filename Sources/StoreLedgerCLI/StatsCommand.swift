@@ -16,7 +16,7 @@ struct StatsCommand: AsyncParsableCommand {
 
     /// Prints the snapshot.
     func run() async throws {
-        try await OperatorContext.run("stats") { store, _ in
+        try await OperatorContext.run("stats") { store in
             let stats = try await store.statistics(logger: OperatorContext.logger)
             if json {
                 let encoder = JSONEncoder()

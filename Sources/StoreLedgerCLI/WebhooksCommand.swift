@@ -61,9 +61,6 @@ struct WebhooksCommand: AsyncParsableCommand {
 
     /// Runs `body` with the endpoints helper over the configured database.
     static func withEndpoints(_ body: @Sendable (WebhookEndpoints, Logger) async throws -> Void) async throws {
-        let environment = Environment()
-        let logger = Bootstrap.logger("storeledger.webhooks", level: try environment.logLevel())
-        let client = try Bootstrap.client(environment, logger: logger)
-        try await Bootstrap.withRunningClient(client) { try await body(WebhookEndpoints(client: client), logger) }
+        try await Bootstrap.withDatabase("storeledger.webhooks") { client, logger in try await body(WebhookEndpoints(client: client), logger) }
     }
 }
