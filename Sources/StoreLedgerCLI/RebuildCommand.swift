@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import StoreLedgerProcessing
+import StoreLedgerSimulation
 import StoreLedgerStore
 
 /// `storeledger rebuild [--dry-run]`: replays the whole event log into shadow tables and swaps them in while
@@ -26,16 +27,24 @@ struct RebuildCommand: AsyncParsableCommand {
     @Option(help: "Differences to print at most.")
     var show = 50
 
+    @Flag(help: "Trust the development CA too, as `storeledger dev` does (for a database `scripts/dev` filled).")
+    var development = false
+
+    @Flag(help: "Go on when events the workers verified no longer verify (e.g. after deliberately removing a trusted root); their facts are dropped.")
+    var acceptNewRejections = false
+
     /// Runs the rebuild with the workers' verification settings.
     func run() async throws {
         let environment = Environment()
         let logger = Bootstrap.logger("storeledger.rebuild", level: try environment.logLevel())
         let client = try Bootstrap.client(environment, logger: logger)
-        let handler = LedgerHandler(verifiers: try environment.verifiers())
+        let handler = LedgerHandler(verifiers: try development
+            ? environment.verifiers(defaultBundleID: DevCommand.defaultBundleID, extraRootsDER: [try DevelopmentCertificateAuthority.loadOrCreate().rootDER])
+            : environment.verifiers())
         let migrator = Migrator(migrations: try Migration.bundled())
         let report = try await Bootstrap.withRunningClient(client) {
             try await migrator.requireCurrent(client: client, logger: logger)
-            return try await Rebuilder(client: client, handler: handler, batchSize: batchSize).run(
+            return try await Rebuilder(client: client, handler: handler, batchSize: batchSize, acceptNewRejections: acceptNewRejections).run(
                 dryRun: dryRun, logger: logger, progress: { print($0.line) }
             )
         }

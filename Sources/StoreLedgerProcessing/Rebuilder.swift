@@ -24,9 +24,14 @@ public struct Rebuilder: Sendable {
     public let batchSize: Int
     /// Catch-up stops and the swap starts when fewer new events than this remain.
     public let catchUpThreshold: Int
+    /// Whether to go on when events the workers verified no longer verify (their facts would be dropped).
+    public let acceptNewRejections: Bool
 
     /// Creates a rebuilder.
-    public init(client: PostgresClient, handler: LedgerHandler, batchSize: Int = 500, catchUpThreshold: Int = 100) {
+    public init(
+        client: PostgresClient, handler: LedgerHandler, batchSize: Int = 500, catchUpThreshold: Int = 100, acceptNewRejections: Bool = false
+    ) {
+        self.acceptNewRejections = acceptNewRejections
         self.client = client
         var handler = handler
         // The shadow's changes are not news: only the swap into the live tables is.
@@ -125,6 +130,21 @@ public struct Rebuilder: Sendable {
         try await ShadowSchema.use(on: connection, logger: logger)
         let outcomes = try await handler.apply(prepared, in: connection, logger: logger)
         try await ShadowSchema.leave(on: connection, logger: logger)
-        return outcomes.filter { if case .done = $0 { false } else { true } }.count
+        let unverified = zip(events, outcomes).compactMap { event, outcome -> Int64? in
+            if case .done = outcome { return nil }
+            return event.id.rawValue
+        }
+        guard !unverified.isEmpty else { return 0 }
+        // Events the live ledger verified but this replay cannot: a trust or app configuration that differs from the
+        // workers'. Swapping would drop their facts, so the rebuild refuses unless told otherwise.
+        for try await count in try await connection.query(
+            "SELECT count(*) FROM event_queue WHERE state = 'done' AND event_id = ANY(\(unverified)::int8[])", logger: logger
+        ).decode(Int.self) where count > 0 && !acceptNewRejections {
+            throw RebuildError(
+                "\(count) event(s) the workers verified do not verify in this rebuild (e.g. event \(unverified[0])): check APP_BUNDLE_ID, "
+                    + "APP_APPLE_ID, APPLE_ROOT_CAS_DER_BASE64 and APPLE_ENVIRONMENTS against the workers'; nothing was swapped"
+            )
+        }
+        return unverified.count
     }
 }

@@ -109,6 +109,26 @@ struct RebuildTests {
     }
 }
 
+extension RebuildTests {
+    @Test func aRebuildWithOtherTrustThanTheWorkersRefusesToDropVerifiedFacts() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.pki)
+            try await pipeline.append(SubscriptionLifecycles.renewThenExpire().facts)
+            try await pipeline.drain()
+            let before = try await Self.derived(db)
+            let otherTrust = try LedgerPipeline(db, pki: try TestPKI())
+            await #expect(throws: RebuildError.self) {
+                _ = try await Rebuilder(client: db.client, handler: otherTrust.handler).run(dryRun: false, logger: db.logger)
+            }
+            #expect(try await Self.derived(db) == before)
+            #expect(try await db.scalar("SELECT count(*) FROM pg_namespace WHERE nspname = \(ShadowSchema.name)") == 0)
+            let forced = try await Rebuilder(client: db.client, handler: otherTrust.handler, acceptNewRejections: true).run(dryRun: true, logger: db.logger)
+            #expect(forced.eventsRejected == SubscriptionLifecycles.renewThenExpire().facts.count)
+            #expect(!forced.differences.isEmpty)
+        }
+    }
+}
+
 /// Collects progress lines from a `@Sendable` callback.
 final class ProgressLines: @unchecked Sendable {
     private let lock = NSLock()
