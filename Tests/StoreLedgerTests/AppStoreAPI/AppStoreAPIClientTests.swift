@@ -178,3 +178,47 @@ struct AppStoreAPIClientTests {
         } throws: { ($0 as? AppStoreAPIError)?.code == .configuration }
     }
 }
+
+extension AppStoreAPIClientTests {
+    /// Captures log lines (message and metadata) for assertions.
+    final class CapturedLogs: @unchecked Sendable {
+        private let lock = NSLock()
+        private var lines: [String] = []
+        func append(_ line: String) { lock.withLock { lines.append(line) } }
+        var all: [String] { lock.withLock { lines } }
+
+        struct Handler: LogHandler {
+            let sink: CapturedLogs
+            var logLevel: Logger.Level = .trace
+            var metadata: Logger.Metadata = [:]
+            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+                get { metadata[key] }
+                set { metadata[key] = newValue }
+            }
+            func log(event: LogEvent) { sink.append("\(event.message) \(event.metadata ?? [:])") }
+        }
+    }
+
+    @Test func aClientErrorIsNotRetriedAndNoTokenReachesTheLogs() async throws {
+        try await FakeAppStoreServer.withRunning { fake in
+            let logs = CapturedLogs()
+            let logger = Logger(label: "capture") { _ in CapturedLogs.Handler(sink: logs) }
+            await fake.state.inject([FakeAppStoreState.Fault(status: 400, appleErrorCode: 4_000_006)])
+            let client = try await AppStoreAPIClient(configuration: fake.configuration(maximumAttempts: 4))
+            await #expect {
+                _ = try await client.transactionInfo(transactionID: "x", environment: .sandbox, logger: logger)
+            } throws: { ($0 as? AppStoreAPIError)?.code == .invalidTransactionID }
+            #expect(await fake.state.requests.count == 1)
+            // Retried calls log too; none of it may carry the bearer token.
+            await fake.state.inject([.rateLimited(retryAfterSeconds: 60)])
+            await fake.state.addTransaction(try signed("5000"), id: "5000", environment: .sandbox)
+            let started = ContinuousClock.now
+            _ = try await client.transactionInfo(transactionID: "5000", environment: .sandbox, logger: logger)
+            #expect(started.duration(to: .now) < .seconds(5), "Retry-After is capped by maximumBackoff")
+            #expect(await fake.state.receivedTokens.count == 3)
+            #expect(logs.all.count >= 3)
+            // A JWT starts with the base64url of `{"`: no log line carries one, nor the word Bearer.
+            #expect(logs.all.allSatisfy { !$0.contains("eyJ") && !$0.contains("Bearer") })
+        }
+    }
+}
