@@ -12,16 +12,24 @@ public enum EntitlementStore {
         bindings.append(user.rawValue)
         let rows = try await connection.query(
             PostgresQuery(unsafeSQL: """
-            WITH owned AS (
-                SELECT environment, original_transaction_id FROM user_links WHERE user_id = $1
-            ), tokens AS (
+            WITH tokens AS (
                 SELECT app_account_token FROM app_account_tokens WHERE user_id = $1
+            ), keys AS (
+                SELECT environment, original_transaction_id FROM user_links WHERE user_id = $1
+                UNION
+                SELECT s.environment, s.original_transaction_id
+                FROM tokens t JOIN subscriptions s ON lower(s.app_account_token) = t.app_account_token
+                UNION
+                SELECT p.environment, coalesce(p.original_transaction_id, p.transaction_id)
+                FROM tokens t JOIN purchases p ON lower(p.app_account_token) = t.app_account_token
+            ), owned AS (
+                -- A purchase linked to someone else is theirs, whatever token it carries.
+                SELECT k.* FROM keys k
+                WHERE NOT EXISTS (SELECT 1 FROM user_links l WHERE l.environment = k.environment
+                                  AND l.original_transaction_id = k.original_transaction_id AND l.user_id <> $1)
             )
             \(selectList)
-            WHERE (r.environment, r.original_transaction_id) IN (SELECT environment, original_transaction_id FROM owned)
-               OR (lower(r.app_account_token) IN (SELECT app_account_token FROM tokens)
-                   AND NOT EXISTS (SELECT 1 FROM user_links l
-                                   WHERE l.environment = r.environment AND l.original_transaction_id = r.original_transaction_id))
+            JOIN owned o ON r.environment = o.environment AND r.original_transaction_id = o.original_transaction_id
             ORDER BY r.expires_at DESC NULLS FIRST, r.purchased_at DESC NULLS LAST
             """, binds: bindings),
             logger: logger
