@@ -113,3 +113,21 @@ extension AppAPIEveryRouteTests {
         }
     }
 }
+
+extension AppAPIEveryRouteTests {
+    @Test func applesRoutesStayOpenWhenTheAppAPIIsMounted() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            try await harness.app.test(.router) { client in
+                for route in ReceiverController.routes {
+                    let response = try await client.execute(
+                        uri: route.path.description, method: .post, headers: [.contentType: "application/json"],
+                        body: ByteBuffer(string: #"{"signedPayload":"a.b.c"}"#)
+                    )
+                    #expect(response.status == .ok, "\(route.path)")
+                }
+            }
+            #expect(try await harness.count("SELECT count(*)::int8 FROM events WHERE source = 'apple_notification'") == ReceiverController.routes.count)
+        }
+    }
+}
