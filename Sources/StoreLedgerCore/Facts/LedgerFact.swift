@@ -43,7 +43,7 @@ public enum LedgerFact: Hashable, Sendable {
             signedDate: signedDate,
             kind: kind,
             stableID: stableID,
-            canonicalContent: CanonicalJSON.string(self)
+            fact: self
         )
     }
 
@@ -53,6 +53,6 @@ public enum LedgerFact: Hashable, Sendable {
         if case .notification(let notification) = self, let uuid = notification.payload.notificationUUID {
             return .notification(uuid)
         }
-        return .content(CanonicalJSON.string(self))
+        return .content(self)
     }
 }

@@ -6,8 +6,11 @@ public struct LedgerFactSortKey: Hashable, Sendable, Comparable {
     public var kind: LedgerFactKind
     /// The notification UUID, transaction id or original transaction id.
     public var stableID: String
-    /// The fact's canonical JSON: the last resort, so two different facts never compare equal.
-    public var canonicalContent: String
+    /// The fact itself, whose canonical JSON is the last resort, so two different facts never compare equal.
+    public var fact: LedgerFact
+
+    /// The fact's canonical JSON (encoded on each use: the order needs it only when everything else ties).
+    public var canonicalContent: String { CanonicalJSON.string(fact) }
 
     /// Orders by signed date, then kind, then stable id, then canonical content.
     public static func < (lhs: LedgerFactSortKey, rhs: LedgerFactSortKey) -> Bool {
@@ -16,6 +19,7 @@ public struct LedgerFactSortKey: Hashable, Sendable, Comparable {
         if lhsDate != rhsDate { return lhsDate < rhsDate }
         if lhs.kind != rhs.kind { return lhs.kind < rhs.kind }
         if lhs.stableID != rhs.stableID { return lhs.stableID < rhs.stableID }
+        if lhs.fact == rhs.fact { return false }
         return lhs.canonicalContent < rhs.canonicalContent
     }
 }

@@ -1,5 +1,6 @@
 /// When a piece of evidence was signed, and how it ranks against evidence signed at the same instant.
-/// The later evidence wins; `tiebreak` (canonical content) makes the order total.
+/// The later evidence wins; `tiebreak` (canonical content, encoded only when instant and rank tie) makes the
+/// order total.
 struct EvidenceOrder: Comparable {
     /// Tie-break ranks at equal instants: the later rank wins.
     enum Rank: Int, Comparable {
@@ -21,14 +22,14 @@ struct EvidenceOrder: Comparable {
     /// The rank at equal instants.
     let rank: Rank
     /// The evidence's canonical content.
-    let tiebreak: String
+    let tiebreak: CanonicalContent
 
     /// Evidence signed at `time` (missing sorts first) with a rank and a tie-break.
-    init(_ time: Timestamp?, _ rank: Rank, _ tiebreak: String) {
+    init(_ time: Timestamp?, _ rank: Rank, _ tiebreak: CanonicalContent) {
         self.init(time: time?.millisecondsSince1970 ?? -.infinity, rank: rank, tiebreak: tiebreak)
     }
 
-    private init(time: Double, rank: Rank, tiebreak: String) {
+    private init(time: Double, rank: Rank, tiebreak: CanonicalContent) {
         self.time = time
         self.rank = rank
         self.tiebreak = tiebreak

@@ -1,12 +1,12 @@
 /// A set of facts made canonical: duplicates dropped, everything sorted by the deterministic fact order, and
 /// the transactions and renewal infos nested in notifications pulled out beside the standalone ones.
 struct NormalizedFacts {
-    /// A decoded payload with its canonical JSON, which breaks ties and identifies it.
+    /// A decoded payload with its canonical JSON, which breaks ties and names contents without an id.
     struct Item<Payload> {
         /// The payload.
         let payload: Payload
-        /// Its canonical JSON.
-        let canonical: String
+        /// Its canonical JSON, encoded only if a tie needs it.
+        let canonical: CanonicalContent
     }
 
     /// Notifications, ascending by (signed date, UUID, canonical content).
@@ -22,44 +22,42 @@ struct NormalizedFacts {
     init(_ facts: some Sequence<LedgerFact>) {
         // Deduplicate by identity; among facts sharing an identity (a notification UUID seen with different
         // content, which verified input never has) keep the one with the most nested payloads, then the
-        // greatest sort key, so the choice never depends on input order.
+        // greatest sort key, so the choice never depends on input order. Equal content is the same fact.
         var byIdentity: [LedgerFactIdentity: (fact: LedgerFact, rank: Int, key: LedgerFactSortKey)] = [:]
         for fact in facts {
-            let candidate = (fact: fact, rank: Self.nestedCount(fact), key: fact.sortKey)
             let identity = fact.identity
-            if let existing = byIdentity[identity],
-                (existing.rank, existing.key) >= (candidate.rank, candidate.key)
-            {
-                continue
+            if let existing = byIdentity[identity] {
+                if existing.fact == fact { continue }
+                let candidate = (rank: Self.nestedCount(fact), key: fact.sortKey)
+                if (existing.rank, existing.key) >= candidate { continue }
+                byIdentity[identity] = (fact, candidate.rank, candidate.key)
+            } else {
+                byIdentity[identity] = (fact, Self.nestedCount(fact), fact.sortKey)
             }
-            byIdentity[identity] = candidate
         }
         let sorted = byIdentity.values.sorted { $0.key < $1.key }
 
+        // Transactions and renewal infos are distinct by decoded content: equal payloads are one version.
         var notifications: [Item<NotificationFact>] = []
-        var transactions: [String: TransactionPayload] = [:]
-        var renewalInfos: [String: RenewalInfoPayload] = [:]
+        var transactions: Set<TransactionPayload> = []
+        var renewalInfos: Set<RenewalInfoPayload> = []
         for entry in sorted {
             switch entry.fact {
             case .notification(let notification):
-                notifications.append(Item(payload: notification, canonical: entry.key.canonicalContent))
-                if let transaction = notification.transaction {
-                    transactions[CanonicalJSON.string(transaction)] = transaction
-                }
-                if let renewalInfo = notification.renewalInfo {
-                    renewalInfos[CanonicalJSON.string(renewalInfo)] = renewalInfo
-                }
+                notifications.append(Item(payload: notification, canonical: CanonicalContent(of: notification)))
+                if let transaction = notification.transaction { transactions.insert(transaction) }
+                if let renewalInfo = notification.renewalInfo { renewalInfos.insert(renewalInfo) }
             case .transaction(let transaction):
-                transactions[CanonicalJSON.string(transaction)] = transaction
+                transactions.insert(transaction)
             case .renewalInfo(let renewalInfo):
-                renewalInfos[CanonicalJSON.string(renewalInfo)] = renewalInfo
+                renewalInfos.insert(renewalInfo)
             }
         }
         self.notifications = notifications
-        self.transactions = transactions.map { Item(payload: $0.value, canonical: $0.key) }
+        self.transactions = transactions.map { Item(payload: $0, canonical: CanonicalContent(of: $0)) }
             .sorted { EvidenceOrder($0.payload.signedDate, .transaction, $0.canonical)
                 < EvidenceOrder($1.payload.signedDate, .transaction, $1.canonical) }
-        self.renewalInfos = renewalInfos.map { Item(payload: $0.value, canonical: $0.key) }
+        self.renewalInfos = renewalInfos.map { Item(payload: $0, canonical: CanonicalContent(of: $0)) }
             .sorted { EvidenceOrder($0.payload.signedDate, .renewalInfo, $0.canonical)
                 < EvidenceOrder($1.payload.signedDate, .renewalInfo, $1.canonical) }
 
@@ -68,13 +66,19 @@ struct NormalizedFacts {
         self.lastSignedAt = dates.compactMap { $0 }.max()
     }
 
-    /// The latest-signed version of each distinct transaction id (a transaction without an id stands alone).
+    /// The latest-signed version of each distinct transaction id (a transaction without an id stands alone),
+    /// ordered by transaction id (those without one first, by canonical content).
     var latestTransactionVersions: [Item<TransactionPayload>] {
         var latest: [String: Item<TransactionPayload>] = [:]
         for item in transactions {  // ascending, so later versions overwrite earlier ones
-            latest[item.payload.transactionID.map { "id:" + $0.rawValue } ?? "content:" + item.canonical] = item
+            latest[item.payload.transactionID.map { "id:" + $0.rawValue } ?? "content:" + item.canonical.string] = item
         }
-        return latest.values.sorted { $0.canonical < $1.canonical }
+        return latest.values.sorted { lhs, rhs in
+            let l = lhs.payload.transactionID?.rawValue
+            let r = rhs.payload.transactionID?.rawValue
+            if l != r { return (l ?? "") < (r ?? "") || (l == nil && r != nil) }
+            return lhs.canonical < rhs.canonical
+        }
     }
 
     /// How many nested payloads a fact carries (a notification whose nested JWS were decoded is richer).

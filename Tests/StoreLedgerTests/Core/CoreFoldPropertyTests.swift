@@ -31,6 +31,30 @@ struct CoreFoldPropertyTests {
         #expect(SubscriptionProjection.fold(b.facts)?.status == .revoked)
     }
 
+    /// Two renewal infos of one subscription signed at the same instant tie on date, kind and id: the canonical
+    /// content decides, whatever the order, and the greater canonical JSON wins.
+    @Test func exactTiesAreBrokenByCanonicalContent() throws {
+        func renewalInfo(autoRenew: AutoRenewStatus) -> RenewalInfoPayload {
+            var renewal = RenewalInfoPayload()
+            renewal.originalTransactionID = "4200"
+            renewal.environment = .sandbox
+            renewal.productID = "com.example.monthly"
+            renewal.autoRenewStatus = autoRenew
+            renewal.signedDate = 1_700_000_000_000
+            return renewal
+        }
+        let on = renewalInfo(autoRenew: .on)
+        let off = renewalInfo(autoRenew: .off)
+        let facts: [LedgerFact] = [.renewalInfo(on), .renewalInfo(off)]
+        FactPermutations.expectOrderIndependent(facts, salt: 4200) { SubscriptionProjection.fold($0) }
+        // The key orders the facts by their canonical JSON, and the fold takes the later one.
+        let sorted = facts.sorted { $0.sortKey < $1.sortKey }
+        #expect(sorted.map(\.sortKey.canonicalContent) == facts.map(\.sortKey.canonicalContent).sorted())
+        let expectedWinner = try #require({ if case .renewalInfo(let r) = sorted.last! { r } else { nil } }())
+        #expect(SubscriptionProjection.fold(facts)?.autoRenew == (expectedWinner.autoRenewStatus == .on))
+        #expect(SubscriptionProjection.fold(facts.reversed())?.autoRenew == (expectedWinner.autoRenewStatus == .on))
+    }
+
     /// Every intermediate state is order-independent as well.
     @Test func everyPrefixOfEveryLifecycle() {
         // Intermediate states are order-independent too (fewer iterations: many prefixes).
