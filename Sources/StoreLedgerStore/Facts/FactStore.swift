@@ -10,7 +10,8 @@ public enum FactStore {
     /// Records a whole batch of facts: one statement per table.
     ///
     /// Equivalent to recording each fact on its own in event order: Apple's retries within the batch become
-    /// deliveries of one notification row, counted; an event already recorded is not counted again.
+    /// deliveries of one notification row, counted; an event already recorded is not counted again. A
+    /// notification's nested JWS texts are not stored (its nested payloads are, decoded), like ``NotificationFact``.
     public static func record(_ batch: FactBatch, on connection: PostgresConnection, logger: Logger) async throws {
         if !batch.notifications.isEmpty {
             // Absent nested payloads travel as '' (a JSON text is never empty) because arrays carry no NULLs here.
@@ -38,7 +39,8 @@ public enum FactStore {
                 )
                 INSERT INTO notifications AS n (notification_uuid, payload, transaction_payload, renewal_payload,
                                                 first_event_id, last_event_id, delivery_count)
-                SELECT uuid, payload::jsonb, nullif(transaction_payload, '')::jsonb, nullif(renewal_payload, '')::jsonb,
+                SELECT uuid, payload::jsonb #- '{data,signedTransactionInfo}' #- '{data,signedRenewalInfo}',
+                       nullif(transaction_payload, '')::jsonb, nullif(renewal_payload, '')::jsonb,
                        first_event_id, last_event_id, deliveries
                 FROM grouped
                 ON CONFLICT (notification_uuid) DO UPDATE
@@ -132,7 +134,9 @@ public enum FactStore {
         var facts: [Key: [LedgerFact]] = Dictionary(uniqueKeysWithValues: keys.map { ($0, []) })
         for try await (ordinal, kind, payload, transaction, renewal) in rows.decode((Int64, String, String, String?, String?).self) {
             facts[keys[Int(ordinal) - 1], default: []].append(
-                try decodeFact(kind: kind, payload: payload, transaction: transaction, renewal: renewal, decoder: decoder)
+                try DecodedFactCache.shared.fact(kind: kind, payload: payload, transaction: transaction, renewal: renewal) {
+                    try decodeFact(kind: kind, payload: payload, transaction: transaction, renewal: renewal, decoder: decoder)
+                }
             )
         }
         return facts
