@@ -1,18 +1,25 @@
 /// A verified notification together with its nested signed payloads, each decoded after its own verification.
+///
+/// The nested signed data is held decoded only: `payload.data.signedTransactionInfo` and `signedRenewalInfo` (the
+/// JWS texts, certificates included, three quarters of a notification's size) are dropped, as in the
+/// `notifications` table. The raw JWS stays in the event log, byte for byte.
 public struct NotificationFact: Hashable, Sendable, Codable {
-    /// The decoded notification.
+    /// The decoded notification, without the JWS texts of its nested signed data.
     public var payload: NotificationPayload
     /// The decoded `data.signedTransactionInfo`, when present and verified.
     public var transaction: TransactionPayload?
     /// The decoded `data.signedRenewalInfo`, when present and verified.
     public var renewalInfo: RenewalInfoPayload?
 
-    /// Wraps a decoded notification and its decoded nested payloads.
+    /// Wraps a decoded notification and its decoded nested payloads; the nested JWS texts are dropped.
     public init(
         payload: NotificationPayload,
         transaction: TransactionPayload? = nil,
         renewalInfo: RenewalInfoPayload? = nil
     ) {
+        var payload = payload
+        payload.data?.signedTransactionInfo = nil
+        payload.data?.signedRenewalInfo = nil
         self.payload = payload
         self.transaction = transaction
         self.renewalInfo = renewalInfo

@@ -37,6 +37,43 @@ struct MigrationTests {
         }
     }
 
+    /// Raw bodies and verified payloads are LZ4-compressed where the server has LZ4 (pglz cost the worker most of
+    /// PostgreSQL's share), including the event log's partitions, existing and new.
+    @Test func payloadColumnsUseLZ4WhereTheServerHasIt() async throws {
+        try await TestDatabase.withFresh { db in
+            let serverHasLZ4 = try await db.scalar(
+                "SELECT count(*) FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)"
+            ) == 1
+            try await db.client.query(
+                "CREATE TABLE events_lz4_probe PARTITION OF events FOR VALUES FROM ('2000-01-01') TO ('2000-02-01')",
+                logger: db.logger
+            )
+            let columns: [(String, String)] = [
+                ("events", "body"), ("events_default", "body"), ("events_lz4_probe", "body"),
+                ("notifications", "payload"), ("notifications", "transaction_payload"), ("notifications", "renewal_payload"),
+                ("transactions", "payload"), ("renewal_infos", "payload"),
+            ]
+            for (table, column) in columns {
+                let lz4 = try await db.scalar(
+                    """
+                    SELECT count(*) FROM pg_attribute
+                    WHERE attrelid = \(table)::regclass AND attname = \(column) AND attcompression = 'l'
+                    """
+                )
+                #expect(lz4 == (serverHasLZ4 ? 1 : 0), "\(table).\(column)")
+            }
+            let partitionsWithLZ4 = try await db.scalar(
+                """
+                SELECT count(*) FROM pg_inherits i JOIN pg_attribute a ON a.attrelid = i.inhrelid AND a.attname = 'body'
+                WHERE i.inhparent = 'events'::regclass AND a.attcompression = 'l'
+                """
+            )
+            let partitions = try await db.scalar("SELECT count(*) FROM pg_inherits WHERE inhparent = 'events'::regclass")
+            #expect(partitions >= 2)
+            #expect(partitionsWithLZ4 == (serverHasLZ4 ? partitions : 0))
+        }
+    }
+
     @Test func schemaBehindIsRefusedWithAClearMessage() async throws {
         try await TestDatabase.withFresh(migrated: false) { db in
             try await Migrator(migrations: Array(migrator.migrations.prefix(1))).migrate(client: db.client, logger: db.logger)

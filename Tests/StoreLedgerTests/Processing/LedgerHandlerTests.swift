@@ -178,6 +178,38 @@ struct LedgerHandlerTests {
         }
     }
 
+    @Test func aNotificationIsStoredWithItsNestedSignedDataDecodedOnlyAndReadsBackAsTheSameFact() async throws {
+        var lifecycle = SubscriptionLifecycleBuilder(originalTransactionID: "4300")
+        lifecycle.subscribe()
+        let fact = try #require(lifecycle.facts.first)
+        let key = try #require(fact.subscriptionKey)
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.pki)
+            try await pipeline.append([fact])
+            try await pipeline.drain()
+            // The JWS texts are in the event log, byte for byte, and only decoded in the facts.
+            let bodies = try await db.client.query("SELECT convert_from(body, 'UTF8') FROM events", logger: db.logger)
+            for try await body in bodies.decode(String.self) {
+                let envelope = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
+                let jws = try #require(envelope?["signedPayload"] as? String)
+                var claims = String(jws.split(separator: ".")[1]).replacingOccurrences(of: "-", with: "+")
+                    .replacingOccurrences(of: "_", with: "/")
+                claims += String(repeating: "=", count: (4 - claims.count % 4) % 4)
+                let payload = String(decoding: try #require(Data(base64Encoded: claims)), as: UTF8.self)
+                #expect(payload.contains("\"signedTransactionInfo\":\"ey") && payload.contains("\"signedRenewalInfo\":\"ey"))
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM notifications WHERE transaction_payload IS NOT NULL AND renewal_payload IS NOT NULL") == 1)
+            #expect(try await db.scalar(
+                "SELECT count(*) FROM notifications WHERE payload -> 'data' ?| ARRAY['signedTransactionInfo', 'signedRenewalInfo']"
+            ) == 0)
+            #expect(try await db.scalar("SELECT count(*) FROM notifications WHERE payload #>> '{data,bundleId}' = 'com.example.app'") == 1)
+            let stored = try await db.client.withConnection { connection in
+                try await FactStore.subscriptionFacts([key], on: connection, logger: db.logger)
+            }
+            #expect(stored[key] == [fact])
+        }
+    }
+
     @Test func aStandaloneTransactionPostedByAnAppIsProjected() async throws {
         var lifecycle = SubscriptionLifecycleBuilder(originalTransactionID: "5000")
         lifecycle.subscribe()
