@@ -158,6 +158,8 @@ bench_wait_http() {
 # The poll must stay cheap with a large history: two EXISTS probes use the partial indexes, where
 # count(*) ... WHERE state IN (...) is a (parallel) sequential scan of the whole queue table
 # (~80 ms of CPU on 3 processes with 1.4M rows, every poll, on the machine being measured).
+# Polls once a second: each psql costs ~20 ms of CPU on the measured machine, and rates are taken from
+# finished_at, so a later notice of the end changes only the wall-clock figures.
 # Fails at once when a process in BENCH_WATCHED_PIDS (space-separated) has exited.
 bench_wait_queue_settled() {
   local limit=$1 deadline pid
@@ -172,7 +174,7 @@ bench_wait_queue_settled() {
       bench_log "queue not settled after ${limit}s: $(bench_sql "SELECT count(*) FROM event_queue WHERE state IN ('pending', 'processing')") left"
       return 1
     fi
-    sleep 0.2
+    sleep 1
   done
 }
 
