@@ -98,16 +98,20 @@ public struct LedgerHandler: EventHandler {
             case .notification(let event, let fact, let bytes):
                 guard let uuid = fact.payload.notificationUUID else { outcomes.append(.reject(reason: "malformed: no notificationUUID")); continue }
                 facts.addNotification(
-                    uuid: uuid, payloadJSON: bytes.payload, transactionJSON: bytes.transaction,
+                    fact, uuid: uuid, payloadJSON: bytes.payload, transactionJSON: bytes.transaction,
                     renewalInfoJSON: bytes.renewalInfo, eventID: event.id
                 )
                 collectKeys(of: .notification(fact), subscriptions: &subscriptions, purchases: &purchases)
                 outcomes.append(.done)
             case .signedData(let event, let fact, let bytes):
-                if case .renewalInfo = fact {
-                    facts.addRenewalInfo(payloadJSON: bytes, standalone: true, eventID: event.id)
-                } else {
-                    facts.addTransaction(payloadJSON: bytes, standalone: true, eventID: event.id)
+                switch fact {
+                case .renewalInfo(let renewalInfo):
+                    facts.addRenewalInfo(renewalInfo, payloadJSON: bytes, standalone: true, eventID: event.id)
+                case .transaction(let transaction):
+                    facts.addTransaction(transaction, payloadJSON: bytes, standalone: true, eventID: event.id)
+                case .notification:
+                    outcomes.append(.reject(reason: "malformed: a notification where signed data was expected"))
+                    continue
                 }
                 collectKeys(of: fact, subscriptions: &subscriptions, purchases: &purchases)
                 outcomes.append(.done)

@@ -1,57 +1,68 @@
-import Crypto
-import Foundation
 import StoreLedgerCore
 import Synchronization
 
-/// Decoded facts by the SHA-256 of their stored JSON, shared by a process's claim loops.
+/// Decoded facts by kind and content digest (the SHA-256 of the verified bytes, as stored beside each fact), shared
+/// by a process's claim loops.
 ///
-/// Refolding a row reads all of its facts again whenever a new one arrives; decoding that JSON again was a
-/// quarter of a worker's time when a subscription's notifications come close together (a burst, Apple's retries,
-/// an app syncing what Apple just sent). The same stored text always decodes to the same fact, so a decoded fact
-/// is reused when its text comes back; the key is a cryptographic digest of every text, so a hit is never
-/// another fact. Bounded: when it holds `capacity` facts it starts over.
+/// Refolding a row reads all of its facts again whenever a new one arrives. Fetching their JSON and decoding it
+/// again was a fifth of a worker's time when a subscription's notifications come close together (a burst, Apple's
+/// retries, an app syncing what Apple just sent), and facts the worker had just verified were decoded twice.
+/// Recording a batch remembers its decoded facts here, and a refold fetches and decodes only the facts it does not
+/// find. A digest names one content, so a hit can never be another fact.
+///
+/// Bounded, least recently used first out, approximately: two generations of at most `capacity / 2` facts each;
+/// a hit in the older one moves the fact to the newer, and when the newer is full the older is dropped.
 final class DecodedFactCache: Sendable {
-    /// The process-wide cache (10,000 facts: a few tens of megabytes at most).
-    static let shared = DecodedFactCache(capacity: 10_000)
+    /// A fact's kind and content digest (lower-case hex).
+    struct Key: Hashable, Sendable {
+        /// The fact's kind (the tables hash different bytes).
+        let kind: LedgerFactKind
+        /// SHA-256 of the fact's verified bytes, hex.
+        let digestHex: String
+    }
+
+    private struct Generations {
+        var newer: [Key: LedgerFact] = [:]
+        var older: [Key: LedgerFact] = [:]
+    }
+
+    /// The process-wide cache (20,000 facts: a few tens of megabytes at most).
+    static let shared = DecodedFactCache(capacity: 20_000)
 
     /// The most facts held at once.
     let capacity: Int
-    private let entries = Mutex<[SHA256.Digest: LedgerFact]>([:])
+    private let generations = Mutex(Generations())
 
-    /// Creates a cache holding at most `capacity` facts.
+    /// Creates a cache holding at most `capacity` facts (at least 2).
     init(capacity: Int) {
-        self.capacity = capacity
+        self.capacity = max(capacity, 2)
     }
 
     /// How many facts it holds.
-    var count: Int { entries.withLock { $0.count } }
+    var count: Int { generations.withLock { $0.newer.count + $0.older.count } }
 
-    /// The fact stored as these texts, decoded by `decode` when they are not cached.
-    func fact(kind: String, payload: String, transaction: String?, renewal: String?, decode: () throws -> LedgerFact) rethrows -> LedgerFact {
-        let key = Self.key(kind: kind, texts: [payload, transaction, renewal])
-        if let hit = entries.withLock({ $0[key] }) { return hit }
-        let fact = try decode()
-        entries.withLock { entries in
-            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[key] = fact
+    /// The decoded fact with this key, if remembered.
+    func fact(_ key: Key) -> LedgerFact? {
+        generations.withLock { generations in
+            if let fact = generations.newer[key] { return fact }
+            guard let fact = generations.older.removeValue(forKey: key) else { return nil }
+            insert(fact, for: key, into: &generations)
+            return fact
         }
-        return fact
     }
 
-    /// The digest of the kind and each text, every part length-prefixed (and absent ones marked) so that no two
-    /// different inputs share a byte stream.
-    private static func key(kind: String, texts: [String?]) -> SHA256.Digest {
-        var hasher = SHA256()
-        for part in [kind] + texts {
-            guard var part else {
-                hasher.update(data: [0xFF])
-                continue
-            }
-            var length = UInt64(part.utf8.count).littleEndian
-            hasher.update(data: [0x01])
-            withUnsafeBytes(of: &length) { hasher.update(bufferPointer: $0) }
-            part.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+    /// Remembers decoded facts under their keys.
+    func remember(_ facts: some Sequence<(key: Key, fact: LedgerFact)>) {
+        generations.withLock { generations in
+            for (key, fact) in facts { insert(fact, for: key, into: &generations) }
         }
-        return hasher.finalize()
+    }
+
+    private func insert(_ fact: LedgerFact, for key: Key, into generations: inout Generations) {
+        if generations.newer.count >= capacity / 2 {
+            generations.older = generations.newer
+            generations.newer = [:]
+        }
+        generations.newer[key] = fact
     }
 }

@@ -5,8 +5,10 @@ public import StoreLedgerCore
 /// The verified facts of one claimed batch, gathered so that ``FactStore/record(_:on:logger:)`` writes each table
 /// in one statement instead of one statement per fact.
 ///
-/// Signed data repeated inside the batch (an Apple retry carries the same nested transaction) is merged here: one
-/// row per distinct decoded payload, standalone if any occurrence was, first seen at the lowest event id.
+/// Each fact keeps its decoded form beside the bytes to store, under the SHA-256 of the verified bytes (its
+/// content digest), so that the refold that follows finds it decoded. Signed data repeated inside the batch (an
+/// Apple retry carries the same nested transaction) is merged here: one row per distinct decoded payload,
+/// standalone if any occurrence was, first seen at the lowest event id.
 public struct FactBatch: Sendable {
     /// A notification delivered by one event.
     struct Notification: Sendable {
@@ -14,12 +16,16 @@ public struct FactBatch: Sendable {
         let eventID: Int64
         /// Its notificationUUID.
         let uuid: String
+        /// SHA-256 of the verified payload bytes (nested JWS texts included), hex: its content digest.
+        let digestHex: String
         /// The decoded payload (JSON).
         let payload: String
         /// The decoded nested transaction (JSON), if any.
         let transaction: String?
         /// The decoded nested renewal info (JSON), if any.
         let renewalInfo: String?
+        /// The decoded fact.
+        let fact: LedgerFact
     }
 
     /// A distinct transaction or renewal info.
@@ -32,6 +38,8 @@ public struct FactBatch: Sendable {
         var standalone: Bool
         /// The lowest event id it arrived in.
         var firstEventID: Int64
+        /// The decoded fact, as a standalone fact.
+        let fact: LedgerFact
     }
 
     /// Every notification delivery, in the order added.
@@ -47,36 +55,54 @@ public struct FactBatch: Sendable {
     /// Whether there is nothing to record.
     public var isEmpty: Bool { notifications.isEmpty && transactions.isEmpty && renewalInfos.isEmpty }
 
-    /// Adds a verified notification delivered by `eventID`, with its nested signed data as facts of their own.
+    /// Adds a verified notification delivered by `eventID`, decoded as `fact` from these verified bytes, with its
+    /// nested signed data as facts of their own.
     public mutating func addNotification(
-        uuid: NotificationUUID, payloadJSON: Data, transactionJSON: Data?, renewalInfoJSON: Data?, eventID: EventID
+        _ fact: NotificationFact, uuid: NotificationUUID, payloadJSON: Data, transactionJSON: Data?, renewalInfoJSON: Data?,
+        eventID: EventID
     ) {
         notifications.append(Notification(
             eventID: eventID.rawValue,
             uuid: uuid.rawValue,
+            digestHex: Self.digestHex(payloadJSON),
             payload: String(decoding: payloadJSON, as: UTF8.self),
             transaction: transactionJSON.map { String(decoding: $0, as: UTF8.self) },
-            renewalInfo: renewalInfoJSON.map { String(decoding: $0, as: UTF8.self) }
+            renewalInfo: renewalInfoJSON.map { String(decoding: $0, as: UTF8.self) },
+            fact: .notification(fact)
         ))
-        if let transactionJSON { addTransaction(payloadJSON: transactionJSON, standalone: false, eventID: eventID) }
-        if let renewalInfoJSON { addRenewalInfo(payloadJSON: renewalInfoJSON, standalone: false, eventID: eventID) }
+        if let transactionJSON, let transaction = fact.transaction {
+            addTransaction(transaction, payloadJSON: transactionJSON, standalone: false, eventID: eventID)
+        }
+        if let renewalInfoJSON, let renewalInfo = fact.renewalInfo {
+            addRenewalInfo(renewalInfo, payloadJSON: renewalInfoJSON, standalone: false, eventID: eventID)
+        }
     }
 
-    /// Adds a verified transaction; `standalone` when it arrived on its own rather than nested.
-    public mutating func addTransaction(payloadJSON: Data, standalone: Bool, eventID: EventID) {
-        Self.merge(payloadJSON, standalone: standalone, eventID: eventID, into: &transactions)
+    /// Adds a verified transaction decoded from `payloadJSON`; `standalone` when it arrived on its own rather than
+    /// nested.
+    public mutating func addTransaction(_ transaction: TransactionPayload, payloadJSON: Data, standalone: Bool, eventID: EventID) {
+        Self.merge(.transaction(transaction), payloadJSON, standalone: standalone, eventID: eventID, into: &transactions)
     }
 
-    /// Adds a verified renewal info; `standalone` when it arrived on its own rather than nested.
-    public mutating func addRenewalInfo(payloadJSON: Data, standalone: Bool, eventID: EventID) {
-        Self.merge(payloadJSON, standalone: standalone, eventID: eventID, into: &renewalInfos)
+    /// Adds a verified renewal info decoded from `payloadJSON`; `standalone` when it arrived on its own rather than
+    /// nested.
+    public mutating func addRenewalInfo(_ renewalInfo: RenewalInfoPayload, payloadJSON: Data, standalone: Bool, eventID: EventID) {
+        Self.merge(.renewalInfo(renewalInfo), payloadJSON, standalone: standalone, eventID: eventID, into: &renewalInfos)
+    }
+
+    /// The facts a refold reads back (notifications and standalone signed data; nested signed data is read as part
+    /// of its notification) with their content digests, for the decoded-fact cache.
+    var refoldedFacts: [(digestHex: String, fact: LedgerFact)] {
+        notifications.map { ($0.digestHex, $0.fact) }
+            + transactions.values.filter(\.standalone).map { ($0.digestHex, $0.fact) }
+            + renewalInfos.values.filter(\.standalone).map { ($0.digestHex, $0.fact) }
     }
 
     /// One row per distinct signed content: the SHA-256 of the decoded bytes identifies it.
-    private static func merge(_ payloadJSON: Data, standalone: Bool, eventID: EventID, into facts: inout [String: SignedFact]) {
-        let digest = SHA256.hash(data: payloadJSON).map { byte in
-            (byte < 16 ? "0" : "") + String(byte, radix: 16)
-        }.joined()
+    private static func merge(
+        _ fact: LedgerFact, _ payloadJSON: Data, standalone: Bool, eventID: EventID, into facts: inout [String: SignedFact]
+    ) {
+        let digest = digestHex(payloadJSON)
         if var existing = facts[digest] {
             existing.standalone = existing.standalone || standalone
             existing.firstEventID = min(existing.firstEventID, eventID.rawValue)
@@ -84,8 +110,20 @@ public struct FactBatch: Sendable {
         } else {
             facts[digest] = SignedFact(
                 digestHex: digest, payload: String(decoding: payloadJSON, as: UTF8.self),
-                standalone: standalone, firstEventID: eventID.rawValue
+                standalone: standalone, firstEventID: eventID.rawValue, fact: fact
             )
         }
+    }
+
+    /// The SHA-256 of `bytes` in lower-case hex.
+    private static func digestHex(_ bytes: Data) -> String {
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(64)
+        for byte in SHA256.hash(data: bytes) {
+            text.append(hex[Int(byte >> 4)])
+            text.append(hex[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 }

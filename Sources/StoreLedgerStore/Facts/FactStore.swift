@@ -20,9 +20,10 @@ public enum FactStore {
                 """
                 WITH input AS (
                     SELECT * FROM unnest(\(notifications.map(\.eventID))::int8[], \(notifications.map(\.uuid))::text[],
+                                         \(notifications.map(\.digestHex))::text[],
                                          \(notifications.map(\.payload))::text[], \(notifications.map { $0.transaction ?? "" })::text[],
                                          \(notifications.map { $0.renewalInfo ?? "" })::text[])
-                        AS i(event_id, uuid, payload, transaction_payload, renewal_payload)
+                        AS i(event_id, uuid, digest, payload, transaction_payload, renewal_payload)
                 ), delivery AS (
                     INSERT INTO notification_deliveries (event_id, notification_uuid)
                     SELECT event_id, uuid FROM input
@@ -31,15 +32,16 @@ public enum FactStore {
                 ), grouped AS (
                     SELECT d.notification_uuid AS uuid,
                            min(d.event_id) AS first_event_id, max(d.event_id) AS last_event_id, count(*) AS deliveries,
+                           (array_agg(i.digest ORDER BY d.event_id))[1] AS digest,
                            (array_agg(i.payload ORDER BY d.event_id))[1] AS payload,
                            (array_agg(i.transaction_payload ORDER BY d.event_id))[1] AS transaction_payload,
                            (array_agg(i.renewal_payload ORDER BY d.event_id))[1] AS renewal_payload
                     FROM delivery d JOIN input i ON i.event_id = d.event_id
                     GROUP BY d.notification_uuid
                 )
-                INSERT INTO notifications AS n (notification_uuid, payload, transaction_payload, renewal_payload,
+                INSERT INTO notifications AS n (notification_uuid, fact_sha256, payload, transaction_payload, renewal_payload,
                                                 first_event_id, last_event_id, delivery_count)
-                SELECT uuid, payload::jsonb #- '{data,signedTransactionInfo}' #- '{data,signedRenewalInfo}',
+                SELECT uuid, decode(digest, 'hex'), payload::jsonb #- '{data,signedTransactionInfo}' #- '{data,signedRenewalInfo}',
                        nullif(transaction_payload, '')::jsonb, nullif(renewal_payload, '')::jsonb,
                        first_event_id, last_event_id, deliveries
                 FROM grouped
@@ -53,6 +55,7 @@ public enum FactStore {
         }
         try await recordSignedFacts(Array(batch.transactions.values), table: "transactions", on: connection, logger: logger)
         try await recordSignedFacts(Array(batch.renewalInfos.values), table: "renewal_infos", on: connection, logger: logger)
+        DecodedFactCache.shared.remember(batch.refoldedFacts.map { (.init(kind: $0.fact.kind, digestHex: $0.digestHex), $0.fact) })
     }
 
     /// Upserts distinct transactions or renewal infos in one statement.
@@ -100,7 +103,11 @@ public enum FactStore {
     }
 
     /// The notifications, and the standalone rows of each `(table, kind)`, whose `idColumn` and environment match
-    /// each key, read with one lateral join and grouped by key.
+    /// each key, grouped by key; every key gets an entry, empty when it has no facts.
+    ///
+    /// Two steps: the first lists each key's facts by content digest (index lookups, no JSON); facts the
+    /// ``DecodedFactCache`` holds are taken from it, and only the others are fetched and decoded, in one more
+    /// statement. Notifications recorded before digests were stored have none and are always fetched.
     private static func facts<Key: Hashable>(
         of keys: [Key], ids: [String], environments: [String], idColumn: String, standalone tables: [(table: String, kind: String)],
         on connection: PostgresConnection, logger: Logger
@@ -109,35 +116,99 @@ public enum FactStore {
         let standalone = tables.map { table, kind in
             """
             UNION ALL
-            SELECT '\(kind)', payload::text, NULL, NULL
+            SELECT '\(kind)', encode(fact_sha256, 'hex'), encode(fact_sha256, 'hex')
             FROM \(table) WHERE standalone AND environment = k.environment AND \(idColumn) = k.id
             """
         }.joined(separator: "\n")
         var query = PostgresQuery(unsafeSQL: """
-            SELECT k.i, f.kind, f.payload, f.transaction_payload, f.renewal_payload
+            SELECT k.i, f.kind, f.id, f.digest
             FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(environment, id, i)
             CROSS JOIN LATERAL (
-                SELECT 'notification' AS kind, payload::text AS payload, transaction_payload::text AS transaction_payload,
-                       renewal_payload::text AS renewal_payload
+                SELECT 'notification' AS kind, notification_uuid AS id, encode(fact_sha256, 'hex') AS digest
                 FROM notifications WHERE environment = k.environment AND \(idColumn) = k.id
                 \(standalone)
             ) f
             """)
         query.binds.append(environments, context: .default)
         query.binds.append(ids, context: .default)
-        return try await groupFacts(try await connection.query(query, logger: logger), keys: keys)
+
+        let cache = DecodedFactCache.shared
+        var facts: [Key: [LedgerFact]] = Dictionary(uniqueKeysWithValues: keys.map { ($0, []) })
+        var missing: [(key: Key, row: StoredFact)] = []
+        let rows = try await connection.query(query, logger: logger)
+        for try await (ordinal, kindName, id, digest) in rows.decode((Int64, String, String, String?).self) {
+            let key = keys[Int(ordinal) - 1]
+            let row = StoredFact(kind: try StoredFact.kind(named: kindName), id: id, digestHex: digest)
+            if let cacheKey = row.cacheKey, let fact = cache.fact(cacheKey) {
+                facts[key, default: []].append(fact)
+            } else {
+                missing.append((key, row))
+            }
+        }
+        guard !missing.isEmpty else { return facts }
+
+        let fetched = try await fetch(Set(missing.map(\.row)), on: connection, logger: logger)
+        cache.remember(fetched.compactMap { row, fact in row.cacheKey.map { ($0, fact) } })
+        for (key, row) in missing {
+            guard let fact = fetched[row] else {
+                throw StoreError.configuration("the \(row.kind) fact \(row.id) disappeared while its row was being refolded")
+            }
+            facts[key, default: []].append(fact)
+        }
+        return facts
     }
 
-    /// Groups `(key ordinal, kind, payloads)` rows by key; every key gets an entry, empty when it has no facts.
-    private static func groupFacts<Key: Hashable>(_ rows: PostgresRowSequence, keys: [Key]) async throws -> [Key: [LedgerFact]] {
+    /// A stored fact as the first step lists it: its kind, row id (notification UUID, or content digest) and
+    /// content digest (absent for notifications recorded before digests were stored).
+    private struct StoredFact: Hashable {
+        /// The fact's kind.
+        let kind: LedgerFactKind
+        /// Its row id within its table.
+        let id: String
+        /// SHA-256 of its verified bytes, hex.
+        let digestHex: String?
+
+        /// Its key in the decoded-fact cache, if it has a digest.
+        var cacheKey: DecodedFactCache.Key? {
+            digestHex.map { DecodedFactCache.Key(kind: kind, digestHex: $0) }
+        }
+
+        /// The kind a query names.
+        static func kind(named name: String) throws -> LedgerFactKind {
+            switch name {
+            case "notification": .notification
+            case "transaction": .transaction
+            case "renewal_info": .renewalInfo
+            default: throw StoreError.configuration("unknown fact kind \(name)")
+            }
+        }
+    }
+
+    /// Fetches and decodes the given stored facts, in one statement.
+    private static func fetch(
+        _ rows: Set<StoredFact>, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [StoredFact: LedgerFact] {
+        func ids(_ kind: LedgerFactKind) -> [String] { rows.filter { $0.kind == kind }.map(\.id) }
+        let result = try await connection.query(
+            """
+            SELECT 'notification', notification_uuid, payload::text, transaction_payload::text, renewal_payload::text
+            FROM notifications WHERE notification_uuid = ANY (\(ids(.notification))::text[])
+            UNION ALL
+            SELECT 'transaction', encode(fact_sha256, 'hex'), payload::text, NULL, NULL
+            FROM transactions WHERE fact_sha256 IN (SELECT decode(d, 'hex') FROM unnest(\(ids(.transaction))::text[]) AS d)
+            UNION ALL
+            SELECT 'renewal_info', encode(fact_sha256, 'hex'), payload::text, NULL, NULL
+            FROM renewal_infos WHERE fact_sha256 IN (SELECT decode(d, 'hex') FROM unnest(\(ids(.renewalInfo))::text[]) AS d)
+            """,
+            logger: logger
+        )
+        // A notification's row id is its UUID; the digest the first step saw goes with it.
+        let wanted = Dictionary(rows.map { ("\($0.kind.rawValue)/\($0.id)", $0) }, uniquingKeysWith: { first, _ in first })
         let decoder = JSONDecoder()
-        var facts: [Key: [LedgerFact]] = Dictionary(uniqueKeysWithValues: keys.map { ($0, []) })
-        for try await (ordinal, kind, payload, transaction, renewal) in rows.decode((Int64, String, String, String?, String?).self) {
-            facts[keys[Int(ordinal) - 1], default: []].append(
-                try DecodedFactCache.shared.fact(kind: kind, payload: payload, transaction: transaction, renewal: renewal) {
-                    try decodeFact(kind: kind, payload: payload, transaction: transaction, renewal: renewal, decoder: decoder)
-                }
-            )
+        var facts: [StoredFact: LedgerFact] = [:]
+        for try await (kindName, id, payload, transaction, renewal) in result.decode((String, String, String, String?, String?).self) {
+            guard let row = wanted["\(try StoredFact.kind(named: kindName).rawValue)/\(id)"] else { continue }
+            facts[row] = try decodeFact(kind: kindName, payload: payload, transaction: transaction, renewal: renewal, decoder: decoder)
         }
         return facts
     }

@@ -1,4 +1,4 @@
--- How verified facts are stored: without the nested JWS texts, and compressed with LZ4.
+-- How verified facts are stored: without the nested JWS texts, with content digests, compressed with LZ4.
 --
 -- 1. A notification's payload is stored without data.signedTransactionInfo and data.signedRenewalInfo: those
 -- JWS texts (certificate chains included) were three quarters of every row and are redundant, as their
@@ -9,13 +9,21 @@ UPDATE notifications
 SET payload = payload #- '{data,signedTransactionInfo}' #- '{data,signedRenewalInfo}'
 WHERE payload -> 'data' ?| ARRAY['signedTransactionInfo', 'signedRenewalInfo'];
 
+-- 2. Each notification's content digest: the SHA-256 of its verified payload bytes (nested JWS texts
+-- included, so it names the nested contents too), as transactions and renewal_infos have. A worker lists a row's facts
+-- by digest and decodes only those it has not seen; rows recorded before this migration have none (they
+-- are read in full) until a rebuild records them again.
+ALTER TABLE notifications ADD COLUMN fact_sha256 bytea CHECK (octet_length(fact_sha256) = 32);
+
+COMMENT ON COLUMN notifications.fact_sha256 IS 'SHA-256 of the verified notification payload bytes (NULL for rows recorded before migration 0010).';
 COMMENT ON COLUMN notifications.payload IS 'The decoded notification, without the nested JWS texts (decoded in transaction_payload and renewal_payload; raw in events.body).';
 
--- 2. Verified payloads and raw bodies are compressed with LZ4 instead of PostgreSQL's default pglz.
+-- 3. Verified payloads and raw bodies are compressed with LZ4 instead of PostgreSQL's default pglz.
 --
 -- A notification row with its payloads can exceed the 2 kB TOAST threshold, so inserts compress it; with
--- pglz that compression was the largest single cost of PostgreSQL's share of the worker's work. LZ4 compresses several times faster at a similar ratio. It applies to values written
--- from now on; stored values stay readable either way. The event log's existing partitions are altered
+-- pglz that compression was the largest single cost of PostgreSQL's share of the worker's work. LZ4
+-- compresses several times faster at a similar ratio. It applies to values written from now on; stored
+-- values stay readable either way. The event log's existing partitions are altered
 -- one by one (the parent's setting only reaches partitions created later). On a server built without
 -- LZ4 this migration changes nothing (pglz stays), rather than failing.
 DO $compression$

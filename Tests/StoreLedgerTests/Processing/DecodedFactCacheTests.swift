@@ -3,65 +3,51 @@ import Testing
 
 @testable import StoreLedgerStore
 
-/// The worker's cache of decoded facts: a hit only for exactly the same stored texts, and bounded.
+/// The worker's cache of decoded facts: found only under the kind and digest it was remembered with, and bounded.
 @Suite("Processing: decoded fact cache")
 struct DecodedFactCacheTests {
-    /// A distinct fact per call, so a test sees which decode produced what it got.
-    final class Decoder {
-        var calls = 0
-        func decode() -> LedgerFact {
-            calls += 1
-            var renewal = RenewalInfoPayload()
-            renewal.originalTransactionID = OriginalTransactionID("\(calls)")
-            return .renewalInfo(renewal)
-        }
+    /// A renewal info fact told apart by its original transaction id.
+    func fact(_ id: String) -> LedgerFact {
+        var renewal = RenewalInfoPayload()
+        renewal.originalTransactionID = OriginalTransactionID(id)
+        return .renewalInfo(renewal)
     }
 
-    @Test("the same texts decode once; any other texts, however close, decode again")
-    func hitsOnlyForTheSameTexts() {
+    /// A 64-digit hex digest from a short tag.
+    func digest(_ tag: String) -> String {
+        String(repeating: "0", count: 64 - tag.count) + tag
+    }
+
+    @Test("a fact is found under its kind and digest, and under nothing else")
+    func foundOnlyUnderItsKey() {
         let cache = DecodedFactCache(capacity: 100)
-        let decoder = Decoder()
-        let first = cache.fact(kind: "notification", payload: "ab", transaction: "c", renewal: nil, decode: decoder.decode)
-        let again = cache.fact(kind: "notification", payload: "ab", transaction: "c", renewal: nil, decode: decoder.decode)
-        #expect(again == first)
-        #expect(decoder.calls == 1)
-
-        let neighbours: [(String, String, String?, String?)] = [
-            ("notification", "a", "bc", nil),  // the same bytes split differently
-            ("notification", "ab", "c", ""),  // an empty text is not an absent one
-            ("notification", "ab", nil, "c"),  // the same text in another slot
-            ("transaction", "ab", "c", nil),  // another kind
-            ("notification", "ab ", "c", nil),
-        ]
-        for (index, (kind, payload, transaction, renewal)) in neighbours.enumerated() {
-            let fact = cache.fact(kind: kind, payload: payload, transaction: transaction, renewal: renewal, decode: decoder.decode)
-            #expect(decoder.calls == index + 2, "\(kind) \(payload) \(transaction ?? "nil") \(renewal ?? "nil")")
-            #expect(fact != first)
-        }
+        let key = DecodedFactCache.Key(kind: .renewalInfo, digestHex: digest("a1"))
+        cache.remember([(key, fact("1"))])
+        #expect(cache.fact(key) == fact("1"))
+        #expect(cache.fact(.init(kind: .transaction, digestHex: digest("a1"))) == nil)
+        #expect(cache.fact(.init(kind: .renewalInfo, digestHex: digest("a2"))) == nil)
     }
 
-    @Test("a full cache starts over instead of growing")
+    @Test("it never holds more than its capacity, and the oldest facts go first")
     func staysWithinItsCapacity() {
         let cache = DecodedFactCache(capacity: 8)
-        let decoder = Decoder()
         for index in 0..<50 {
-            _ = cache.fact(kind: "transaction", payload: "\(index)", transaction: nil, renewal: nil, decode: decoder.decode)
+            cache.remember([(.init(kind: .transaction, digestHex: digest(String(index, radix: 16))), fact("\(index)"))])
             #expect(cache.count <= 8)
         }
-        #expect(decoder.calls == 50)
-        _ = cache.fact(kind: "transaction", payload: "49", transaction: nil, renewal: nil, decode: decoder.decode)
-        #expect(decoder.calls == 50)
+        #expect(cache.fact(.init(kind: .transaction, digestHex: digest(String(49, radix: 16)))) == fact("49"))
+        #expect(cache.fact(.init(kind: .transaction, digestHex: digest("0"))) == nil)
     }
 
-    @Test("a failing decode caches nothing and fails again")
-    func failuresAreNotCached() {
-        struct Broken: Error {}
-        let cache = DecodedFactCache(capacity: 8)
-        for _ in 0..<2 {
-            #expect(throws: Broken.self) {
-                try cache.fact(kind: "transaction", payload: "{", transaction: nil, renewal: nil) { throw Broken() }
-            }
+    @Test("a fact in use stays while others come and go")
+    func recentlyUsedFactsStay() {
+        let cache = DecodedFactCache(capacity: 4)
+        let kept = DecodedFactCache.Key(kind: .notification, digestHex: digest("ee"))
+        cache.remember([(kept, fact("kept"))])
+        for index in 0..<20 {
+            cache.remember([(.init(kind: .transaction, digestHex: digest(String(index, radix: 16))), fact("\(index)"))])
+            #expect(cache.fact(kept) == fact("kept"), "after \(index + 1) others")
+            #expect(cache.count <= 4)
         }
-        #expect(cache.count == 0)
     }
 }

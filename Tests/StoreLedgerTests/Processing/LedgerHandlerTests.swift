@@ -207,6 +207,35 @@ struct LedgerHandlerTests {
                 try await FactStore.subscriptionFacts([key], on: connection, logger: db.logger)
             }
             #expect(stored[key] == [fact])
+            // Without a digest the row is fetched and decoded from its stored JSON, never taken from the cache.
+            try await db.client.query("UPDATE notifications SET fact_sha256 = NULL", logger: db.logger)
+            let decoded = try await db.client.withConnection { connection in
+                try await FactStore.subscriptionFacts([key], on: connection, logger: db.logger)
+            }
+            #expect(decoded[key] == [fact])
+        }
+    }
+
+    @Test func notificationsRecordedBeforeDigestsAreReadInFull() async throws {
+        let facts = SubscriptionLifecycles.renewThenExpire().facts
+        let half = facts.count / 2
+        let expected = try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.pki)
+            try await pipeline.append(facts)
+            try await pipeline.drain()
+            return try await pipeline.readModel()
+        }
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.pki)
+            try await pipeline.append(Array(facts.prefix(half)))
+            try await pipeline.drain()
+            // As if recorded before migration 0010: no digest.
+            let undigested = try await db.scalar("WITH u AS (UPDATE notifications SET fact_sha256 = NULL RETURNING 1) SELECT count(*) FROM u")
+            #expect(undigested > 0)
+            try await pipeline.append(Array(facts.dropFirst(half)))
+            try await pipeline.drain()
+            #expect(try await db.scalar("SELECT count(*) FROM notifications WHERE fact_sha256 IS NULL") == undigested)
+            #expect(try await pipeline.readModel() == expected)
         }
     }
 
