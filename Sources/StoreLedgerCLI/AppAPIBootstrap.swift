@@ -29,7 +29,7 @@ enum AppAPIBootstrap {
             throw ValidationError("authentication configuration: \(error)")
         }
         let processor = InlineProcessor(
-            client: client, handler: LedgerHandler(verifiers: try verifiers()),
+            client: client, handler: try environment.ledgerHandler(verifiers: try verifiers()),
             owner: "inline:\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)",
             retryPolicy: try environment.worker().retryPolicy
         )

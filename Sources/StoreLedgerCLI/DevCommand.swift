@@ -41,7 +41,7 @@ struct DevCommand: AsyncParsableCommand {
         )
         let worker = WorkerService(
             client: client,
-            handler: LedgerHandler(verifiers: verifiers),
+            handler: try environment.ledgerHandler(verifiers: verifiers),
             configuration: try environment.worker(),
             logger: logger,
             preflight: { try await migrator.migrate(client: client, logger: logger) }

@@ -112,6 +112,13 @@ struct Environment: Sendable {
         return bundles.split(separator: ",").map { AppIdentity(bundleID: $0.trimmingCharacters(in: .whitespaces), appAppleID: appleID) }
     }
 
+    /// The handler this process projects with, over `verifiers`; sets how many decoded facts the process keeps
+    /// for refolds: `FACT_CACHE_SIZE` (default 20,000; 0 keeps none).
+    func ledgerHandler(verifiers: LedgerVerifiers) throws -> LedgerHandler {
+        FactStore.decodedFactCacheCapacity = try int("FACT_CACHE_SIZE", default: 20_000, in: 0...10_000_000)
+        return LedgerHandler(verifiers: verifiers)
+    }
+
     /// The verifiers: `APPLE_ENVIRONMENTS` (default Production and Sandbox when every app has its App
     /// Apple ID, else Sandbox only), `APPLE_ROOT_CAS_DER_BASE64` (default Apple Root CA - G3),
     /// `ALLOW_XCODE_DATA` (default false; development only).

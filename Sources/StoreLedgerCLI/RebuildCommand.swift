@@ -38,7 +38,7 @@ struct RebuildCommand: AsyncParsableCommand {
         let environment = Environment()
         let logger = Bootstrap.logger("storeledger.rebuild", level: try environment.logLevel())
         let client = try Bootstrap.client(environment, logger: logger)
-        let handler = LedgerHandler(verifiers: try development
+        let handler = try environment.ledgerHandler(verifiers: try development
             ? environment.verifiers(defaultBundleID: DevCommand.defaultBundleID, extraRootsDER: [try DevelopmentCertificateAuthority.loadOrCreate().rootDER])
             : environment.verifiers())
         let migrator = Migrator(migrations: try Migration.bundled())

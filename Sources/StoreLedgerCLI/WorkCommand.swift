@@ -35,7 +35,7 @@ struct WorkCommand: AsyncParsableCommand {
         switch handler {
         case .ledger:
             worker = WorkerService(
-                client: client, handler: LedgerHandler(verifiers: try environment.verifiers()),
+                client: client, handler: try environment.ledgerHandler(verifiers: try environment.verifiers()),
                 configuration: configuration, logger: logger, preflight: preflight
             )
         case .envelope:

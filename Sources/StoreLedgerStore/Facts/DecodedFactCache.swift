@@ -22,20 +22,36 @@ final class DecodedFactCache: Sendable {
     }
 
     private struct Generations {
+        var capacity: Int
         var newer: [Key: LedgerFact] = [:]
         var older: [Key: LedgerFact] = [:]
     }
 
-    /// The process-wide cache (20,000 facts: a few tens of megabytes at most).
-    static let shared = DecodedFactCache(capacity: 20_000)
+    /// The default capacity: 20,000 facts, a few tens of megabytes at most.
+    static let defaultCapacity = 20_000
+
+    /// The process-wide cache.
+    static let shared = DecodedFactCache(capacity: defaultCapacity)
+
+    private let generations: Mutex<Generations>
+
+    /// Creates a cache holding at most `capacity` facts; 0 holds none.
+    init(capacity: Int) {
+        generations = Mutex(Generations(capacity: max(capacity, 0)))
+    }
 
     /// The most facts held at once.
-    let capacity: Int
-    private let generations = Mutex(Generations())
-
-    /// Creates a cache holding at most `capacity` facts (at least 2).
-    init(capacity: Int) {
-        self.capacity = max(capacity, 2)
+    var capacity: Int {
+        get { generations.withLock { $0.capacity } }
+        set {
+            generations.withLock { generations in
+                generations.capacity = max(newValue, 0)
+                if generations.newer.count + generations.older.count > generations.capacity {
+                    generations.newer = [:]
+                    generations.older = [:]
+                }
+            }
+        }
     }
 
     /// How many facts it holds.
@@ -59,7 +75,8 @@ final class DecodedFactCache: Sendable {
     }
 
     private func insert(_ fact: LedgerFact, for key: Key, into generations: inout Generations) {
-        if generations.newer.count >= capacity / 2 {
+        guard generations.capacity > 0 else { return }
+        if generations.newer.count >= (generations.capacity + 1) / 2 {
             generations.older = generations.newer
             generations.newer = [:]
         }

@@ -80,6 +80,13 @@ public enum FactStore {
         try await connection.query(query, logger: logger)
     }
 
+    /// How many decoded facts this process keeps for refolds (`FACT_CACHE_SIZE`; default 20,000, 0 for none).
+    /// Without them, every refold fetches and decodes all of the row's facts.
+    public static var decodedFactCacheCapacity: Int {
+        get { DecodedFactCache.shared.capacity }
+        set { DecodedFactCache.shared.capacity = newValue }
+    }
+
     /// Every fact of each subscription in `keys`, in one statement; the result has one entry per key.
     public static func subscriptionFacts(
         _ keys: [SubscriptionKey], on connection: PostgresConnection, logger: Logger

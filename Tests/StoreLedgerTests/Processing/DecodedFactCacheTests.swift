@@ -50,4 +50,19 @@ struct DecodedFactCacheTests {
             #expect(cache.count <= 4)
         }
     }
+
+    @Test("capacity 0 keeps nothing; lowering the capacity below what it holds empties it")
+    func capacityCanBeChanged() {
+        let cache = DecodedFactCache(capacity: 0)
+        let key = DecodedFactCache.Key(kind: .transaction, digestHex: digest("1"))
+        cache.remember([(key, fact("1"))])
+        #expect(cache.fact(key) == nil)
+        cache.capacity = 10
+        cache.remember((0..<6).map { (.init(kind: .transaction, digestHex: digest(String($0))), fact("\($0)")) })
+        #expect(cache.count == 6)
+        cache.capacity = 4
+        #expect(cache.count == 0)
+        cache.remember([(key, fact("1"))])
+        #expect(cache.fact(key) == fact("1"))
+    }
 }
