@@ -14,18 +14,35 @@ import X509
 final class ChainCache: Sendable {
     /// The `x5c` entries exactly as received (base64 DER, leaf first; all of them, so a hit implies every entry
     /// decoded as a certificate once). Roots and policy are fixed per verifier.
+    ///
+    /// The certificates' hash is computed once, when the key is made: a key made with a remembered header (see
+    /// ``RecentHeaders``) costs a lookup no hashing of its ~4 kB of base64.
     struct Key: Hashable, Sendable {
         /// The base64 certificates.
         let certificates: [String]
+        private let certificatesHash: Int
 
         /// Keys an `x5c` header.
         init(x5c: [String]) {
             certificates = x5c
+            var hasher = Hasher()
+            hasher.combine(x5c)
+            certificatesHash = hasher.finalize()
         }
 
         /// Keys a (leaf, intermediate) pair given as DER.
         init(leafDER: Data, intermediateDER: Data) {
-            certificates = [leafDER.base64EncodedString(), intermediateDER.base64EncodedString()]
+            self.init(x5c: [leafDER.base64EncodedString(), intermediateDER.base64EncodedString()])
+        }
+
+        /// Equal certificates (the precomputed hashes first, then the strings).
+        static func == (lhs: Key, rhs: Key) -> Bool {
+            lhs.certificatesHash == rhs.certificatesHash && lhs.certificates == rhs.certificates
+        }
+
+        /// Feeds the precomputed hash.
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(certificatesHash)
         }
     }
 

@@ -10,6 +10,8 @@ struct CompactJWS: Sendable {
         var x5c: [String]?
         /// `kid` (Xcode sets one; unused).
         var kid: String?
+        /// The chain cache's key for `x5c`, made once per decoded header.
+        var chainKey: ChainCache.Key?
 
         private enum CodingKeys: String, CodingKey {
             case alg, x5c, kid
@@ -22,6 +24,7 @@ struct CompactJWS: Sendable {
             kid = container.lenientString(.kid)
             // An x5c that is present but not an array of strings is malformed, not absent.
             x5c = try container.decodeIfPresent([String].self, forKey: .x5c)
+            chainKey = x5c.map(ChainCache.Key.init(x5c:))
         }
     }
 
@@ -36,11 +39,11 @@ struct CompactJWS: Sendable {
     /// What the signature covers: the ASCII bytes of `header.payload` as received.
     let signingInput: Data
 
-    /// Splits and decodes `token`.
+    /// Splits and decodes `token`; a header segment byte-identical to one in `recentHeaders` is not decoded again.
     ///
     /// - Throws: ``VerificationError/Code/malformed`` unless the token has three base64url segments whose header
     ///   and payload are JSON objects.
-    init(_ token: String) throws(VerificationError) {
+    init(_ token: String, recentHeaders: RecentHeaders? = nil) throws(VerificationError) {
         // Works on the UTF-8 bytes: a JWS is ASCII, and Character-level splitting and Foundation's string
         // replacement dominated verification time (over 80% with x5c headers and nested JWS).
         let bytes = Array(token.utf8)
@@ -52,9 +55,6 @@ struct CompactJWS: Sendable {
         guard !segments[0].isEmpty, !segments[1].isEmpty else {
             throw .malformed("the JWS header or payload segment is empty")
         }
-        guard let headerBytes = Self.base64URLDecode(segments[0]) else {
-            throw .malformed("the JWS header is not base64url")
-        }
         guard let payloadBytes = Self.base64URLDecode(segments[1]) else {
             throw .malformed("the JWS payload is not base64url")
         }
@@ -62,16 +62,28 @@ struct CompactJWS: Sendable {
             throw .malformed("the JWS signature is not base64url")
         }
         let header: Header
-        do {
-            header = try JSONDecoder().decode(Header.self, from: headerBytes)
-        } catch {
-            throw .malformed("the JWS header is not a JSON object with a string-array x5c")
+        if let recentHeaders {
+            header = try recentHeaders.header(for: segments[0], decode: Self.decodeHeader)
+        } else {
+            header = try Self.decodeHeader(segments[0])
         }
         self.token = token
         self.header = header
         self.payloadJSON = payloadBytes
         self.signature = signatureBytes
         self.signingInput = Data(bytes[bytes.startIndex..<segments[1].endIndex])
+    }
+
+    /// Decodes a header segment.
+    static func decodeHeader(_ segment: ArraySlice<UInt8>) throws(VerificationError) -> Header {
+        guard let headerBytes = base64URLDecode(segment) else {
+            throw .malformed("the JWS header is not base64url")
+        }
+        do {
+            return try JSONDecoder().decode(Header.self, from: headerBytes)
+        } catch {
+            throw .malformed("the JWS header is not a JSON object with a string-array x5c")
+        }
     }
 
     /// Decodes the payload's claims.

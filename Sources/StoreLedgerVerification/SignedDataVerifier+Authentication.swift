@@ -37,7 +37,7 @@ extension SignedDataVerifier {
         _ token: String,
         environmentOf: (SignedPayloadClaims) -> String?
     ) async throws(VerificationError) -> AuthenticatedJWS {
-        let jws = try CompactJWS(token)
+        let jws = try CompactJWS(token, recentHeaders: recentHeaders)
         let claims = try jws.claims()
         let signedDate = claims.signedDate.map { Date(timeIntervalSince1970: $0 / 1000) }
         let stated = environmentOf(claims)
@@ -65,14 +65,13 @@ extension SignedDataVerifier {
         guard alg == "ES256" else {
             throw .malformed("unsupported algorithm '\(alg)': App Store data is signed with ES256 only")
         }
-        guard let x5c = jws.header.x5c else {
+        guard let x5c = jws.header.x5c, let key = jws.header.chainKey else {
             throw .malformed("the JWS header has no x5c certificate chain")
         }
         guard x5c.count == 3 else {
             throw .malformed("the x5c header must hold exactly 3 certificates, it holds \(x5c.count)")
         }
         let validationTime = signedDate ?? currentDate()
-        let key = ChainCache.Key(x5c: x5c)
         let chain: ChainCache.Entry
         if let cached = chainCache.lookup(key, at: validationTime) {
             chain = cached

@@ -18,6 +18,8 @@ public struct SignedDataVerifier: Sendable {
     let x5cVerifier: X5CVerifier
     /// Validated (leaf, intermediate) pairs.
     let chainCache: ChainCache
+    /// Headers already decoded, by their bytes.
+    let recentHeaders = RecentHeaders(capacity: 8)
     /// The clock used when a payload carries no `signedDate` (as Apple's libraries do).
     let currentDate: @Sendable () -> Date
 
