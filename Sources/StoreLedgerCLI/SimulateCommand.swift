@@ -56,6 +56,12 @@ struct SimulateCommand: AsyncParsableCommand {
         "Subscriptions to simulate (default 1; with --random, as many as rate × duration needs).", valueName: "K"))
     var subscriptions: Int?
 
+    /// Renewals of the `renewals` lifecycle.
+    @Option(help: ArgumentHelp(
+        "Renewals the renewals lifecycle plays before auto-renew is turned off (default 3, at most 120): long histories.",
+        valueName: "N"))
+    var renewals = 3
+
     /// Out-of-order delivery.
     @Flag(help: "Deliver the notifications in a random order instead of signing order.")
     var shuffle = false
@@ -171,6 +177,7 @@ struct SimulateCommand: AsyncParsableCommand {
             environment: environment,
             bundleID: BundleID(bundleID),
             appAppleID: appAppleID,
+            renewals: renewals,
             now: Timestamp(Date())
         )
         let deliveries = try Self.usage { try plan.deliveries(signer: NotificationSigner(signer: ca.signer())) }

@@ -16,6 +16,8 @@ public struct SimulationPlan: Sendable {
     public static let maximumSubscriptions = 10_000
     /// The most deliveries a plan holds.
     public static let maximumDeliveries = 100_000
+    /// The most renewals the `renewals` lifecycle plays (ten years of monthly renewals).
+    public static let maximumRenewals = 120
 
     /// Which lifecycles to play.
     public var selection: Selection
@@ -47,6 +49,7 @@ public struct SimulationPlan: Sendable {
         bundleID: BundleID,
         appAppleID: Int64,
         period: Int64 = LifecycleSetup.month,
+        renewals: Int = 3,
         now: Timestamp
     ) {
         self.selection = selection
@@ -57,7 +60,7 @@ public struct SimulationPlan: Sendable {
         self.seed = seed
         self.setup = LifecycleSetup(
             originalTransactionID: "0", start: now, period: period, environment: environment,
-            bundleID: bundleID, appAppleID: appAppleID)
+            bundleID: bundleID, appAppleID: appAppleID, renewals: renewals)
         self.now = now
     }
 
@@ -69,6 +72,9 @@ public struct SimulationPlan: Sendable {
         }
         if let deliveryLimit, !(1...Self.maximumDeliveries).contains(deliveryLimit) {
             throw SimulationError(.invalidOptions, "the number of deliveries must be in 1...\(Self.maximumDeliveries)")
+        }
+        guard (0...Self.maximumRenewals).contains(setup.renewals) else {
+            throw SimulationError(.invalidOptions, "renewals must be in 0...\(Self.maximumRenewals)")
         }
         guard (0...1).contains(duplicateRate) else {
             throw SimulationError(.invalidOptions, "the duplicate rate must be in 0...1")

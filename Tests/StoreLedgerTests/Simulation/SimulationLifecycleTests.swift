@@ -57,6 +57,24 @@ struct SimulationLifecycleTests {
         }
     }
 
+    @Test("a plan's renewals set how long the renewals lifecycle runs; out of range is an error")
+    func renewalsMakeLongHistories() throws {
+        let signer = NotificationSigner(signer: AppStoreJWSSigner(chain: try SigningChain()))
+        func plan(renewals: Int) -> SimulationPlan {
+            SimulationPlan(
+                selection: .lifecycle(.renewals), subscriptions: 2, seed: 7,
+                bundleID: BundleID(SimulationFixtures.bundleID), appAppleID: SimulationFixtures.appAppleID,
+                renewals: renewals, now: 1_735_689_600_000
+            )
+        }
+        let deliveries = try plan(renewals: 36).deliveries(signer: signer)
+        #expect(deliveries.count == 2 * (1 + 36 + 2))
+        #expect(deliveries.filter { $0.notification.label.hasPrefix("DID_RENEW") }.count == 72)
+        #expect(Set(deliveries.compactMap(\.notification.originalTransactionID)).count == 2)
+        #expect(throws: SimulationError.self) { try plan(renewals: SimulationPlan.maximumRenewals + 1).validate() }
+        #expect(throws: SimulationError.self) { try plan(renewals: -1).validate() }
+    }
+
     @Test("the lifecycles play the notification types their names promise")
     func notificationTypes() {
         func labels(_ lifecycle: SimulatedLifecycle) -> [String] {
