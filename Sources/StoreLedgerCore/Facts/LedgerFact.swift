@@ -2,7 +2,7 @@
 ///
 /// The read model is a pure function of a *set* of facts: the projections sort facts by `sortKey` and drop
 /// duplicates by `identity`, so neither arrival order nor repeats change a row.
-public enum LedgerFact: Hashable, Sendable {
+public indirect enum LedgerFact: Hashable, Sendable {
     /// A verified App Store Server Notification (from Apple, or found by reconciliation).
     case notification(NotificationFact)
     /// A verified standalone transaction (posted by an app or returned by the App Store Server API).

@@ -23,24 +23,36 @@ struct NormalizedFacts {
         // Deduplicate by identity; among facts sharing an identity (a notification UUID seen with different
         // content, which verified input never has) keep the one with the most nested payloads, then the
         // greatest sort key, so the choice never depends on input order. Equal content is the same fact.
-        var byIdentity: [LedgerFactIdentity: (fact: LedgerFact, rank: Int, key: LedgerFactSortKey)] = [:]
+        var kept: [(fact: LedgerFact, rank: Int)] = []
+        var positions: [LedgerFactIdentity: Int] = [:]
         for fact in facts {
             let identity = fact.identity
-            if let existing = byIdentity[identity] {
-                if existing.fact == fact { continue }
-                let candidate = (rank: Self.nestedCount(fact), key: fact.sortKey)
-                if (existing.rank, existing.key) >= candidate { continue }
-                byIdentity[identity] = (fact, candidate.rank, candidate.key)
-            } else {
-                byIdentity[identity] = (fact, Self.nestedCount(fact), fact.sortKey)
+            guard let position = positions[identity] else {
+                positions[identity] = kept.count
+                kept.append((fact, Self.nestedCount(fact)))
+                continue
             }
+            let existing = kept[position]
+            if existing.fact == fact { continue }
+            let rank = Self.nestedCount(fact)
+            if (existing.rank, existing.fact.sortKey) >= (rank, fact.sortKey) { continue }
+            kept[position] = (fact, rank)
         }
-        let sorted = byIdentity.values.sorted { $0.key < $1.key }
+        // Sort by (signed date, kind, stable id) computed once per fact; the canonical content only on a tie.
+        let keyed = kept.map { entry in
+            (time: entry.fact.signedDate?.millisecondsSince1970 ?? -.infinity, kind: entry.fact.kind, id: entry.fact.stableID, fact: entry.fact)
+        }
+        let sorted = keyed.sorted { lhs, rhs in
+            if lhs.time != rhs.time { return lhs.time < rhs.time }
+            if lhs.kind != rhs.kind { return lhs.kind < rhs.kind }
+            if lhs.id != rhs.id { return lhs.id < rhs.id }
+            return lhs.fact.sortKey < rhs.fact.sortKey
+        }
 
         // Transactions and renewal infos are distinct by decoded content: equal payloads are one version.
         var notifications: [Item<NotificationFact>] = []
-        var transactions: Set<TransactionPayload> = []
-        var renewalInfos: Set<RenewalInfoPayload> = []
+        var transactions = DistinctPayloads<TransactionPayload> { DistinctPayloads.Bucket($0.transactionID?.rawValue, $0.signedDate) }
+        var renewalInfos = DistinctPayloads<RenewalInfoPayload> { DistinctPayloads.Bucket($0.originalTransactionID?.rawValue, $0.signedDate) }
         for entry in sorted {
             switch entry.fact {
             case .notification(let notification):
@@ -54,12 +66,8 @@ struct NormalizedFacts {
             }
         }
         self.notifications = notifications
-        self.transactions = transactions.map { Item(payload: $0, canonical: CanonicalContent(of: $0)) }
-            .sorted { EvidenceOrder($0.payload.signedDate, .transaction, $0.canonical)
-                < EvidenceOrder($1.payload.signedDate, .transaction, $1.canonical) }
-        self.renewalInfos = renewalInfos.map { Item(payload: $0, canonical: CanonicalContent(of: $0)) }
-            .sorted { EvidenceOrder($0.payload.signedDate, .renewalInfo, $0.canonical)
-                < EvidenceOrder($1.payload.signedDate, .renewalInfo, $1.canonical) }
+        self.transactions = transactions.itemsBySignedDate(\.signedDate)
+        self.renewalInfos = renewalInfos.itemsBySignedDate(\.signedDate)
 
         let dates = notifications.map(\.payload.signedDate) + self.transactions.map(\.payload.signedDate)
             + self.renewalInfos.map(\.payload.signedDate)
@@ -69,15 +77,59 @@ struct NormalizedFacts {
     /// The latest-signed version of each distinct transaction id (a transaction without an id stands alone),
     /// ordered by transaction id (those without one first, by canonical content).
     var latestTransactionVersions: [Item<TransactionPayload>] {
-        var latest: [String: Item<TransactionPayload>] = [:]
+        var latest: [TransactionID: Item<TransactionPayload>] = [:]
+        var withoutID: [Item<TransactionPayload>] = []
         for item in transactions {  // ascending, so later versions overwrite earlier ones
-            latest[item.payload.transactionID.map { "id:" + $0.rawValue } ?? "content:" + item.canonical.string] = item
+            if let id = item.payload.transactionID {
+                latest[id] = item
+            } else {
+                withoutID.append(item)
+            }
         }
-        return latest.values.sorted { lhs, rhs in
-            let l = lhs.payload.transactionID?.rawValue
-            let r = rhs.payload.transactionID?.rawValue
-            if l != r { return (l ?? "") < (r ?? "") || (l == nil && r != nil) }
-            return lhs.canonical < rhs.canonical
+        return withoutID.sorted { $0.canonical < $1.canonical }
+            + latest.sorted { $0.key.rawValue < $1.key.rawValue }.map(\.value)
+    }
+
+    /// Payloads kept once per decoded content. Equal payloads fall in the same bucket (a few cheap fields), so only
+    /// payloads sharing a bucket are compared in full; hashing every field of every payload cost more.
+    struct DistinctPayloads<Payload: Equatable & Encodable> {
+        /// A payload's id and signed date.
+        struct Bucket: Hashable {
+            let id: String?
+            let signedDate: Timestamp?
+            init(_ id: String?, _ signedDate: Timestamp?) {
+                self.id = id
+                self.signedDate = signedDate
+            }
+        }
+
+        private let bucket: (Payload) -> Bucket
+        private var buckets: [Bucket: [Payload]] = [:]
+
+        /// Distinct payloads, bucketed by `bucket`.
+        init(bucket: @escaping (Payload) -> Bucket) {
+            self.bucket = bucket
+        }
+
+        /// Adds `payload` unless an equal one is already there.
+        mutating func insert(_ payload: Payload) {
+            let key = bucket(payload)
+            if buckets[key]?.contains(payload) == true { return }
+            buckets[key, default: []].append(payload)
+        }
+
+        /// The distinct payloads ascending by (signed date, canonical content).
+        func itemsBySignedDate(_ signedDate: (Payload) -> Timestamp?) -> [Item<Payload>] {
+            var keyed: [(time: Double, item: Item<Payload>)] = []
+            for payload in buckets.values.joined() {
+                let time = signedDate(payload)?.millisecondsSince1970 ?? -.infinity
+                keyed.append((time, Item(payload: payload, canonical: CanonicalContent(of: payload))))
+            }
+            keyed.sort { lhs, rhs in
+                if lhs.time != rhs.time { return lhs.time < rhs.time }
+                return lhs.item.canonical < rhs.item.canonical
+            }
+            return keyed.map(\.item)
         }
     }
 

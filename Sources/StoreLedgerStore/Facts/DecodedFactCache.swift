@@ -59,11 +59,19 @@ final class DecodedFactCache: Sendable {
 
     /// The decoded fact with this key, if remembered.
     func fact(_ key: Key) -> LedgerFact? {
+        facts([key])[0]
+    }
+
+    /// The decoded facts with these keys, each `nil` if not remembered (one lock for all).
+    func facts(_ keys: [Key?]) -> [LedgerFact?] {
         generations.withLock { generations in
-            if let fact = generations.newer[key] { return fact }
-            guard let fact = generations.older.removeValue(forKey: key) else { return nil }
-            insert(fact, for: key, into: &generations)
-            return fact
+            keys.map { key in
+                guard let key else { return nil }
+                if let fact = generations.newer[key] { return fact }
+                guard let fact = generations.older.removeValue(forKey: key) else { return nil }
+                insert(fact, for: key, into: &generations)
+                return fact
+            }
         }
     }
 

@@ -140,16 +140,18 @@ public enum FactStore {
         query.binds.append(ids, context: .default)
 
         let cache = DecodedFactCache.shared
-        var facts: [Key: [LedgerFact]] = Dictionary(uniqueKeysWithValues: keys.map { ($0, []) })
-        var missing: [(key: Key, row: StoredFact)] = []
+        var listed: [(key: Key, row: StoredFact)] = []
         let rows = try await connection.query(query, logger: logger)
         for try await (ordinal, kindName, id, digest) in rows.decode((Int64, String, String, String?).self) {
-            let key = keys[Int(ordinal) - 1]
-            let row = StoredFact(kind: try StoredFact.kind(named: kindName), id: id, digestHex: digest)
-            if let cacheKey = row.cacheKey, let fact = cache.fact(cacheKey) {
-                facts[key, default: []].append(fact)
+            listed.append((keys[Int(ordinal) - 1], StoredFact(kind: try StoredFact.kind(named: kindName), id: id, digestHex: digest)))
+        }
+        var facts: [Key: [LedgerFact]] = Dictionary(uniqueKeysWithValues: keys.map { ($0, []) })
+        var missing: [(key: Key, row: StoredFact)] = []
+        for (entry, cached) in zip(listed, cache.facts(listed.map(\.row.cacheKey))) {
+            if let cached {
+                facts[entry.key, default: []].append(cached)
             } else {
-                missing.append((key, row))
+                missing.append(entry)
             }
         }
         guard !missing.isEmpty else { return facts }
