@@ -95,8 +95,11 @@ struct NormalizedFacts {
     struct DistinctPayloads<Payload: Equatable & Encodable> {
         /// A payload's id and signed date.
         struct Bucket: Hashable {
+            /// The payload's transaction id (or original transaction id).
             let id: String?
+            /// When it was signed.
             let signedDate: Timestamp?
+            /// A bucket for an id and signed date.
             init(_ id: String?, _ signedDate: Timestamp?) {
                 self.id = id
                 self.signedDate = signedDate

@@ -1,4 +1,3 @@
-import Crypto
 public import Foundation
 
 /// One numbered plain-SQL migration from `sql/`, named `NNNN_description.sql`.
@@ -21,7 +20,7 @@ public struct Migration: Sendable, Hashable {
         self.version = version
         self.name = name
         self.sql = sql
-        self.checksum = SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined()
+        self.checksum = SHA256Digest.hex(of: Data(sql.utf8))
     }
 
     /// Loads every `*.sql` file in `directory`, ordered by version; duplicate versions are an error.

@@ -1,4 +1,3 @@
-import Crypto
 public import Foundation
 public import StoreLedgerCore
 
@@ -64,7 +63,7 @@ public struct FactBatch: Sendable {
         notifications.append(Notification(
             eventID: eventID.rawValue,
             uuid: uuid.rawValue,
-            digestHex: Self.digestHex(payloadJSON),
+            digestHex: SHA256Digest.hex(of: payloadJSON),
             payload: String(decoding: payloadJSON, as: UTF8.self),
             transaction: transactionJSON.map { String(decoding: $0, as: UTF8.self) },
             renewalInfo: renewalInfoJSON.map { String(decoding: $0, as: UTF8.self) },
@@ -102,7 +101,7 @@ public struct FactBatch: Sendable {
     private static func merge(
         _ fact: LedgerFact, _ payloadJSON: Data, standalone: Bool, eventID: EventID, into facts: inout [String: SignedFact]
     ) {
-        let digest = digestHex(payloadJSON)
+        let digest = SHA256Digest.hex(of: payloadJSON)
         if var existing = facts[digest] {
             existing.standalone = existing.standalone || standalone
             existing.firstEventID = min(existing.firstEventID, eventID.rawValue)
@@ -113,17 +112,5 @@ public struct FactBatch: Sendable {
                 standalone: standalone, firstEventID: eventID.rawValue, fact: fact
             )
         }
-    }
-
-    /// The SHA-256 of `bytes` in lower-case hex.
-    private static func digestHex(_ bytes: Data) -> String {
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(64)
-        for byte in SHA256.hash(data: bytes) {
-            text.append(hex[Int(byte >> 4)])
-            text.append(hex[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
     }
 }

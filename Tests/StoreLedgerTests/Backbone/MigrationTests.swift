@@ -13,6 +13,12 @@ struct MigrationTests {
         #expect(versions == Array(1...versions.count))
     }
 
+    /// Checksums stay what databases migrated earlier recorded: SHA-256 of the file's text, lower-case hex.
+    @Test func aMigrationsChecksumIsTheSHA256OfItsTextInHex() throws {
+        let migration = try Migration(fileName: "0001_abc.sql", sql: "abc")
+        #expect(migration.checksum == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }
+
     @Test func migrateAppliesOnceThenIsANoOp() async throws {
         try await TestDatabase.withFresh(migrated: false) { db in
             await #expect(throws: StoreError.self) { try await migrator.requireCurrent(client: db.client, logger: db.logger) }

@@ -1,8 +1,0 @@
-import Crypto
-import Foundation
-
-/// SHA-256 of a string's UTF-8 bytes.
-enum SHA256Digest {
-    /// The digest bytes.
-    static func of(_ text: String) -> [UInt8] { Array(SHA256.hash(data: Data(text.utf8))) }
-}
