@@ -87,7 +87,8 @@ public enum FactStore {
         set { DecodedFactCache.shared.capacity = newValue }
     }
 
-    /// Every fact of each subscription in `keys`, in one statement; the result has one entry per key.
+    /// Every fact of each subscription in `keys` (one statement, and one more for facts not held decoded); the result
+    /// has one entry per key.
     public static func subscriptionFacts(
         _ keys: [SubscriptionKey], on connection: PostgresConnection, logger: Logger
     ) async throws -> [SubscriptionKey: [LedgerFact]] {
@@ -98,7 +99,8 @@ public enum FactStore {
         )
     }
 
-    /// Every fact of each one-time purchase in `keys`, in one statement; the result has one entry per key.
+    /// Every fact of each one-time purchase in `keys` (one statement, and one more for facts not held decoded); the
+    /// result has one entry per key.
     public static func purchaseFacts(
         _ keys: [PurchaseKey], on connection: PostgresConnection, logger: Logger
     ) async throws -> [PurchaseKey: [LedgerFact]] {
