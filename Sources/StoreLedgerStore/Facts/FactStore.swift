@@ -162,7 +162,9 @@ public enum FactStore {
         cache.remember(fetched.compactMap { row, fact in row.cacheKey.map { ($0, fact) } })
         for (key, row) in missing {
             guard let fact = fetched[row] else {
-                throw StoreError.configuration("the \(row.kind) fact \(row.id) disappeared while its row was being refolded")
+                // Facts are only removed by a rebuild's swap, which waits for writers; if one goes anyway, the
+                // batch is retried rather than folded without it.
+                throw StoreError(code: .unavailable, detail: "the \(row.kind) fact \(row.id) disappeared while its row was being refolded")
             }
             facts[key, default: []].append(fact)
         }
