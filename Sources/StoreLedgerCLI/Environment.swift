@@ -115,7 +115,7 @@ struct Environment: Sendable {
     /// The handler this process projects with, over `verifiers`; sets how many decoded facts the process keeps
     /// for refolds: `FACT_CACHE_SIZE` (default 20,000; 0 keeps none).
     func ledgerHandler(verifiers: LedgerVerifiers) throws -> LedgerHandler {
-        FactStore.decodedFactCacheCapacity = try int("FACT_CACHE_SIZE", default: 20_000, in: 0...10_000_000)
+        FactStore.decodedFactCacheCapacity = try int("FACT_CACHE_SIZE", default: FactStore.defaultDecodedFactCacheCapacity, in: 0...10_000_000)
         return LedgerHandler(verifiers: verifiers)
     }
 

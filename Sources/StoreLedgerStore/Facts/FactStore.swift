@@ -80,6 +80,9 @@ public enum FactStore {
         try await connection.query(query, logger: logger)
     }
 
+    /// The default of ``decodedFactCacheCapacity``.
+    public static let defaultDecodedFactCacheCapacity = DecodedFactCache.defaultCapacity
+
     /// How many decoded facts this process keeps for refolds (`FACT_CACHE_SIZE`; default 20,000, 0 for none).
     /// Without them, every refold fetches and decodes all of the row's facts.
     public static var decodedFactCacheCapacity: Int {
@@ -145,7 +148,8 @@ public enum FactStore {
         var listed: [(key: Key, row: StoredFact)] = []
         let rows = try await connection.query(query, logger: logger)
         for try await (ordinal, kindName, id, digest) in rows.decode((Int64, String, String, String?).self) {
-            listed.append((keys[Int(ordinal) - 1], StoredFact(kind: try StoredFact.kind(named: kindName), id: id, digestHex: digest)))
+            let row = StoredFact.RowID(kind: try StoredFact.kind(named: kindName), id: id)
+            listed.append((keys[Int(ordinal) - 1], StoredFact(rowID: row, digestHex: digest)))
         }
         var facts: [Key: [LedgerFact]] = Dictionary(uniqueKeysWithValues: keys.map { ($0, []) })
         var missing: [(key: Key, row: StoredFact)] = []
@@ -158,32 +162,43 @@ public enum FactStore {
         }
         guard !missing.isEmpty else { return facts }
 
-        let fetched = try await fetch(Set(missing.map(\.row)), on: connection, logger: logger)
-        cache.remember(fetched.compactMap { row, fact in row.cacheKey.map { ($0, fact) } })
+        let fetched = try await fetch(Set(missing.map(\.row.rowID)), on: connection, logger: logger)
+        var fetchedByDigest: [(key: DecodedFactCache.Key, fact: LedgerFact)] = []
         for (key, row) in missing {
-            guard let fact = fetched[row] else {
+            guard let fact = fetched[row.rowID] else {
                 // Facts are only removed by a rebuild's swap, which waits for writers; if one goes anyway, the
                 // batch is retried rather than folded without it.
-                throw StoreError(code: .unavailable, detail: "the \(row.kind) fact \(row.id) disappeared while its row was being refolded")
+                throw StoreError(
+                    code: .unavailable,
+                    detail: "the \(row.rowID.kind) fact \(row.rowID.id) disappeared while its row was being refolded"
+                )
             }
             facts[key, default: []].append(fact)
+            if let cacheKey = row.cacheKey { fetchedByDigest.append((cacheKey, fact)) }
         }
+        cache.remember(fetchedByDigest)
         return facts
     }
 
     /// A stored fact as the first step lists it: its kind, row id (notification UUID, or content digest) and
     /// content digest (absent for notifications recorded before digests were stored).
-    private struct StoredFact: Hashable {
-        /// The fact's kind.
-        let kind: LedgerFactKind
-        /// Its row id within its table.
-        let id: String
+    private struct StoredFact {
+        /// A fact's kind and its row id within its table.
+        struct RowID: Hashable {
+            /// The fact's kind.
+            let kind: LedgerFactKind
+            /// Its row id within its table.
+            let id: String
+        }
+
+        /// Where it is stored.
+        let rowID: RowID
         /// SHA-256 of its verified bytes, hex.
         let digestHex: String?
 
         /// Its key in the decoded-fact cache, if it has a digest.
         var cacheKey: DecodedFactCache.Key? {
-            digestHex.map { DecodedFactCache.Key(kind: kind, digestHex: $0) }
+            digestHex.map { DecodedFactCache.Key(kind: rowID.kind, digestHex: $0) }
         }
 
         /// The kind a query names.
@@ -199,8 +214,8 @@ public enum FactStore {
 
     /// Fetches and decodes the given stored facts, in one statement.
     private static func fetch(
-        _ rows: Set<StoredFact>, on connection: PostgresConnection, logger: Logger
-    ) async throws -> [StoredFact: LedgerFact] {
+        _ rows: Set<StoredFact.RowID>, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [StoredFact.RowID: LedgerFact] {
         func ids(_ kind: LedgerFactKind) -> [String] { rows.filter { $0.kind == kind }.map(\.id) }
         let result = try await connection.query(
             """
@@ -215,31 +230,29 @@ public enum FactStore {
             """,
             logger: logger
         )
-        // A notification's row id is its UUID; the digest the first step saw goes with it.
-        let wanted = Dictionary(rows.map { ("\($0.kind.rawValue)/\($0.id)", $0) }, uniquingKeysWith: { first, _ in first })
         let decoder = JSONDecoder()
-        var facts: [StoredFact: LedgerFact] = [:]
+        var facts: [StoredFact.RowID: LedgerFact] = [:]
         for try await (kindName, id, payload, transaction, renewal) in result.decode((String, String, String, String?, String?).self) {
-            guard let row = wanted["\(try StoredFact.kind(named: kindName).rawValue)/\(id)"] else { continue }
-            facts[row] = try decodeFact(kind: kindName, payload: payload, transaction: transaction, renewal: renewal, decoder: decoder)
+            let row = StoredFact.RowID(kind: try StoredFact.kind(named: kindName), id: id)
+            facts[row] = try decodeFact(kind: row.kind, payload: payload, transaction: transaction, renewal: renewal, decoder: decoder)
         }
         return facts
     }
 
     /// One stored fact back as a ``LedgerFact``.
     private static func decodeFact(
-        kind: String, payload: String, transaction: String?, renewal: String?, decoder: JSONDecoder
+        kind: LedgerFactKind, payload: String, transaction: String?, renewal: String?, decoder: JSONDecoder
     ) throws -> LedgerFact {
         switch kind {
-        case "notification":
+        case .notification:
             return .notification(NotificationFact(
                 payload: try decoder.decode(NotificationPayload.self, from: Data(payload.utf8)),
                 transaction: try transaction.map { try decoder.decode(TransactionPayload.self, from: Data($0.utf8)) },
                 renewalInfo: try renewal.map { try decoder.decode(RenewalInfoPayload.self, from: Data($0.utf8)) }
             ))
-        case "transaction":
+        case .transaction:
             return .transaction(try decoder.decode(TransactionPayload.self, from: Data(payload.utf8)))
-        default:
+        case .renewalInfo:
             return .renewalInfo(try decoder.decode(RenewalInfoPayload.self, from: Data(payload.utf8)))
         }
     }
