@@ -21,9 +21,6 @@ public struct EnvelopeHandler: EventHandler {
         }
     }
 
-    /// It writes nothing of its own.
-    public var appliesInDatabase: Bool { false }
-
     /// Writes nothing; returns the prepared outcomes.
     public func apply(_ batch: [EventOutcome], in transaction: PostgresConnection, logger: Logger) async throws -> [EventOutcome] {
         batch

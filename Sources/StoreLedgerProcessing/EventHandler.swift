@@ -18,14 +18,4 @@ public protocol EventHandler: Sendable {
 
     /// Writes the effects of a prepared batch in `transaction`; returns one outcome per element, in order.
     func apply(_ batch: [Prepared], in transaction: PostgresConnection, logger: Logger) async throws -> [EventOutcome]
-
-    /// Whether ``apply(_:in:logger:)`` writes to the database. When it does not, the worker records a batch's
-    /// outcomes in one autocommitted statement instead of a transaction: the same atomicity, two round trips
-    /// (BEGIN, COMMIT) fewer per batch.
-    var appliesInDatabase: Bool { get }
-}
-
-extension EventHandler {
-    /// Handlers write their effects by default.
-    public var appliesInDatabase: Bool { true }
 }

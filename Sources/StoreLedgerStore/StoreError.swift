@@ -4,7 +4,7 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What kind of storage error this is.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case configuration, schemaBehind, schemaAhead, migrationChanged, unavailable, leaseLost
+            case configuration, schemaBehind, schemaAhead, migrationChanged, unavailable, leaseLost, notCommitted
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -21,6 +21,9 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let unavailable = Code(.unavailable)
         /// A worker tried to finish events whose lease it no longer holds.
         public static let leaseLost = Code(.leaseLost)
+        /// A transaction did not commit: its `COMMIT` failed or answered `ROLLBACK` (an earlier statement had failed).
+        /// Nothing it wrote is stored; whatever it was to acknowledge must not be acknowledged.
+        public static let notCommitted = Code(.notCommitted)
 
         /// The code's name.
         public var description: String { base.rawValue }

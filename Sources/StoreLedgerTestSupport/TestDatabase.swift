@@ -86,8 +86,9 @@ public struct TestDatabase: Sendable {
 
     /// Runs one SQL statement and decodes the single integer it returns.
     public func scalar(_ query: PostgresQuery) async throws -> Int {
-        let rows = try await client.query(query, logger: logger)
-        for try await value in rows.decode(Int.self) { return value }
-        throw StoreError.configuration("query returned no row")
+        guard let value = try await client.query(query, logger: logger).decode(Int.self).firstAfterReadingAll() else {
+            throw StoreError.configuration("query returned no row")
+        }
+        return value
     }
 }

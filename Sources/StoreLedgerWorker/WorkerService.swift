@@ -110,14 +110,11 @@ public struct WorkerService<Handler: EventHandler>: Service {
         for event in batch { prepared.append(await handler.prepare(event, logger: logger)) }
         do {
             let prepared = prepared
-            // Effects and outcomes commit together; with no effects, the outcomes statement is atomic alone.
-            let outcomes = handler.appliesInDatabase
-                ? try await client.inTransaction(logger: logger) { connection in
-                    try await applyAndComplete(prepared, of: batch, owner: owner, on: connection)
-                }
-                : try await client.withConnection { connection in
-                    try await applyAndComplete(prepared, of: batch, owner: owner, on: connection)
-                }
+            // Effects and outcomes commit together, and count only once the COMMIT said so: an autocommitted
+            // completion would report success before its commit, which can still fail.
+            let outcomes = try await client.inTransaction(logger: logger) { connection in
+                try await applyAndComplete(prepared, of: batch, owner: owner, on: connection)
+            }
             count(outcomes, of: batch)
             batchTimer.record(duration: start.duration(to: .now))
         } catch let error as StoreError where error.code == .leaseLost {

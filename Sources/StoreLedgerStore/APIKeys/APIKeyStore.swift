@@ -19,9 +19,11 @@ public struct APIKeyStore: Sendable {
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         let key = "sl_" + Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        try await client.query(
-            "INSERT INTO api_keys (key_sha256, name) VALUES (\(Self.digest(key)), \(name))", logger: logger
-        )
+        try await client.inTransaction(logger: logger) { connection in
+            try await connection.query(
+                "INSERT INTO api_keys (key_sha256, name) VALUES (\(Self.digest(key)), \(name))", logger: logger
+            ).readToEnd()
+        }
         return key
     }
 
@@ -30,17 +32,16 @@ public struct APIKeyStore: Sendable {
         let rows = try await client.query(
             "SELECT name FROM api_keys WHERE key_sha256 = \(Self.digest(key)) AND revoked_at IS NULL", logger: logger
         )
-        for try await name in rows.decode(String.self) { return name }
-        return nil
+        return try await rows.decode(String.self).firstAfterReadingAll()
     }
 
     /// Revokes the key named `name`; returns whether one was revoked.
     public func revoke(name: String, logger: Logger) async throws -> Bool {
-        let rows = try await client.query(
-            "UPDATE api_keys SET revoked_at = now() WHERE name = \(name) AND revoked_at IS NULL RETURNING name", logger: logger
-        )
-        for try await _ in rows.decode(String.self) { return true }
-        return false
+        try await client.inTransaction(logger: logger) { connection in
+            try await connection.query(
+                "UPDATE api_keys SET revoked_at = now() WHERE name = \(name) AND revoked_at IS NULL RETURNING name", logger: logger
+            ).readToEnd().isEmpty == false
+        }
     }
 
     /// SHA-256 of the key's UTF-8 bytes.

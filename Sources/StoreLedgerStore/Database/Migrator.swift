@@ -77,19 +77,19 @@ public struct Migrator: Sendable {
         var applied: [Int] = []
         for migration in migrations where status.pending.contains(migration.version) {
             logger.info("applying migration", metadata: ["migration": "\(migration.name)"])
-            try await connection.query("BEGIN", logger: logger)
             do {
-                try await connection.query("SELECT pg_temp.storeledger_run_migration(\(migration.sql))", logger: logger)
-                try await connection.query(
-                    """
-                    INSERT INTO schema_migrations (version, name, checksum)
-                    VALUES (\(migration.version)::int4, \(migration.name), \(migration.checksum))
-                    """,
-                    logger: logger
-                )
-                try await connection.query("COMMIT", logger: logger)
+                // Applied and recorded together, or neither (the COMMIT's answer is checked).
+                try await connection.inTransaction(logger: logger) { connection in
+                    try await connection.query("SELECT pg_temp.storeledger_run_migration(\(migration.sql))", logger: logger).readToEnd()
+                    try await connection.query(
+                        """
+                        INSERT INTO schema_migrations (version, name, checksum)
+                        VALUES (\(migration.version)::int4, \(migration.name), \(migration.checksum))
+                        """,
+                        logger: logger
+                    ).readToEnd()
+                }
             } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
                 throw StoreError(
                     code: .configuration,
                     detail: "migration \(migration.name) failed: \(String(reflecting: error))"
@@ -111,7 +111,7 @@ public struct Migrator: Sendable {
         var recorded: [Int: String] = [:]
         if exists {
             let rows = try await connection.query("SELECT version, checksum FROM schema_migrations", logger: logger)
-            for try await (version, checksum) in rows.decode((Int, String).self) { recorded[version] = checksum }
+            for (version, checksum) in try await rows.decode((Int, String).self).readToEnd() { recorded[version] = checksum }
         }
         let known = Dictionary(uniqueKeysWithValues: migrations.map { ($0.version, $0.checksum) })
         return Status(

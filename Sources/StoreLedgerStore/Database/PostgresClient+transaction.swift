@@ -2,17 +2,55 @@ public import Logging
 public import PostgresNIO
 
 extension PostgresClient {
-    /// Runs `body` in a transaction, like `withTransaction`, but rethrows the body's own error
-    /// unwrapped (PostgresNIO wraps it in `PostgresTransactionError`), so callers can match on it.
-    public func inTransaction<Result: Sendable>(
+    /// Runs `body` in a transaction on one pooled connection and returns only once the database has committed it.
+    ///
+    /// Every write whose success is reported to anyone (an acknowledgement to Apple, an answer to an app, a finished
+    /// queue row, an operator's action) goes through here. An autocommitted statement is not enough: in the extended
+    /// protocol its implicit transaction commits at `Sync`, *after* the statement's rows and its CommandComplete were
+    /// sent, so a failing commit (a deferred constraint, a crash before the WAL flush) is invisible to its caller.
+    /// An explicit `COMMIT` answers only after the commit is durable, and says `ROLLBACK` when an earlier statement
+    /// failed; anything but `COMMIT` throws ``StoreError/Code/notCommitted``. The body's own error is rethrown
+    /// unwrapped after a rollback, so callers can match on it.
+    @discardableResult
+    public func inTransaction<Result>(
         logger: Logger,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: (PostgresConnection) async throws -> sending Result
-    ) async throws -> Result {
+    ) async throws -> sending Result {
+        try await withConnection(isolation: isolation) { connection in
+            try await connection.inTransaction(logger: logger, isolation: isolation, body)
+        }
+    }
+}
+
+extension PostgresConnection {
+    /// Runs `body` between `BEGIN` and a `COMMIT` whose command tag is checked; see
+    /// ``PostgresNIO/PostgresClient/inTransaction(logger:_:)``.
+    @discardableResult
+    public func inTransaction<Result>(
+        logger: Logger,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (PostgresConnection) async throws -> sending Result
+    ) async throws -> sending Result {
+        try await query("BEGIN", logger: logger).readToEnd()
+        let result: Result
         do {
-            return try await withTransaction(logger: logger, body)
-        } catch let error as PostgresTransactionError {
-            if let closureError = error.closureError, error.rollbackError == nil { throw closureError }
+            result = try await body(self)
+        } catch {
+            do {
+                try await query("ROLLBACK", logger: logger).readToEnd()
+            } catch let rollbackError {
+                // The connection is most likely gone, and with it the transaction.
+                logger.warning("rollback failed", metadata: ["error": "\(String(reflecting: rollbackError))"])
+            }
             throw error
         }
+        // The future-returning query collects every row and gives the command tag: `COMMIT`, or `ROLLBACK` when the
+        // transaction had already failed.
+        let tag = try await query(PostgresQuery(unsafeSQL: "COMMIT"), logger: logger).get().metadata.command
+        guard tag == "COMMIT" else {
+            throw StoreError(code: .notCommitted, detail: "the database answered \(tag) to COMMIT: an earlier statement of the transaction failed")
+        }
+        return result
     }
 }

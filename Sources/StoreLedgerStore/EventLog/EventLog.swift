@@ -12,32 +12,30 @@ public struct EventLog: Sendable {
         self.client = client
     }
 
-    /// Appends an event and its pending queue row in one statement (one round trip, one
-    /// transaction). Returns only after the commit, so a caller may acknowledge the input.
+    /// Appends an event and its pending queue row in one statement and one transaction. Returns only after the
+    /// database confirmed the commit, so a caller may acknowledge the input; throws when it did not.
     public func append(_ event: NewEvent, logger: Logger) async throws -> AppendedEvent {
-        for try await (id, receivedAt) in try await client.execute(AppendStatement(event: event), logger: logger) {
-            return AppendedEvent(id: EventID(id), receivedAt: receivedAt)
+        try await client.inTransaction(logger: logger) { connection in
+            try await Self.append(event, on: connection, logger: logger)
         }
-        throw StoreError(code: .unavailable, detail: "the event insert returned no row")
     }
 
-    /// Appends an event and its queue row on an existing connection (inside the caller's transaction).
+    /// Appends an event and its queue row on an existing connection, inside the caller's transaction (which must
+    /// commit before anything is acknowledged).
     public static func append(_ event: NewEvent, on connection: PostgresConnection, logger: Logger) async throws -> AppendedEvent {
-        for try await (id, receivedAt) in try await connection.execute(AppendStatement(event: event), logger: logger) {
-            return AppendedEvent(id: EventID(id), receivedAt: receivedAt)
+        guard let (id, receivedAt) = try await connection.execute(AppendStatement(event: event), logger: logger).firstAfterReadingAll() else {
+            throw StoreError(code: .unavailable, detail: "the event insert returned no row")
         }
-        throw StoreError(code: .unavailable, detail: "the event insert returned no row")
+        return AppendedEvent(id: EventID(id), receivedAt: receivedAt)
     }
 
     /// Creates monthly partitions from this month through `monthsAhead` months ahead; returns how
     /// many it created. Idempotent; workers call it periodically.
     @discardableResult
     public func ensurePartitions(monthsAhead: Int = 3, logger: Logger) async throws -> Int {
-        let rows = try await client.query(
-            "SELECT storeledger_ensure_event_partitions(\(monthsAhead)::int4)",
-            logger: logger
-        )
-        for try await created in rows.decode(Int.self) { return created }
-        return 0
+        try await client.inTransaction(logger: logger) { connection in
+            try await connection.query("SELECT storeledger_ensure_event_partitions(\(monthsAhead)::int4)", logger: logger)
+                .decode(Int.self).firstAfterReadingAll() ?? 0
+        }
     }
 }

@@ -26,11 +26,11 @@ public struct EventPartitions: Sendable {
     /// Creates the partitions from `from`'s month through `monthsAhead` months later; returns how many were new.
     @discardableResult
     public func ensure(monthsAhead: Int, from: Date = Date(), logger: Logger) async throws -> Int {
-        let rows = try await client.query(
-            "SELECT storeledger_ensure_event_partitions(\(Int32(monthsAhead))::int4, \(from))", logger: logger
-        )
-        for try await created in rows.decode(Int32.self) { return Int(created) }
-        return 0
+        try await client.inTransaction(logger: logger) { connection in
+            try await connection.query(
+                "SELECT storeledger_ensure_event_partitions(\(Int32(monthsAhead))::int4, \(from))", logger: logger
+            ).decode(Int32.self).firstAfterReadingAll().map(Int.init) ?? 0
+        }
     }
 
     /// The attached partitions, oldest first (the default partition last).
@@ -72,9 +72,11 @@ public struct EventPartitions: Sendable {
             guard unfinished == 0 else {
                 throw StoreError(code: .configuration, detail: "\(partition.name) still has \(unfinished) unfinished event(s); let the workers finish first")
             }
-            try await client.query(PostgresQuery(unsafeSQL: "ALTER TABLE events DETACH PARTITION \(partition.name)"), logger: logger)
-            if drop {
-                try await client.query(PostgresQuery(unsafeSQL: "DROP TABLE \(partition.name)"), logger: logger)
+            try await client.inTransaction(logger: logger) { connection in
+                try await connection.query(PostgresQuery(unsafeSQL: "ALTER TABLE events DETACH PARTITION \(partition.name)"), logger: logger).readToEnd()
+                if drop {
+                    try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(partition.name)"), logger: logger).readToEnd()
+                }
             }
             logger.notice("events partition detached", metadata: ["partition": "\(partition.name)", "rows": "\(partition.rows)", "dropped": "\(drop)"])
             detached.append(partition.name)

@@ -53,7 +53,7 @@ public struct PurchaseIntentStore: Sendable {
             """,
             logger: logger
         )
-        for try await row in rows {
+        for row in try await rows.readToEnd() {
             let columns = row.makeRandomAccess()
             var intent = PurchaseIntent(
                 correlationID: try columns[0].decode(UUID.self), userID: UserID(try columns[1].decode(String.self)),

@@ -146,7 +146,8 @@ public struct OperatorStore: Sendable {
             bindings.append(to)
             filter = "q.state IN ('done', 'rejected', 'dead') AND q.event_received_at >= $4 AND q.event_received_at < $5"
         }
-        let rows = try await client.query(
+        let count = try await client.inTransaction(logger: logger) { connection in
+            let count = try await connection.query(
             PostgresQuery(
                 unsafeSQL: """
                     WITH selected AS (
@@ -166,11 +167,12 @@ public struct OperatorStore: Sendable {
                 binds: bindings
             ),
             logger: logger
-        )
-        var count = 0
-        for try await value in rows.decode(Int.self) { count = value }
+            ).decode(Int.self).readToEnd().last ?? 0
+            // Delivered to listeners at commit, with the rows.
+            if count > 0 { try await connection.query("SELECT pg_notify(\(EventQueue.notificationChannel), '')", logger: logger).readToEnd() }
+            return count
+        }
         if count > 0 {
-            try await client.query("SELECT pg_notify(\(EventQueue.notificationChannel), '')", logger: logger)
             logger.notice("events requeued", metadata: ["count": "\(count)", "action": "\(action)", "by": "\(operatorName)", "reason": "\(reason)"])
         }
         return count

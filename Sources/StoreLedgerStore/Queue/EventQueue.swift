@@ -22,13 +22,15 @@ public struct EventQueue: Sendable {
     /// Each claim counts as an attempt. Returns the events in log order.
     public func claim(limit: Int, owner: String, lease: Duration, logger: Logger) async throws -> [ClaimedEvent] {
         let leaseSeconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
-        let rows = try await client.execute(
-            ClaimStatement(limit: Int64(limit), owner: owner, leaseSeconds: leaseSeconds), logger: logger
-        )
+        // In a checked transaction like every write: a claim that did not commit is not handed to the handler.
+        let rows = try await client.inTransaction(logger: logger) { connection in
+            try await connection.execute(
+                ClaimStatement(limit: Int64(limit), owner: owner, leaseSeconds: leaseSeconds), logger: logger
+            ).readToEnd()
+        }
         var events: [ClaimedEvent] = []
-        for try await (id, attempt, receivedAt, source, hint, body, requestID)
-            in rows
-        {
+        events.reserveCapacity(rows.count)
+        for (id, attempt, receivedAt, source, hint, body, requestID) in rows {
             events.append(
                 ClaimedEvent(
                     id: EventID(id), attempt: Int(attempt), receivedAt: receivedAt,
@@ -75,15 +77,12 @@ public struct EventQueue: Sendable {
                 delays.append(exhausted ? 0 : policy.delay(afterAttempt: event.attempt))
             }
         }
-        var finished = 0
-        for try await count in try await connection.execute(
+        let finished = try await connection.execute(
             CompleteStatement(
                 ids: ids, attempts: attempts, states: states, errors: errors, delays: delays, owner: owner
             ),
             logger: logger
-        ) {
-            finished = Int(count)
-        }
+        ).readToEnd().last.map(Int.init) ?? 0
         if finished != results.count {
             throw StoreError(
                 code: .leaseLost,
@@ -96,7 +95,8 @@ public struct EventQueue: Sendable {
     /// returns how many it rescued. Any worker may call it; concurrent calls skip each other's rows.
     @discardableResult
     public func rescueExpiredLeases(policy: RetryPolicy, limit: Int = 1000, logger: Logger) async throws -> Int {
-        let rows = try await client.query(
+        let rescued = try await client.inTransaction(logger: logger) { connection in
+            try await connection.query(
             """
             WITH expired AS (
                 SELECT event_id FROM event_queue
@@ -121,9 +121,8 @@ public struct EventQueue: Sendable {
             SELECT count(*) FROM rescued
             """,
             logger: logger
-        )
-        var rescued = 0
-        for try await count in rows.decode(Int.self) { rescued = count }
+            ).decode(Int.self).readToEnd().last ?? 0
+        }
         if rescued > 0 { logger.warning("rescued expired leases", metadata: ["count": "\(rescued)"]) }
         return rescued
     }
@@ -135,7 +134,8 @@ public struct EventQueue: Sendable {
         guard !events.isEmpty else { return 0 }
         let ids = events.map(\.id.rawValue)
         let attempts = events.map { Int32($0.attempt) }
-        let rows = try await client.query(
+        return try await client.inTransaction(logger: logger) { connection in
+            try await connection.query(
             """
             WITH released AS (
                 UPDATE event_queue q
@@ -149,10 +149,8 @@ public struct EventQueue: Sendable {
             SELECT count(*) FROM released
             """,
             logger: logger
-        )
-        var released = 0
-        for try await count in rows.decode(Int.self) { released = count }
-        return released
+            ).decode(Int.self).readToEnd().last ?? 0
+        }
     }
 
     /// The number of events in each state.
@@ -184,7 +182,7 @@ extension EventQueue {
             """,
             logger: logger
         )
-        for try await attempt in rows.decode(Int32.self) {
+        if let attempt = try await rows.decode(Int32.self).firstAfterReadingAll() {
             return ClaimedEvent(
                 id: appended.id, attempt: Int(attempt), receivedAt: appended.receivedAt, source: event.source,
                 environmentHint: event.environmentHint, body: event.body, requestID: event.requestID

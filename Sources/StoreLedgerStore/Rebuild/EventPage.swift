@@ -7,16 +7,14 @@ import StoreLedgerCore
 public enum EventPage {
     /// The highest event id so far (0 when the log is empty).
     public static func highestID(on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
-        for try await id in try await connection.query("SELECT coalesce(max(id), 0) FROM events", logger: logger).decode(Int64.self) { return id }
-        return 0
+        try await connection.query("SELECT coalesce(max(id), 0) FROM events", logger: logger).decode(Int64.self).firstAfterReadingAll() ?? 0
     }
 
     /// How many events have an id in `(after, through]`.
     public static func count(after: Int64, through: Int64, on connection: PostgresConnection, logger: Logger) async throws -> Int {
-        for try await count in try await connection.query(
+        try await connection.query(
             "SELECT count(*) FROM events WHERE id > \(after) AND id <= \(through)", logger: logger
-        ).decode(Int.self) { return count }
-        return 0
+        ).decode(Int.self).firstAfterReadingAll() ?? 0
     }
 
     /// Up to `limit` events with ids in `(after, through]`, oldest first, as the handler takes them.

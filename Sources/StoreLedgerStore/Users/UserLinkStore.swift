@@ -59,8 +59,7 @@ public enum UserLinkStore {
         let rows = try await connection.query(
             "SELECT user_id FROM app_account_tokens WHERE app_account_token = \(token.lowercased())", logger: logger
         )
-        for try await owner in rows.decode(String.self) { return UserID(owner) }
-        return nil
+        return try await rows.decode(String.self).firstAfterReadingAll().map(UserID.init)
     }
 
     /// Records that `token` belongs to `user` unless it already has an owner; returns the owner it has now.
@@ -83,8 +82,7 @@ public enum UserLinkStore {
             """,
             logger: logger
         )
-        for try await owner in rows.decode(String.self) { return UserID(owner) }
-        return user
+        return try await rows.decode(String.self).firstAfterReadingAll().map(UserID.init) ?? user
     }
 
     /// The link history of a purchase, oldest first: (from, to, change, event id).

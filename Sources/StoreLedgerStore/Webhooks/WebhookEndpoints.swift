@@ -34,22 +34,25 @@ public struct WebhookEndpoints: Sendable {
         var generator = SystemRandomNumberGenerator()
         let secret = "whsec_" + Data((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        try await client.query(
-            """
-            INSERT INTO webhook_endpoints (url, secret) VALUES (\(url), \(secret))
-            ON CONFLICT (url) DO UPDATE SET secret = excluded.secret, active = true
-            """,
-            logger: logger
-        )
+        try await client.inTransaction(logger: logger) { connection in
+            try await connection.query(
+                """
+                INSERT INTO webhook_endpoints (url, secret) VALUES (\(url), \(secret))
+                ON CONFLICT (url) DO UPDATE SET secret = excluded.secret, active = true
+                """,
+                logger: logger
+            ).readToEnd()
+        }
         return secret
     }
 
     /// Deactivates the endpoint at `url` (its history stays); returns whether there was one.
     public func remove(url: String, logger: Logger) async throws -> Bool {
-        for try await _ in try await client.query(
-            "UPDATE webhook_endpoints SET active = false WHERE url = \(url) AND active RETURNING id", logger: logger
-        ).decode(Int64.self) { return true }
-        return false
+        try await client.inTransaction(logger: logger) { connection in
+            try await connection.query(
+                "UPDATE webhook_endpoints SET active = false WHERE url = \(url) AND active RETURNING id", logger: logger
+            ).readToEnd().isEmpty == false
+        }
     }
 
     /// Every endpoint with its delivery backlog.

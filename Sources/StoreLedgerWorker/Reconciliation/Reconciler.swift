@@ -83,7 +83,7 @@ public struct Reconciler: Sendable {
                     """,
                     logger: logger
                 )
-                for try await exists in known.decode(Bool.self) where exists { return false }
+                if try await known.decode(Bool.self).readToEnd().contains(true) { return false }
             }
             let body = try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload], options: [.withoutEscapingSlashes])
             let appended = try await EventLog.append(

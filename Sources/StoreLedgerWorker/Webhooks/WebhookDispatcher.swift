@@ -29,6 +29,8 @@ public struct WebhookDispatcher: Service {
     public let pollInterval: Duration
     /// The logger.
     public let logger: Logger
+    /// Where deliveries are claimed and recorded.
+    private var store: WebhookDeliveryStore { WebhookDeliveryStore(client: client) }
 
     private let delivered = Counter(label: "storeledger_webhook_deliveries_total", dimensions: [("result", "delivered")])
     private let retried = Counter(label: "storeledger_webhook_deliveries_total", dimensions: [("result", "retry")])
@@ -57,49 +59,18 @@ public struct WebhookDispatcher: Service {
         }
     }
 
-    /// One due delivery, claimed.
-    struct Due: Sendable {
-        let eventID: UUID
-        let endpointID: Int64
-        let attempt: Int
-        let url: String
-        let secret: String
-        let body: Data
-        let type: String
-    }
-
     /// Claims and delivers up to `limit` due deliveries; returns how many it attempted.
     @discardableResult
     public func deliverDue(limit: Int = 20) async throws -> Int {
         let lease = Double(timeout.components.seconds) * 3 + 30
-        var due: [Due] = []
-        for try await row in try await client.query(
-            """
-            WITH claimed AS (
-                SELECT event_id, endpoint_id FROM webhook_deliveries
-                WHERE state = 'pending' AND next_attempt_at <= now()
-                ORDER BY next_attempt_at LIMIT \(Int32(limit))
-                FOR UPDATE SKIP LOCKED
-            )
-            UPDATE webhook_deliveries d
-            SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => \(lease)::float8)
-            FROM claimed, webhook_events ev, webhook_endpoints ep
-            WHERE d.event_id = claimed.event_id AND d.endpoint_id = claimed.endpoint_id AND ev.id = d.event_id AND ep.id = d.endpoint_id
-            RETURNING d.event_id, d.endpoint_id, d.attempts, ep.url, ep.secret,
-                      (ev.payload || jsonb_build_object('user_id', ev.user_id))::text, ev.type
-            """,
-            logger: logger
-        ) {
-            let (eventID, endpointID, attempt, url, secret, body, type) = try row.decode((UUID, Int64, Int32, String, String, String, String).self)
-            due.append(Due(eventID: eventID, endpointID: endpointID, attempt: Int(attempt), url: url, secret: secret, body: Data(body.utf8), type: type))
-        }
+        let due = try await store.claimDue(limit: limit, leaseSeconds: lease, logger: logger)
         await withTaskGroup(of: Void.self) { group in
             for delivery in due { group.addTask { await deliver(delivery) } }
         }
         return due.count
     }
 
-    private func deliver(_ delivery: Due) async {
+    private func deliver(_ delivery: WebhookDeliveryStore.Due) async {
         var request = HTTPClientRequest(url: delivery.url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
@@ -126,33 +97,22 @@ public struct WebhookDispatcher: Service {
         let elapsed = start.duration(to: .now)
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         let exhausted = failure != nil && delivery.attempt >= maximumAttempts
-        let state = failure == nil ? "delivered" : exhausted ? "failed" : "pending"
-        let delay = failure == nil || exhausted ? 0 : backoff(afterAttempt: delivery.attempt)
+        let outcome: WebhookDeliveryStore.Outcome = failure == nil ? .delivered : exhausted ? .failed : .pending
+        let delay = outcome == .pending ? backoff(afterAttempt: delivery.attempt) : 0
         do {
-            try await client.query(
-                """
-                WITH updated AS (
-                    UPDATE webhook_deliveries
-                    SET state = \(state), last_status = \(status.map(Int32.init)), last_error = \(failure),
-                        delivered_at = CASE WHEN \(state) = 'delivered' THEN now() END,
-                        next_attempt_at = now() + make_interval(secs => \(delay)::float8)
-                    WHERE event_id = \(delivery.eventID) AND endpoint_id = \(delivery.endpointID) AND attempts = \(Int32(delivery.attempt))
-                )
-                INSERT INTO webhook_delivery_attempts (event_id, endpoint_id, attempt, status_code, error, duration_ms)
-                VALUES (\(delivery.eventID), \(delivery.endpointID), \(Int32(delivery.attempt)), \(status.map(Int32.init)), \(failure), \(milliseconds))
-                """,
-                logger: logger
+            try await store.record(
+                delivery, outcome: outcome, status: status, error: failure, milliseconds: milliseconds, retryAfterSeconds: delay, logger: logger
             )
         } catch {
             logger.error("webhook outcome not recorded; the lease will make it due again", metadata: ["error": "\(String(reflecting: error))"])
             return
         }
-        switch state {
-        case "delivered": delivered.increment()
-        case "failed":
+        switch outcome {
+        case .delivered: delivered.increment()
+        case .failed:
             failed.increment()
             logger.warning("webhook delivery failed for good", metadata: ["event": "\(delivery.eventID)", "url": "\(delivery.url)", "error": "\(failure ?? "")"])
-        default: retried.increment()
+        case .pending: retried.increment()
         }
     }
 

@@ -1,0 +1,93 @@
+public import Foundation
+public import Logging
+public import PostgresNIO
+
+/// The outgoing-webhook delivery queue (`webhook_deliveries`, `webhook_delivery_attempts`): claim due deliveries
+/// under a lease and record each attempt's outcome. The dispatcher in the worker does the HTTP; every statement is here.
+public struct WebhookDeliveryStore: Sendable {
+    /// One due delivery, claimed: what to POST where, signed with which secret.
+    public struct Due: Sendable {
+        /// The webhook event's id (sent as `StoreLedger-Event-Id`).
+        public let eventID: UUID
+        /// The endpoint it goes to.
+        public let endpointID: Int64
+        /// This attempt's number (1-based).
+        public let attempt: Int
+        /// The endpoint's URL.
+        public let url: String
+        /// The endpoint's signing secret.
+        public let secret: String
+        /// The JSON body.
+        public let body: Data
+        /// The event type (sent as `StoreLedger-Event-Type`).
+        public let type: String
+    }
+
+    /// The outcome of one attempt.
+    public enum Outcome: String, Sendable {
+        /// A 2xx answer: done.
+        case delivered
+        /// Failed; tried again later.
+        case pending
+        /// Failed for the last time.
+        case failed
+    }
+
+    /// The database.
+    public let client: PostgresClient
+
+    /// Creates the store.
+    public init(client: PostgresClient) {
+        self.client = client
+    }
+
+    /// Claims up to `limit` due deliveries, counting the attempt and making them due again after `leaseSeconds` (so a
+    /// dispatcher that dies mid-POST does not lose them). Commits before returning.
+    public func claimDue(limit: Int, leaseSeconds: Double, logger: Logger) async throws -> [Due] {
+        let rows = try await client.inTransaction(logger: logger) { connection in
+            try await connection.query(
+                """
+                WITH claimed AS (
+                    SELECT event_id, endpoint_id FROM webhook_deliveries
+                    WHERE state = 'pending' AND next_attempt_at <= now()
+                    ORDER BY next_attempt_at LIMIT \(Int32(limit))
+                    FOR UPDATE SKIP LOCKED
+                )
+                UPDATE webhook_deliveries d
+                SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => \(leaseSeconds)::float8)
+                FROM claimed, webhook_events ev, webhook_endpoints ep
+                WHERE d.event_id = claimed.event_id AND d.endpoint_id = claimed.endpoint_id AND ev.id = d.event_id AND ep.id = d.endpoint_id
+                RETURNING d.event_id, d.endpoint_id, d.attempts, ep.url, ep.secret,
+                          (ev.payload || jsonb_build_object('user_id', ev.user_id))::text, ev.type
+                """,
+                logger: logger
+            ).decode((UUID, Int64, Int32, String, String, String, String).self).readToEnd()
+        }
+        return rows.map { eventID, endpointID, attempt, url, secret, body, type in
+            Due(eventID: eventID, endpointID: endpointID, attempt: Int(attempt), url: url, secret: secret, body: Data(body.utf8), type: type)
+        }
+    }
+
+    /// Records an attempt's outcome (fenced by the attempt number, so a stale dispatcher cannot overwrite a newer one)
+    /// and its row in the attempt log; `retryAfterSeconds` schedules the next attempt of a `pending` one.
+    public func record(
+        _ delivery: Due, outcome: Outcome, status: Int?, error: String?, milliseconds: Double, retryAfterSeconds: Double, logger: Logger
+    ) async throws {
+        try await client.inTransaction(logger: logger) { connection in
+            try await connection.query(
+                """
+                WITH updated AS (
+                    UPDATE webhook_deliveries
+                    SET state = \(outcome.rawValue), last_status = \(status.map(Int32.init)), last_error = \(error),
+                        delivered_at = CASE WHEN \(outcome.rawValue) = 'delivered' THEN now() END,
+                        next_attempt_at = now() + make_interval(secs => \(retryAfterSeconds)::float8)
+                    WHERE event_id = \(delivery.eventID) AND endpoint_id = \(delivery.endpointID) AND attempts = \(Int32(delivery.attempt))
+                )
+                INSERT INTO webhook_delivery_attempts (event_id, endpoint_id, attempt, status_code, error, duration_ms)
+                VALUES (\(delivery.eventID), \(delivery.endpointID), \(Int32(delivery.attempt)), \(status.map(Int32.init)), \(error), \(milliseconds))
+                """,
+                logger: logger
+            ).readToEnd()
+        }
+    }
+}

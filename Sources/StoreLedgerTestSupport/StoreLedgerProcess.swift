@@ -1,0 +1,74 @@
+public import Foundation
+public import StoreLedgerStore
+
+/// A `storeledger` process of this build (`.build/debug/storeledger`), started by a test with its own environment,
+/// its output in a log file, and killed or stopped by the test: for faults only a real process has (kill -9, SIGTERM
+/// while the database is down).
+public final class StoreLedgerProcess: @unchecked Sendable {
+    /// The running process.
+    public let process: Process
+    /// Where its standard output and error go.
+    public let logURL: URL
+
+    /// The executable built beside the tests, or an error saying how to build it.
+    public static func executable() throws -> URL {
+        let url = ThrowawayCluster.repositoryRoot.appendingPathComponent(".build/debug/storeledger")
+        guard FileManager.default.isExecutableFile(atPath: url.path) else {
+            throw StoreError.configuration("\(url.path) is missing: build with `swift build --build-tests` (scripts/test does)")
+        }
+        return url
+    }
+
+    /// Starts `storeledger arguments…` with `environment` added to a minimal one (PATH, HOME).
+    public init(_ arguments: [String], environment: [String: String]) throws {
+        logURL = FileManager.default.temporaryDirectory.appendingPathComponent("storeledger-\(UUID().uuidString).log")
+        _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        let log = try FileHandle(forWritingTo: logURL)
+        process = Process()
+        process.executableURL = try Self.executable()
+        process.arguments = arguments
+        var base = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
+        base.merge(environment) { $1 }
+        process.environment = base
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+    }
+
+    /// The process id.
+    public var pid: Int32 { process.processIdentifier }
+
+    /// Sends `signal` (SIGKILL, SIGTERM…).
+    public func send(_ signal: Int32) {
+        kill(process.processIdentifier, signal)
+    }
+
+    /// Waits up to `limit` for the process to exit; returns its exit status, or nil when it is still running.
+    public func waitForExit(within limit: Duration) async -> Int32? {
+        let deadline = ContinuousClock.now + limit
+        while process.isRunning && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
+    /// What it has written so far.
+    public var output: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
+
+    /// Kills it if it is still running and removes its log.
+    public func cleanUp() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        try? FileManager.default.removeItem(at: logURL)
+    }
+
+    deinit { cleanUp() }
+}
+
+extension DatabaseURL {
+    /// The URL as a `postgres://` string a child process can be given (a test server's: TCP, no TLS).
+    public var connectionString: String {
+        let credentials = username + (password.map { ":" + $0 } ?? "")
+        return "postgres://\(credentials)@\(host ?? "127.0.0.1"):\(port)/\(database ?? "")?sslmode=disable"
+    }
+}

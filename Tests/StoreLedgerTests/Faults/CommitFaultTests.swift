@@ -1,0 +1,132 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import PostgresNIO
+import ServiceLifecycle
+import StoreLedgerCore
+import StoreLedgerHTTP
+import StoreLedgerProcessing
+import StoreLedgerStore
+import StoreLedgerTestSupport
+@testable import StoreLedgerWorker
+import Testing
+
+/// Faults at commit time, injected with deferred constraint triggers (they run when the transaction commits, after
+/// every row of the statement was already sent): an acknowledgement must wait for the commit's final word.
+@Suite("Commit faults")
+struct CommitFaultTests {
+    static let envelope = ByteBuffer(string: #"{"signedPayload":"a.b.c"}"#)
+    let migrator = Migrator(migrations: try! Migration.bundled())
+
+    /// Installs a deferred trigger on `table` that fails (or, with `sleepSeconds`, waits) at commit, for rows `when`.
+    static func installCommitTrigger(
+        _ db: TestDatabase, on table: String, event: String = "INSERT", when condition: String = "true", sleepSeconds: Double? = nil
+    ) async throws {
+        let action = sleepSeconds.map { "PERFORM pg_sleep(\($0)); RETURN NULL;" }
+            ?? "RAISE EXCEPTION 'injected commit failure' USING ERRCODE = 'P0001';"
+        try await db.client.query(
+            PostgresQuery(unsafeSQL: """
+                CREATE FUNCTION test_commit_fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \(action) END $$
+                """),
+            logger: db.logger
+        )
+        try await db.client.query(
+            PostgresQuery(unsafeSQL: """
+                CREATE CONSTRAINT TRIGGER test_commit_fault AFTER \(event) ON \(table)
+                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (\(condition)) EXECUTE FUNCTION test_commit_fault()
+                """),
+            logger: db.logger
+        )
+    }
+
+    static func removeCommitTrigger(_ db: TestDatabase, on table: String) async throws {
+        try await db.client.query(PostgresQuery(unsafeSQL: "DROP TRIGGER test_commit_fault ON \(table)"), logger: db.logger)
+    }
+
+    func receiver(_ db: TestDatabase) -> some ApplicationProtocol {
+        Application(router: buildReceiverRouter(client: db.client, migrator: migrator, configuration: .init(port: 0)))
+    }
+
+    @Test func receiverAnswers503AndStoresNothingWhenTheCommitFails() async throws {
+        try await TestDatabase.withFresh { db in
+            try await Self.installCommitTrigger(db, on: "event_queue")
+            try await receiver(db).test(.router) { client in
+                for route in ReceiverController.routes {
+                    try await client.execute(uri: route.path.description, method: .post, body: Self.envelope) { response in
+                        #expect(response.status == .serviceUnavailable, "\(route.path)")
+                        #expect(!String(buffer: response.body).contains("event_id"))
+                    }
+                }
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM events") == 0)
+            #expect(try await db.scalar("SELECT count(*) FROM event_queue") == 0)
+
+            // Once the fault is gone, the same request is acknowledged and stored.
+            try await Self.removeCommitTrigger(db, on: "event_queue")
+            try await receiver(db).test(.router) { client in
+                try await client.execute(uri: "/notifications/apple", method: .post, body: Self.envelope) { #expect($0.status == .ok) }
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM events") == 1)
+        }
+    }
+
+    @Test func receiverAnswersOnlyAfterASlowCommitIsVisible() async throws {
+        try await TestDatabase.withFresh { db in
+            try await Self.installCommitTrigger(db, on: "event_queue", sleepSeconds: 0.4)
+            try await receiver(db).test(.router) { client in
+                for _ in 0..<3 {
+                    let id = try await client.execute(uri: "/notifications/apple", method: .post, body: Self.envelope) { response in
+                        #expect(response.status == .ok)
+                        let json = try JSONSerialization.jsonObject(with: Data(String(buffer: response.body).utf8)) as? [String: Any]
+                        return (json?["event_id"] as? Int) ?? -1
+                    }
+                    // Read from another connection the moment the 200 arrives: the row must already be committed.
+                    #expect(try await db.scalar("SELECT count(*) FROM events WHERE id = \(id)") == 1)
+                    #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE event_id = \(id)") == 1)
+                }
+            }
+        }
+    }
+
+    @Test func eventLogAppendThrowsWhenTheCommitFails() async throws {
+        try await TestDatabase.withFresh { db in
+            try await Self.installCommitTrigger(db, on: "event_queue")
+            let log = EventLog(client: db.client)
+            await #expect(throws: (any Error).self) {
+                _ = try await log.append(NewEvent(source: .appleNotification, body: Self.envelope), logger: db.logger)
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM events") == 0)
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func workerCompletionWhoseCommitFailsLeavesTheEventClaimable(ledgerLikeTransaction: Bool) async throws {
+        try await TestDatabase.withFresh { db in
+            let id = try await EventLog(client: db.client).append(NewEvent(source: .appleNotification, body: Self.envelope), logger: db.logger).id
+            try await Self.installCommitTrigger(db, on: "event_queue", event: "UPDATE", when: "NEW.state = 'done'")
+            let configuration = WorkerConfiguration(batchSize: 10)
+            let queue = EventQueue(client: db.client)
+            let batch = try await queue.claim(limit: 10, owner: "w#0", lease: .seconds(30), logger: db.logger)
+            #expect(batch.map(\.id) == [id])
+            if ledgerLikeTransaction {
+                let worker = WorkerService(client: db.client, handler: ScriptedHandler(), configuration: configuration, logger: db.logger)
+                await worker.process(batch, owner: "w#0")
+            } else {
+                let worker = WorkerService(client: db.client, handler: EnvelopeHandler(), configuration: configuration, logger: db.logger)
+                await worker.process(batch, owner: "w#0")
+            }
+            // Not done: the completion never committed; the failure was recorded as a retry, so the event comes back.
+            #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE state = 'done'") == 0)
+            #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE event_id = \(id.rawValue) AND state = 'pending'") == 1)
+
+            try await Self.removeCommitTrigger(db, on: "event_queue")
+            try await db.client.query("UPDATE event_queue SET available_at = now()", logger: db.logger)
+            let again = try await queue.claim(limit: 10, owner: "w#1", lease: .seconds(30), logger: db.logger)
+            #expect(again.map(\.id) == [id])
+            let worker = WorkerService(client: db.client, handler: EnvelopeHandler(), configuration: configuration, logger: db.logger)
+            await worker.process(again, owner: "w#1")
+            #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE state = 'done'") == 1)
+        }
+    }
+}
