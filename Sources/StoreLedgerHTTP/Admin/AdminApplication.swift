@@ -21,6 +21,7 @@ public enum AdminApplication {
             )
         }
         HealthController(client: client, migrator: migrator).addRoutes(to: router)
+        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
         return router
     }
 
