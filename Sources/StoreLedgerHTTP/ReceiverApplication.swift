@@ -35,6 +35,7 @@ public func buildReceiverApplication(
 ) -> some ApplicationProtocol {
     var app = Application(
         router: buildReceiverRouter(client: client, migrator: migrator, configuration: configuration, appAPI: appAPI),
+        server: .http1(timeouts: configuration.timeouts, logger: logger),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "storeledger"),
         services: [client] + services,
         logger: logger
