@@ -73,9 +73,9 @@ public struct Authenticator: Sendable {
         }
         guard let key = keys[algorithm] else {
             let shown = algorithm.count <= 16 && algorithm.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) ? algorithm : "its alg"
+            let configured = keys.keys.sorted().joined(separator: ", ")
             throw APIError(
-                .unauthorized, code: "invalid_token",
-                message: "the bearer token is signed with \(shown), not with the configured key's algorithm (\(keys.keys.sorted().joined(separator: ", ")))"
+                .unauthorized, code: "invalid_token", message: "the bearer token's header names \(shown), not the configured key's algorithm (\(configured))"
             )
         }
         let claims: UserTokenClaims
