@@ -81,6 +81,8 @@ enum Bootstrap {
             return nil
         }
         logger.info("admin port: /metrics, /healthz, /readyz", metadata: ["address": "\(host):\(port)"])
-        return AdminApplication.service(host: host, port: port, registry: registry, client: client, migrator: migrator, logger: logger)
+        return AdminApplication.service(
+            host: host, port: port, registry: registry, client: client, migrator: migrator, timeouts: try environment.httpTimeouts(), logger: logger
+        )
     }
 }

@@ -16,6 +16,8 @@ public func buildReceiverRouter(
     ReceiverController(log: EventLog(client: client), configuration: configuration).addRoutes(to: router)
     HealthController(client: client, migrator: migrator).addRoutes(to: router)
     appAPI?.addRoutes(to: router)
+    // Last, so that it sees only what no route took and knows every route: 405 for a known path, else 404.
+    router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
     return router
 }
 
@@ -33,6 +35,7 @@ public func buildReceiverApplication(
 ) -> some ApplicationProtocol {
     var app = Application(
         router: buildReceiverRouter(client: client, migrator: migrator, configuration: configuration, appAPI: appAPI),
+        server: .http1(timeouts: configuration.timeouts, logger: logger),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "storeledger"),
         services: [client] + services,
         logger: logger

@@ -1,7 +1,8 @@
 /// Settings of the receiver process.
 ///
 /// Environment keys (read by the `storeledger` command): `HOST` (default `0.0.0.0`), `PORT` (default
-/// 8080), `RECEIVER_MAX_BODY_BYTES` (default 65536), `RECEIVER_STORE_TIMEOUT_MS` (default 5000).
+/// 8080), `RECEIVER_MAX_BODY_BYTES` (default 65536), `RECEIVER_STORE_TIMEOUT_MS` (default 5000), and the listener's
+/// ``HTTPTimeouts`` (`HTTP_IDLE_TIMEOUT_SECONDS`, `HTTP_REQUEST_TIMEOUT_SECONDS`).
 public struct ReceiverConfiguration: Sendable {
     /// The address to bind.
     public var host: String
@@ -11,12 +12,18 @@ public struct ReceiverConfiguration: Sendable {
     public var maximumBodySize: Int
     /// How long storing may take before the receiver answers 503 (default 5 s; Apple times out ~30 s).
     public var storeTimeout: Duration
+    /// How long the listener waits for idle connections and for slow requests.
+    public var timeouts: HTTPTimeouts
 
     /// Creates a configuration.
-    public init(host: String = "0.0.0.0", port: Int = 8080, maximumBodySize: Int = 64 * 1024, storeTimeout: Duration = .seconds(5)) {
+    public init(
+        host: String = "0.0.0.0", port: Int = 8080, maximumBodySize: Int = 64 * 1024, storeTimeout: Duration = .seconds(5),
+        timeouts: HTTPTimeouts = HTTPTimeouts()
+    ) {
         self.host = host
         self.port = port
         self.maximumBodySize = maximumBodySize
         self.storeTimeout = storeTimeout
+        self.timeouts = timeouts
     }
 }

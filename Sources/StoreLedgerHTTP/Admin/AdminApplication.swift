@@ -21,15 +21,18 @@ public enum AdminApplication {
             )
         }
         HealthController(client: client, migrator: migrator).addRoutes(to: router)
+        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
         return router
     }
 
-    /// The admin server as a service to run beside the process's others.
+    /// The admin server as a service to run beside the process's others, enforcing `timeouts` like the public port.
     public static func service(
-        host: String, port: Int, registry: PrometheusCollectorRegistry, client: PostgresClient, migrator: Migrator, logger: Logger
+        host: String, port: Int, registry: PrometheusCollectorRegistry, client: PostgresClient, migrator: Migrator,
+        timeouts: HTTPTimeouts = HTTPTimeouts(), logger: Logger
     ) -> some ApplicationProtocol {
         Application(
             router: router(registry: registry, client: client, migrator: migrator),
+            server: .http1(timeouts: timeouts, logger: logger),
             configuration: .init(address: .hostname(host, port: port), serverName: "storeledger-admin"),
             logger: logger
         )

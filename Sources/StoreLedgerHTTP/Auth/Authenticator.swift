@@ -8,8 +8,14 @@ import StoreLedgerCore
 
 /// Checks credentials: users' bearer JWTs with jwt-kit, and server-to-server API keys (`X-API-Key`, or a bearer
 /// value that is not a JWT) against `ADMIN_API_KEY` and the `api_keys` table.
+///
+/// A user token's header `alg` must be exactly the algorithm of a configured key (`HS256` for `AUTH_JWT_SECRET`,
+/// `ES256` or `RS256` for `AUTH_JWT_PUBLIC_KEY`), and only that key verifies it: jwt-kit verifies with the key's own
+/// algorithm whatever the header says, so without this check a header claiming `HS512` over an HS256 signature
+/// would pass.
 public struct Authenticator: Sendable {
-    private let keys: JWTKeyCollection?
+    /// The configured keys by the JWS `alg` they verify; nil when user tokens are not accepted.
+    private let keys: [String: JWTKeyCollection]?
     private let configuration: AuthenticationConfiguration
     private let apiKeys: APIKeyStore?
 
@@ -21,18 +27,18 @@ public struct Authenticator: Sendable {
             self.keys = nil
             return
         }
-        let keys = JWTKeyCollection()
+        var keys: [String: JWTKeyCollection] = [:]
         if let secret = configuration.jwtSecret {
             guard secret.utf8.count >= 32 else {
                 throw AuthenticationError("AUTH_JWT_SECRET must be at least 32 bytes (HS256 wants a key as long as its hash)")
             }
-            await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256, kid: "hs256")
+            keys["HS256"] = await JWTKeyCollection().add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
         }
         if let pem = configuration.jwtPublicKeyPEM {
             if let key = try? ES256PublicKey(pem: pem) {
-                await keys.add(ecdsa: key, kid: "es256")
+                keys["ES256"] = await JWTKeyCollection().add(ecdsa: key)
             } else if let key = try? Insecure.RSA.PublicKey(pem: pem) {
-                await keys.add(rsa: key, digestAlgorithm: .sha256, kid: "rs256")
+                keys["RS256"] = await JWTKeyCollection().add(rsa: key, digestAlgorithm: .sha256)
             } else {
                 throw AuthenticationError("AUTH_JWT_PUBLIC_KEY is neither an EC P-256 (ES256) nor an RSA (RS256) public key in PEM")
             }
@@ -62,9 +68,19 @@ public struct Authenticator: Sendable {
         guard let keys else {
             throw APIError(.unauthorized, code: "invalid_token", message: "user tokens are not accepted: no AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY is configured")
         }
+        guard let algorithm = Self.headerAlgorithm(of: token) else {
+            throw APIError(.unauthorized, code: "invalid_token", message: "the bearer token's header is not a JSON object with an alg")
+        }
+        guard let key = keys[algorithm] else {
+            let shown = algorithm.count <= 16 && algorithm.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) ? algorithm : "its alg"
+            let configured = keys.keys.sorted().joined(separator: ", ")
+            throw APIError(
+                .unauthorized, code: "invalid_token", message: "the bearer token's header names \(shown), not the configured key's algorithm (\(configured))"
+            )
+        }
         let claims: UserTokenClaims
         do {
-            claims = try await keys.verify(token, as: UserTokenClaims.self, iteratingKeys: true)
+            claims = try await key.verify(token, as: UserTokenClaims.self)
         } catch let error as JWTError where error.errorType == .claimVerificationFailure {
             throw APIError(.unauthorized, code: "token_expired", message: "the bearer token has expired or is not yet valid: sign in again")
         } catch {
@@ -81,6 +97,17 @@ public struct Authenticator: Sendable {
             throw APIError(.unauthorized, code: "invalid_token", message: "the bearer token has an empty subject (sub)")
         }
         return UserID(claims.sub.value)
+    }
+
+    /// The `alg` of a compact JWS's header, nil when the header is not base64url JSON with a string `alg`.
+    static func headerAlgorithm(of token: String) -> String? {
+        guard let encoded = token.split(separator: ".", omittingEmptySubsequences: false).first else { return nil }
+        var base64 = encoded.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64),
+            let header = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return nil }
+        return header["alg"] as? String
     }
 
     private func service(_ key: String, logger: Logger) async throws(APIError) -> Caller {

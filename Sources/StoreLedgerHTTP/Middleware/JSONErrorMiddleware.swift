@@ -24,6 +24,7 @@ public struct JSONErrorMiddleware: RouterMiddleware {
             case .notFound: code = "not_found"
             case .methodNotAllowed: code = "method_not_allowed"
             case .contentTooLarge: code = "payload_too_large"
+            case .requestTimeout: code = "request_timeout"
             case .badRequest: code = "invalid_request"
             default: code = "http_\(error.status.code)"
             }

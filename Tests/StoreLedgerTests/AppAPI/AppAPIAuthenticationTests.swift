@@ -123,6 +123,53 @@ struct AppAPIAuthenticationTests {
         }
     }
 
+    /// base64url without padding.
+    static func base64URL(_ data: some DataProtocol) -> String {
+        Data(data).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// A compact JWS whose header says `alg` over claims for `user`, signed by `sign` (whatever algorithm it really uses).
+    static func token(alg: String, user: String, sign: (Data) throws -> Data) throws -> String {
+        let header = base64URL(Data(#"{"alg":"\#(alg)","typ":"JWT"}"#.utf8))
+        let claims = base64URL(Data(#"{"sub":"\#(user)","exp":\#(Int(Date().timeIntervalSince1970) + 600)}"#.utf8))
+        let input = "\(header).\(claims)"
+        return "\(input).\(base64URL(try sign(Data(input.utf8))))"
+    }
+
+    @Test func theHeaderAlgMustBeTheConfiguredKeysAlgorithmExactly() async throws {
+        let secret = SymmetricKey(data: Data(AppAPIHarness.secret.utf8))
+        let hs256: @Sendable (Data) -> Data = { Data(HMAC<SHA256>.authenticationCode(for: $0, using: secret)) }
+        let ecKey = P256.Signing.PrivateKey()
+        let es256: @Sendable (Data) throws -> Data = { try ecKey.signature(for: $0).rawRepresentation }
+        let rsaKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let rs256: @Sendable (Data) throws -> Data = { try rsaKey.signature(for: $0, padding: .insecurePKCS1v1_5).rawRepresentation }
+        let cases: [(auth: AuthenticationConfiguration, good: String, bad: [String], sign: @Sendable (Data) throws -> Data)] = [
+            (.init(jwtSecret: AppAPIHarness.secret), "HS256", ["HS512", "HS384", "hs256", "ES256", "RS256", "none", ""], hs256),
+            (.init(jwtPublicKeyPEM: ecKey.publicKey.pemRepresentation), "ES256", ["ES384", "ES512", "es256", "HS256", "RS256"], es256),
+            (.init(jwtPublicKeyPEM: rsaKey.publicKey.pemRepresentation), "RS256", ["RS512", "RS384", "PS256", "HS256", "ES256"], rs256),
+            (.init(jwtSecret: AppAPIHarness.secret, jwtPublicKeyPEM: ecKey.publicKey.pemRepresentation), "HS256", ["HS512", "ES256"], hs256),
+            (.init(jwtSecret: AppAPIHarness.secret, jwtPublicKeyPEM: ecKey.publicKey.pemRepresentation), "ES256", ["ES512", "HS256"], es256),
+        ]
+        try await TestDatabase.withFresh { db in
+            for testCase in cases {
+                let harness = try await AppAPIHarness(db, pki: Self.pki, auth: testCase.auth)
+                try await harness.app.test(.router) { client in
+                    let good = try Self.token(alg: testCase.good, user: "alice", sign: testCase.sign)
+                    let accepted = try await client.execute(uri: Self.status, method: .get, headers: [.authorization: "Bearer \(good)"])
+                    #expect(accepted.status == .ok, "\(testCase.good) signed with its own key")
+                    for alg in testCase.bad {
+                        // The same signature bytes the configured key verifies, under a header that names another algorithm.
+                        let mislabelled = try Self.token(alg: alg, user: "alice", sign: testCase.sign)
+                        let response = try await client.execute(uri: Self.status, method: .get, headers: [.authorization: "Bearer \(mislabelled)"])
+                        #expect(response.status == .unauthorized, "header \(alg) over a \(testCase.good) signature")
+                        #expect(try code(response) == "invalid_token")
+                    }
+                }
+            }
+        }
+    }
+
     @Test func unusableKeysAreConfigurationErrors() async throws {
         await #expect(throws: AuthenticationError.self) {
             _ = try await Authenticator(configuration: .init(jwtSecret: "short"), apiKeys: nil)

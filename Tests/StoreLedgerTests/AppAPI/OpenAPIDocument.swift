@@ -1,8 +1,8 @@
 import Foundation
 
 /// `docs/openapi.json`, with a validator for the JSON Schema subset it uses (type, properties, required,
-/// additionalProperties, items, enum, const, minimum, maxItems, pattern, format date-time/uuid, $ref), so tests can
-/// check real responses against the document.
+/// additionalProperties, items, enum, const, minimum, minLength, maxItems, pattern, format date-time/uuid, $ref), so
+/// tests can check real responses and requests against the document.
 struct OpenAPIDocument {
     let root: [String: Any]
 
@@ -30,6 +30,35 @@ struct OpenAPIDocument {
         return ((response?["content"] as? [String: Any])?["application/json"] as? [String: Any])?["schema"] as? [String: Any]
     }
 
+    /// The schema of the operation's JSON request body, nil when it takes none.
+    func requestSchema(path: String, method: String) -> [String: Any]? {
+        let operation = ((root["paths"] as? [String: Any])?[path] as? [String: Any])?[method.lowercased()] as? [String: Any]
+        let content = (operation?["requestBody"] as? [String: Any])?["content"] as? [String: Any]
+        return (content?["application/json"] as? [String: Any])?["schema"] as? [String: Any]
+    }
+
+    /// The schemas of the operation's path parameters, by name.
+    func pathParameters(path: String, method: String) -> [String: [String: Any]] {
+        let operation = ((root["paths"] as? [String: Any])?[path] as? [String: Any])?[method.lowercased()] as? [String: Any]
+        var result: [String: [String: Any]] = [:]
+        for case let parameter as [String: Any] in operation?["parameters"] as? [Any] ?? [] where parameter["in"] as? String == "path" {
+            if let name = parameter["name"] as? String { result[name] = parameter["schema"] as? [String: Any] ?? [:] }
+        }
+        return result
+    }
+
+    /// `schema` with its `$ref` resolved.
+    func resolved(_ schema: [String: Any]) -> [String: Any] {
+        guard let reference = schema["$ref"] as? String else { return schema }
+        let name = String(reference.split(separator: "/").last ?? "")
+        return ((root["components"] as? [String: Any])?["schemas"] as? [String: Any])?[name] as? [String: Any] ?? [:]
+    }
+
+    /// Whether `schema` admits strings (its `type` names `string`).
+    static func admitsStrings(_ schema: [String: Any]) -> Bool {
+        ((schema["type"] as? [String]) ?? (schema["type"] as? String).map { [$0] } ?? []).contains("string")
+    }
+
     /// The violations of `schema` by `value`, as readable paths.
     func violations(of value: Any, against schema: [String: Any], at path: String = "$") -> [String] {
         if let reference = schema["$ref"] as? String {
@@ -55,6 +84,9 @@ struct OpenAPIDocument {
                 problems.append("\(path): '\(text)' is not an RFC 3339 date-time")
             }
             if schema["format"] as? String == "uuid", UUID(uuidString: text) == nil { problems.append("\(path): '\(text)' is not a UUID") }
+            if let minimum = schema["minLength"] as? Int, text.count < minimum {
+                problems.append("\(path): '\(text)' is shorter than \(minimum)")
+            }
             if let pattern = schema["pattern"] as? String, text.range(of: pattern, options: .regularExpression) == nil {
                 problems.append("\(path): '\(text)' does not match \(pattern)")
             }

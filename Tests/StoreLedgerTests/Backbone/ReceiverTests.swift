@@ -66,6 +66,9 @@ struct ReceiverTests {
     @Test(arguments: [
         "", "not json", "[]", "\"signedPayload\"", #"{"payload":"a.b.c"}"#, #"{"signedPayload":42}"#,
         #"{"signedPayload":null}"#, #"{"signedPayload":""}"#, #"{"signedPayload":"a.b.c""#,
+        // A repeated key: parsers disagree on which copy wins, so the receiver and the worker could read two payloads.
+        #"{"signedPayload":"a.b.c","signedPayload":"d.e.f"}"#, #"{"signedPayload":"a.b.c","signed\u0050ayload":"d.e.f"}"#,
+        #"{"signedPayload":"a.b.c","x":1,"x":2}"#,
     ])
     func rejectsWhatIsNotANotificationAndStoresNothing(_ body: String) async throws {
         try await TestDatabase.withFresh { db in

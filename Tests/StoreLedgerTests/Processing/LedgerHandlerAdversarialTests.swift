@@ -89,6 +89,28 @@ struct LedgerHandlerAdversarialTests {
         }
     }
 
+    @Test(arguments: [false, true])
+    func aStoredBodyWithTwoSignedPayloadsIsRejectedWhicheverCopyIsGenuine(genuineFirst: Bool) async throws {
+        // Older receivers stored such bodies; the worker must park them with a reason, not pick one copy.
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.trusted)
+            let genuine = try pipeline.signer.signedEvent(for: .notification(Self.subscribed())).body
+            let envelope = try #require(try JSONSerialization.jsonObject(with: Data(genuine.utf8)) as? [String: String])
+            let jws = try #require(envelope["signedPayload"])
+            let copies = genuineFirst ? [jws, "not.a.jws"] : ["not.a.jws", jws]
+            try await pipeline.append(source: .appleNotification, body: #"{"signedPayload":"\#(copies[0])","signedPayload":"\#(copies[1])"}"#)
+            try await pipeline.drain()
+            #expect(try await pipeline.count(.rejected) == 1)
+            var reasons: [String] = []
+            for try await reason in try await db.client.query("SELECT reject_reason FROM event_queue", logger: db.logger).decode(String.self) {
+                reasons.append(reason)
+            }
+            #expect(reasons == [#"malformed: the body has the key "signedPayload" more than once; each key may appear only once"#])
+            #expect(try await db.scalar("SELECT count(*) FROM notifications") == 0)
+            #expect(try await db.scalar("SELECT count(*) FROM subscriptions") == 0)
+        }
+    }
+
     @Test func aBodyThatIsNotAnEnvelopeIsRejectedAsMalformed() async throws {
         try await TestDatabase.withFresh { db in
             let pipeline = try LedgerPipeline(db, pki: Self.trusted)

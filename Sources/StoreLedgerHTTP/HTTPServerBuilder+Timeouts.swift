@@ -1,0 +1,42 @@
+public import HummingbirdCore
+public import Logging
+public import NIOCore
+
+extension HTTPServerBuilder {
+    /// An HTTP/1 server that enforces `timeouts`: Hummingbird's idle timeout for connections with no request in
+    /// progress, and a ``RequestDeadlineHandler`` for requests that arrive too slowly. Both StoreLedger listeners (the
+    /// public port and the admin port) are built with it.
+    public static func http1(timeouts: HTTPTimeouts, logger: Logger) -> HTTPServerBuilder {
+        let request = TimeAmount(timeouts.request)
+        let configuration = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [RequestDeadlineHandler(timeout: request, logger: logger)],
+            idleTimeout: TimeAmount(timeouts.idle)
+        )
+        return HTTPServerBuilder { responder in
+            DeadlineHTTP1Channel(base: HTTP1Channel(responder: responder, configuration: configuration))
+        }
+    }
+}
+
+/// Hummingbird's HTTP/1 child channel with a ``RequestDeadlineHandler/ByteObserver`` in front of its HTTP decoder.
+struct DeadlineHTTP1Channel: ServerChildChannel {
+    typealias Value = HTTP1Channel.Value
+
+    /// The channel it extends.
+    let base: HTTP1Channel
+
+    /// Adds the observer first, then Hummingbird's pipeline behind it.
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        do {
+            try channel.pipeline.syncOperations.addHandler(RequestDeadlineHandler.ByteObserver(), position: .first)
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+        return base.setup(channel: channel, logger: logger)
+    }
+
+    /// Serves the connection as Hummingbird does.
+    func handle(value: Value, logger: Logger) async {
+        await base.handle(value: value, logger: logger)
+    }
+}

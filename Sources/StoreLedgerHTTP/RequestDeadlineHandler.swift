@@ -1,0 +1,143 @@
+import Hummingbird
+import Logging
+import Metrics
+import NIOCore
+import NIOHTTPTypes
+
+/// Gives each request a deadline: it must arrive in full (head and body) within ``HTTPTimeouts/request`` of its first
+/// byte, or the connection is closed. Hummingbird's idle timeout does not cover this: it restarts on every body part,
+/// and a request head that arrives byte by byte is invisible to it.
+///
+/// It sits behind the HTTP decoder, where requests have boundaries; its ``ByteObserver`` sits in front of the decoder
+/// and tells it when bytes arrive, so the clock starts at a request's first byte, not at its complete head. When the
+/// deadline passes it fails the request's body stream (a route reading it gets an error, never a truncated body),
+/// answers 408 when a request head arrived and nothing is being answered on the connection, and closes it.
+final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    /// The event ``ByteObserver`` sends along the pipeline when bytes arrive.
+    struct BytesArrived {}
+
+    /// Placed before the HTTP decoder: reports each read to the ``RequestDeadlineHandler`` behind it.
+    final class ByteObserver: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = ByteBuffer
+        typealias InboundOut = ByteBuffer
+
+        /// Creates the observer.
+        init() {}
+
+        /// Reports the read, then passes the bytes on to the decoder.
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            context.fireUserInboundEventTriggered(BytesArrived())
+            context.fireChannelRead(data)
+        }
+    }
+
+    private let timeout: TimeAmount
+    private let logger: Logger
+    private let expirations = Counter(label: "storeledger_http_request_timeouts_total")
+    /// The running deadline of the request being received, if any.
+    private var deadline: Scheduled<Void>?
+    /// Whether the head of the request being received has been decoded.
+    private var headArrived = false
+    private var headsReceived = 0
+    private var responseHeadsWritten = 0
+    private var responseEndsWritten = 0
+
+    /// Creates the handler (one per connection).
+    init(timeout: TimeAmount, logger: Logger) {
+        self.timeout = timeout
+        self.logger = logger
+    }
+
+    /// Starts the clock when a request's first bytes arrive.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is BytesArrived {
+            startIfNeeded(context)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    /// Follows the request's parts: the clock stops when its end has arrived.
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head:
+            startIfNeeded(context)  // a pipelined head decoded from bytes that arrived with the previous request
+            headArrived = true
+            headsReceived += 1
+        case .body:
+            break
+        case .end:
+            stop()
+            headArrived = false
+        }
+        context.fireChannelRead(data)
+    }
+
+    /// Counts the answers, to know whether a 408 may still be written.
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .head: responseHeadsWritten += 1
+        case .body: break
+        case .end: responseEndsWritten += 1
+        }
+        context.write(data, promise: promise)
+    }
+
+    /// Stops the clock with the connection.
+    func channelInactive(context: ChannelHandlerContext) {
+        stop()
+        context.fireChannelInactive()
+    }
+
+    /// Stops the clock when removed.
+    func handlerRemoved(context: ChannelHandlerContext) {
+        stop()
+    }
+
+    private func startIfNeeded(_ context: ChannelHandlerContext) {
+        guard deadline == nil else { return }
+        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
+            expire(context)
+        }
+    }
+
+    private func stop() {
+        deadline?.cancel()
+        deadline = nil
+    }
+
+    private func expire(_ context: ChannelHandlerContext) {
+        deadline = nil
+        expirations.increment()
+        logger.notice("closing a connection whose request did not arrive in time", metadata: [
+            "remote_address": "\(context.channel.remoteAddress.map { "\($0)" } ?? "?")",
+            "timeout": "\(timeout)",
+            "head_received": "\(headArrived)",
+        ])
+        // A route still reading this request's body gets an error instead of the bytes so far.
+        context.fireErrorCaught(HTTPError(.requestTimeout, message: "the request did not arrive in time"))
+        // 408 only when it cannot be mistaken for the answer to an earlier request: every earlier request is answered
+        // and nothing has been written for this one.
+        let earlier = headArrived ? headsReceived - 1 : headsReceived
+        guard headArrived, responseHeadsWritten == earlier, responseEndsWritten == earlier else {
+            context.close(promise: nil)
+            return
+        }
+        let seconds = Double(timeout.nanoseconds) / 1e9
+        let body = ByteBuffer(string: #"{"code":"request_timeout","error":"the request did not arrive in full within \#(seconds) s; send it again"}"#)
+        let head = HTTPResponse(status: .requestTimeout, headerFields: [
+            .contentType: "application/json; charset=utf-8", .contentLength: "\(body.readableBytes)", .connection: "close",
+        ])
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(body)), promise: nil)
+        let written = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        written.futureResult.whenComplete { _ in bound.value.close(promise: nil) }
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import PostgresNIO
+import Prometheus
+import StoreLedgerHTTP
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import Testing
+
+/// The listeners close idle and dripping connections (real sockets on 127.0.0.1, small timeouts) and keep serving
+/// normal clients.
+@Suite("HTTP: idle and slow connections are closed")
+struct HTTPTimeoutTests {
+    let migrator = Migrator(migrations: try! Migration.bundled())
+    static let body = #"{"signedPayload":"x.y.z"}"#
+
+    /// Runs the public application exactly as `serve` builds it (`buildReceiverApplication`), with `timeouts`, and
+    /// gives `body` its port.
+    func withReceiver(_ db: TestDatabase, timeouts: HTTPTimeouts, _ body: @escaping @Sendable (Int) async throws -> Void) async throws {
+        var configuration = try db.url.clientConfiguration(maximumConnections: 2)
+        configuration.options.keepAliveBehavior = nil
+        let app = buildReceiverApplication(
+            client: PostgresClient(configuration: configuration), migrator: migrator,
+            configuration: ReceiverConfiguration(port: 0, timeouts: timeouts), logger: db.logger
+        )
+        try await app.test(.live) { client in try await body(try #require(client.port)) }
+    }
+
+    @Test func aConnectionThatSendsNothingIsClosed() async throws {
+        try await TestDatabase.withFresh { db in
+            try await withReceiver(db, timeouts: HTTPTimeouts(idle: .milliseconds(300), request: .seconds(60))) { port in
+                let outcome = try await RawConnection.run(port: port) { _ in }
+                #expect(outcome.closedByServer)
+                #expect(outcome.received == "")
+            }
+        }
+    }
+
+    @Test func aRequestHeadDrippedSlowerThanTheDeadlineIsClosed() async throws {
+        try await TestDatabase.withFresh { db in
+            // The idle timeout is far away: only the request deadline can close this connection.
+            try await withReceiver(db, timeouts: HTTPTimeouts(idle: .seconds(60), request: .milliseconds(300))) { port in
+                let request = RawConnection.post("/notifications/apple", body: Self.body)
+                let outcome = try await RawConnection.run(port: port) { writer in
+                    try await RawConnection.drip(request, every: .milliseconds(40), to: writer)
+                }
+                #expect(outcome.closedByServer)
+                #expect(outcome.received == "" || outcome.received.hasPrefix("HTTP/1.1 408"), "\(outcome.received)")
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM events") == 0)
+        }
+    }
+
+    @Test func aBodyDrippedSlowerThanTheDeadlineIsAnswered408AndNothingIsStored() async throws {
+        try await TestDatabase.withFresh { db in
+            try await withReceiver(db, timeouts: HTTPTimeouts(idle: .seconds(60), request: .milliseconds(300))) { port in
+                let request = RawConnection.post("/notifications/apple", body: Self.body)
+                let head = String(request.dropLast(Self.body.utf8.count))
+                let outcome = try await RawConnection.run(port: port) { writer in
+                    try await writer.write(ByteBuffer(string: head))
+                    try await RawConnection.drip(Self.body, every: .milliseconds(40), to: writer)
+                }
+                #expect(outcome.closedByServer)
+                #expect(outcome.received.hasPrefix("HTTP/1.1 408"), "\(outcome.received)")
+                #expect(outcome.received.contains(#""code":"request_timeout""#), "\(outcome.received)")
+            }
+            // The route reading the body got an error, not the bytes so far.
+            #expect(try await db.scalar("SELECT count(*) FROM events") == 0)
+        }
+    }
+
+    @Test func normalClientsAreServedAndTheirIdleKeepAliveConnectionIsClosedLater() async throws {
+        try await TestDatabase.withFresh { db in
+            try await withReceiver(db, timeouts: HTTPTimeouts(idle: .seconds(5), request: .milliseconds(300))) { port in
+                let request = RawConnection.post("/notifications/apple", body: Self.body)
+                let outcome = try await RawConnection.run(port: port, bound: .seconds(30)) { writer in
+                    try await writer.write(ByteBuffer(string: request))
+                    // Waiting between requests is idle time, not request time: three request deadlines pass.
+                    try await Task.sleep(for: .milliseconds(900))
+                    try await writer.write(ByteBuffer(string: request))
+                }
+                #expect(outcome.received.components(separatedBy: "HTTP/1.1 200 OK").count - 1 == 2, "\(outcome.received)")
+                #expect(!outcome.received.contains("408"))
+                #expect(outcome.closedByServer, "the keep-alive connection is closed once idle")
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM events") == 2)
+        }
+    }
+
+    @Test func theAdminPortClosesIdleAndDrippingConnectionsToo() async throws {
+        try await TestDatabase.withFresh { db in
+            // Idle alone (the dripped head decodes to nothing, so only the idle timer runs), then the request deadline alone.
+            for timeouts in [HTTPTimeouts(idle: .seconds(1), request: .seconds(60)), HTTPTimeouts(idle: .seconds(60), request: .milliseconds(300))] {
+                let admin = AdminApplication.service(
+                    host: "127.0.0.1", port: 0, registry: PrometheusCollectorRegistry(), client: db.client, migrator: migrator,
+                    timeouts: timeouts, logger: db.logger
+                )
+                try await admin.test(.live) { client in
+                    let port = try #require(client.port)
+                    let outcome = try await RawConnection.run(port: port) { writer in
+                        try await RawConnection.drip("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", every: .milliseconds(40), to: writer)
+                    }
+                    #expect(outcome.closedByServer, "\(timeouts)")
+                    #expect(!outcome.received.contains("200 OK"), "\(timeouts)")
+                    let normal = try await RawConnection.run(port: port) { writer in
+                        try await writer.write(ByteBuffer(string: "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"))
+                    }
+                    #expect(normal.received.hasPrefix("HTTP/1.1 200 OK"), "\(timeouts): \(normal.received.prefix(100))")
+                }
+            }
+        }
+    }
+}

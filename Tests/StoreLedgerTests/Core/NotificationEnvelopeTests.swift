@@ -1,0 +1,66 @@
+import Foundation
+import StoreLedgerCore
+import Testing
+
+/// The one envelope parser the receiver and the worker share: a repeated key is refused, so both always read the
+/// same `signedPayload`.
+@Suite("Core: notification envelope")
+struct NotificationEnvelopeTests {
+    /// The parse error's sentence, nil when `body` parses.
+    func refusal(_ body: Data) -> String? {
+        do {
+            _ = try NotificationEnvelope.parse(body)
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
+    func refusal(_ body: String) -> String? { refusal(Data(body.utf8)) }
+
+    @Test(arguments: [
+        #"{"signedPayload":"a.b.c","signedPayload":"d.e.f"}"#,
+        #"{"signedPayload":"a.b.c", "signedPayload":"a.b.c"}"#,
+        #"{"signedPayload":"a.b.c","signed\u0050ayload":"d.e.f"}"#,
+        #"{"signed\u0050ayload":"a.b.c","signedPayload":"d.e.f"}"#,
+        #"{"signedPayload":"a.b.c","extra":1,"extra":{"x":2}}"#,
+        #"{"signedPayload":"a.b.c","\u00e9":1,"e\u0301":2}"#,
+        #"{"signedPayload":"a.b.c","signedPayload":"d.e.f",}"#,
+    ])
+    func aRepeatedTopLevelKeyIsRefused(_ body: String) {
+        let reason = refusal(body)
+        #expect(reason?.contains("more than once") == true, "\(body): \(reason ?? "accepted")")
+    }
+
+    @Test func theRefusalNamesTheKey() {
+        #expect(refusal(#"{"signedPayload":"a.b.c","signedPayload":"d.e.f"}"#) == #"the body has the key "signedPayload" more than once; each key may appear only once"#)
+    }
+
+    @Test(arguments: [
+        #"{"signedPayload":"a.b.c"}"#,
+        #" { "signedPayload" : "a.b.c" } "#,
+        #"{"signedPayload":"a.b.c",}"#,
+        #"{"a":"}\"{,:","b":[1,{"signedPayload":"]"},[]],"c":{"signedPayload":"x","signedPayload":"y"},"signedPayload":"a.b.c","d":true,"e":null,"f":-1.5e3}"#,
+        #"{"signedPayload":"a.b.c","signedpayload":"d.e.f","s\u00e9":"1","se\u0300":"2"}"#,
+    ])
+    func uniqueKeysParseWhateverTheValuesHold(_ body: String) throws {
+        #expect(try NotificationEnvelope.parse(Data(body.utf8)).signedPayload == "a.b.c")
+    }
+
+    @Test func otherEncodingsFoundationAcceptsStillParseAndAreCheckedToo() throws {
+        let single = #"{"signedPayload":"a.b.c"}"#
+        let repeated = #"{"signedPayload":"a.b.c","signedPayload":"d.e.f"}"#
+        #expect(try NotificationEnvelope.parse(Data([0xEF, 0xBB, 0xBF]) + Data(single.utf8)).signedPayload == "a.b.c")
+        for encoding: String.Encoding in [.utf16, .utf16LittleEndian, .utf16BigEndian, .utf32LittleEndian, .utf32BigEndian] {
+            let body = try #require(single.data(using: encoding))
+            #expect(try NotificationEnvelope.parse(body).signedPayload == "a.b.c", "\(encoding)")
+            #expect(refusal(try #require(repeated.data(using: encoding)))?.contains("more than once") == true, "\(encoding)")
+        }
+    }
+
+    @Test func whatWasRefusedBeforeIsStillRefused() {
+        for body in ["", "[]", "{}", #"{"signedPayload":1}"#, #"{"signedPayload":""}"#, #"{"signedPayload":"a.b.c""#] {
+            #expect(refusal(body) != nil, "\(body)")
+        }
+    }
+}
