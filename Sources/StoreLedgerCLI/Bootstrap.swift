@@ -7,6 +7,7 @@ import Prometheus
 import ServiceLifecycle
 import PostgresNIO
 import StoreLedgerStore
+import UnixSignals
 
 /// Process-wide set-up shared by the commands.
 enum Bootstrap {
@@ -60,6 +61,21 @@ enum Bootstrap {
             defer { group.cancelAll() }
             return try await body()
         }
+    }
+
+    /// Runs `services` (in start order) until SIGTERM or SIGINT, then shuts them down in reverse order within a bound
+    /// whatever state they are in, a dead database included: after `SHUTDOWN_TIMEOUT_SECONDS` (default 10) of graceful
+    /// shutdown the services are cancelled, and a service that ignores cancellation for 5 s more ends the process.
+    static func run(_ services: [any Service], _ environment: Environment, logger: Logger) async throws {
+        var configuration = ServiceGroupConfiguration(
+            services: services.map { .init(service: $0) },
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        )
+        configuration.maximumGracefulShutdownDuration = .seconds(try environment.int("SHUTDOWN_TIMEOUT_SECONDS", default: 10, in: 1...3600))
+        configuration.maximumCancellationDuration = .seconds(5)
+        try await ServiceGroup(configuration: configuration).run()
+        logger.info("stopped")
     }
 
     /// Bootstraps swift-metrics with a Prometheus registry. Call it once, first: metrics created before it stay

@@ -58,6 +58,6 @@ struct DevCommand: AsyncParsableCommand {
             services: [worker, queueMetrics, webhooks] + (admin.map { [$0] } ?? []),
             migrateOnStart: true, logger: logger
         )
-        try await app.runService()
+        try await Bootstrap.run([app], environment, logger: logger)
     }
 }

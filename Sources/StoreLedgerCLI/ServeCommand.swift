@@ -29,6 +29,6 @@ struct ServeCommand: AsyncParsableCommand {
             services: admin.map { [$0] } ?? [],
             logger: logger
         )
-        try await app.runService()
+        try await Bootstrap.run([app], environment, logger: logger)
     }
 }

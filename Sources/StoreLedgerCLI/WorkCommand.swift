@@ -53,13 +53,6 @@ struct WorkCommand: AsyncParsableCommand {
             let reconciler = Reconciler(client: client, appStore: appStore, environments: environment.reconciliationEnvironments(try environment.verifiers()))
             services.append(ReconcilerService(reconciler: reconciler, interval: interval, logger: logger))
         }
-        let group = ServiceGroup(
-            configuration: .init(
-                services: services.map { .init(service: $0) },
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger
-            )
-        )
-        try await group.run()
+        try await Bootstrap.run(services, environment, logger: logger)
     }
 }

@@ -72,3 +72,19 @@ extension DatabaseURL {
         return "postgres://\(credentials)@\(host ?? "127.0.0.1"):\(port)/\(database ?? "")?sslmode=disable"
     }
 }
+
+/// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, read back, closed).
+public func freeLoopbackPort() throws -> Int {
+    let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard socketDescriptor >= 0 else { throw StoreError.configuration("socket() failed") }
+    defer { close(socketDescriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketDescriptor, $0, length) } }
+    guard bound == 0 else { throw StoreError.configuration("bind() failed") }
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socketDescriptor, $0, &length) } }
+    return Int(UInt16(bigEndian: address.sin_port))
+}

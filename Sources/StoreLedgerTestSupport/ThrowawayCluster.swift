@@ -29,6 +29,10 @@ public struct ThrowawayCluster: Sendable {
     /// Stops the server (fast shutdown).
     public func stop() async throws { _ = try await Self.script(["stop", directory]) }
 
+    /// Stops the server as a crash would (`pg_ctl stop -m immediate`): committed transactions survive only through
+    /// WAL recovery at the next start.
+    public func crash() async throws { _ = try await Self.script(["crash", directory]) }
+
     /// Starts the server again on the same port.
     public func restart() async throws { _ = try await Self.script(["start", directory, String(port)]) }
 
@@ -53,6 +57,8 @@ public struct ThrowawayCluster: Sendable {
         let process = Process()
         process.executableURL = repositoryRoot.appendingPathComponent("scripts/pg")
         process.arguments = arguments
+        // Durable like production, whatever the calling shell exported: crash tests depend on fsync.
+        process.environment = ProcessInfo.processInfo.environment.merging(["PG_FSYNC": "on"]) { $1 }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: outputURL)
         process.standardError = try FileHandle(forWritingTo: errorURL)

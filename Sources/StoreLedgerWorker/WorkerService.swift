@@ -78,13 +78,19 @@ public struct WorkerService<Handler: EventHandler>: Service {
     }
 
     /// Claims and processes batches until stopping; a full batch is followed at once by another.
+    ///
+    /// Neither a claim nor a batch may hold the loop longer than a lease: a statement stuck on a database that
+    /// vanished (a crash, a failover behind a moved address) is left behind, its leases expire and are rescued, and
+    /// the loop claims again on fresh connections. So a worker always resumes after a database failure.
     private func claimLoop(queue: EventQueue, owner: String, stopping: StopFlag) async {
         var failures = 0
         while !stopping.isSet && !Task.isCancelled {
             let generation = wake.generation
             let batch: [ClaimedEvent]
             do {
-                batch = try await queue.claim(limit: configuration.batchSize, owner: owner, lease: configuration.lease, logger: logger)
+                batch = try await withDeadline(configuration.lease) { [configuration, logger] in
+                    try await queue.claim(limit: configuration.batchSize, owner: owner, lease: configuration.lease, logger: logger)
+                }
                 failures = 0
             } catch {
                 failures += 1
@@ -96,7 +102,13 @@ public struct WorkerService<Handler: EventHandler>: Service {
                 await wake.wait(after: generation, timeout: configuration.pollInterval)
                 continue
             }
-            await process(batch, owner: owner)
+            do {
+                try await withDeadline(configuration.lease) { await process(batch, owner: owner) }
+            } catch {
+                logger.error("batch did not finish within its lease; its events will be rescued", metadata: [
+                    "worker": "\(owner)", "events": "\(batch.count)", "error": "\(String(reflecting: error))",
+                ])
+            }
         }
     }
 
@@ -202,9 +214,10 @@ public struct WorkerService<Handler: EventHandler>: Service {
         var lastPartitionCheck: ContinuousClock.Instant?
         while !stopping.isSet && !Task.isCancelled {
             do {
-                if try await queue.rescueExpiredLeases(policy: configuration.retryPolicy, logger: logger) > 0 {
-                    wake.signal()
+                let rescued = try await withDeadline(configuration.lease) { [configuration, logger] in
+                    try await queue.rescueExpiredLeases(policy: configuration.retryPolicy, logger: logger)
                 }
+                if rescued > 0 { wake.signal() }
                 if lastPartitionCheck.map({ $0.duration(to: .now) >= configuration.partitionMaintenanceInterval }) ?? true {
                     let created = try await log.ensurePartitions(logger: logger)
                     if created > 0 { logger.info("created event partitions", metadata: ["count": "\(created)"]) }
