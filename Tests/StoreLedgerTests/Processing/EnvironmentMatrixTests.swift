@@ -61,7 +61,8 @@ struct EnvironmentMatrixTests {
                 return allowXcode
                     ? ("done", nil)
                     : ("rejected", "untrustedChain: signed for \(environment), whose data is signed locally by Xcode, not by the App Store; "
-                        + "it is accepted only when Xcode data is explicitly allowed (ALLOW_XCODE_DATA=true, allowXcodeEnvironment, storeledger verify --allow-xcode)")
+                        + "it is accepted only when Xcode data is explicitly allowed "
+                        + "(ALLOW_XCODE_DATA=true, allowXcodeEnvironment, storeledger verify --allow-xcode)")
             }
             return accepts.contains(environment)
                 ? ("done", nil)
@@ -292,7 +293,9 @@ struct EnvironmentMatrixTests {
                     environment: apiEnvironment
                 )
                 let reconciler = Reconciler(client: world.db.client, appStore: world.reconcilerClient, environments: [apiEnvironment])
-                let result = try await reconciler.run(from: Date().addingTimeInterval(-3600), to: Date(), onlyFailures: false, logger: world.db.logger)
+                let result = try await reconciler.run(
+                    from: Date().addingTimeInterval(-3600), to: Date(), onlyFailures: false, logger: world.db.logger
+                )
                 #expect(result.appended == 1)
                 return nil
             }
@@ -354,8 +357,8 @@ struct EnvironmentMatrixTests {
                 try LedgerVerifiers(apps: [AppIdentity(bundleID: Self.bundleID)], environmentsSetting: setting)
             }
             #expect(error?.code == .invalidConfiguration)
-            #expect(error?.detail == "APPLE_ENVIRONMENTS accepts Production, whose data must carry the app's Apple ID, but app '\(Self.bundleID)' has none: "
-                + "set APP_APPLE_ID (or APPS=bundle.id:appAppleId), or accept Sandbox only")
+            #expect(error?.detail == "APPLE_ENVIRONMENTS accepts Production, whose data must carry the app's Apple ID, "
+                + "but app '\(Self.bundleID)' has none: set APP_APPLE_ID (or APPS=bundle.id:appAppleId), or accept Sandbox only")
         }
         for setting in ["Xcode", "Staging", " , "] {
             let error = #expect(throws: VerificationError.self) {

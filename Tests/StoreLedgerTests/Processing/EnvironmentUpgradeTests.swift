@@ -57,7 +57,9 @@ struct EnvironmentUpgradeTests {
             let lostOnProductionURL = try await receive(
                 try sandbox.signedNotification(
                     type: "SUBSCRIBED", subtype: "INITIAL_BUY", notificationUUID: uuid, signedDate: Date(),
-                    transaction: sandbox.transactionPayload(transactionID: "7001", purchaseDate: Date().addingTimeInterval(-86_400), expiresDate: expires, signedDate: Date()),
+                    transaction: sandbox.transactionPayload(
+                        transactionID: "7001", purchaseDate: Date().addingTimeInterval(-86_400), expiresDate: expires, signedDate: Date()
+                    ),
                     status: 1
                 ),
                 route: "/notifications/apple", hint: .production, db: db
@@ -66,7 +68,9 @@ struct EnvironmentUpgradeTests {
             let lostOnWebhook = try await receive(
                 try sandbox.signedNotification(
                     type: "DID_RENEW", notificationUUID: secondUUID, signedDate: Date(),
-                    transaction: sandbox.transactionPayload(transactionID: "7002", purchaseDate: Date().addingTimeInterval(-3_600), expiresDate: expires, signedDate: Date())
+                    transaction: sandbox.transactionPayload(
+                        transactionID: "7002", purchaseDate: Date().addingTimeInterval(-3_600), expiresDate: expires, signedDate: Date()
+                    )
                 ),
                 route: "/api/v1/payments/appstore/webhook", hint: nil, db: db
             )

@@ -50,7 +50,9 @@ struct EnvironmentRulesVerificationTests {
         let production = try await verifier.verifyNotification(try notification("Production"))
         #expect(production.claims.appAppleID == TestSigner.defaultAppAppleID)
 
-        let missing = await rejection { try await verifier.verifyNotification(try notification("Production", dataOverrides: ["appAppleId": NSNull()])) }
+        let missing = await rejection {
+            try await verifier.verifyNotification(try notification("Production", dataOverrides: ["appAppleId": NSNull()]))
+        }
         #expect(missing?.code == .wrongApp)
         #expect(missing?.detail == "signed for Production without an appAppleId; Production data of 'com.example.storeledger' must carry 1234567890")
         let wrong = await rejection { try await verifier.verifyNotification(try notification("Production", dataOverrides: ["appAppleId": 42])) }
@@ -62,10 +64,11 @@ struct EnvironmentRulesVerificationTests {
     @Test("the environment, not the app Apple id, is named when the deployment does not accept it")
     func wrongEnvironmentIsTheCause() async throws {
         let productionOnly = try verifier([.production], source: "APPLE_ENVIRONMENTS=Production")
+        let expected = "wrongEnvironment: signed for Sandbox, which this deployment does not accept (APPLE_ENVIRONMENTS=Production)"
         let error = await rejection { try await productionOnly.verifyNotification(try notification("Sandbox")) }
-        #expect(error?.description == "wrongEnvironment: signed for Sandbox, which this deployment does not accept (APPLE_ENVIRONMENTS=Production)")
+        #expect(error?.description == expected)
         let transaction = await rejection { try await productionOnly.verifyTransaction(try Self.pki.signer().signedTransaction()) }
-        #expect(transaction?.description == "wrongEnvironment: signed for Sandbox, which this deployment does not accept (APPLE_ENVIRONMENTS=Production)")
+        #expect(transaction?.description == expected)
         let renewal = await rejection { try await productionOnly.verifyRenewalInfo(try Self.pki.signer().signedRenewalInfo()) }
         #expect(renewal?.code == .wrongEnvironment)
 
