@@ -132,27 +132,19 @@ struct Environment: Sendable {
 
     /// The verifiers: `APPLE_ENVIRONMENTS` (default Production and Sandbox when every app has its App
     /// Apple ID, else Sandbox only), `APPLE_ROOT_CAS_DER_BASE64` (default Apple Root CA - G3),
-    /// `ALLOW_XCODE_DATA` (default false; development only).
+    /// `ALLOW_XCODE_DATA` (default false; development only). Each payload is judged by the environment it is
+    /// signed for, whatever route it arrived on.
     func verifiers(defaultBundleID: String? = nil, extraRootsDER: [Data] = []) throws -> LedgerVerifiers {
         let apps = try apps(defaultBundleID: defaultBundleID)
-        let environments: [VerificationEnvironment]
-        if let text = string("APPLE_ENVIRONMENTS") {
-            environments = try text.split(separator: ",").map { name in
-                guard let environment = VerificationEnvironment(configurationValue: name.trimmingCharacters(in: .whitespaces)) else {
-                    throw ValidationError("APPLE_ENVIRONMENTS: '\(name)' is not Production or Sandbox")
-                }
-                return environment
-            }
-        } else {
-            environments = apps.allSatisfy { $0.appAppleID != nil } ? [.production, .sandbox] : [.sandbox]
-        }
         let allowXcode = ["1", "true", "yes"].contains(string("ALLOW_XCODE_DATA")?.lowercased() ?? "")
         do {
             var trust = try TrustConfiguration.fromConfigurationValue(string(TrustConfiguration.rootsConfigurationKey))
             if !extraRootsDER.isEmpty {
                 trust = try TrustConfiguration(rootCertificatesDER: trust.rootCertificatesDER + extraRootsDER)
             }
-            return try LedgerVerifiers(apps: apps, environments: environments, trust: trust, allowXcodeEnvironment: allowXcode)
+            return try LedgerVerifiers(
+                apps: apps, environmentsSetting: string(LedgerVerifiers.environmentsKey), trust: trust, allowXcodeEnvironment: allowXcode
+            )
         } catch {
             throw ValidationError("verification configuration: \(error.detail)")
         }
@@ -224,8 +216,8 @@ struct Environment: Sendable {
 
     /// The environments reconciliation asks: those the verifiers accept.
     func reconciliationEnvironments(_ verifiers: LedgerVerifiers) -> [AppStoreAPIEnvironment] {
-        verifiers.verifiers.compactMap { verifier in
-            switch verifier.configuration.environment {
+        verifiers.environments.compactMap { environment in
+            switch environment {
             case .production: .production
             case .sandbox: .sandbox
             default: nil

@@ -34,7 +34,7 @@ public struct LedgerHandler: EventHandler {
                 } catch {
                     return .rejected(event, reason: "malformed: \(error.description)")
                 }
-                let verified = try await verifiers.verifyNotification(envelope.signedPayload, hint: event.environmentHint)
+                let verified = try await verifiers.verifyNotification(envelope.signedPayload)
                 return try decode(verified, event: event)
             case .client, .serverAPI:
                 return try await prepareSignedData(event)
@@ -73,11 +73,11 @@ public struct LedgerHandler: EventHandler {
         }
         let decoder = JSONDecoder()
         if let jws = (object["signedTransaction"] ?? object["signedTransactionInfo"]) as? String {
-            let verified = try await verifiers.verifyTransaction(jws, hint: event.environmentHint)
+            let verified = try await verifiers.verifyTransaction(jws)
             return .signedData(event, .transaction(try decoder.decode(TransactionPayload.self, from: verified.payloadJSON)), verified.payloadJSON)
         }
         if let jws = object["signedRenewalInfo"] as? String {
-            let verified = try await verifiers.verifyRenewalInfo(jws, hint: event.environmentHint)
+            let verified = try await verifiers.verifyRenewalInfo(jws)
             return .signedData(event, .renewalInfo(try decoder.decode(RenewalInfoPayload.self, from: verified.payloadJSON)), verified.payloadJSON)
         }
         return .rejected(event, reason: "malformed: the body has no signedTransaction or signedRenewalInfo")

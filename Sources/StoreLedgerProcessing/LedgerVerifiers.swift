@@ -1,69 +1,115 @@
-public import StoreLedgerCore
+import Foundation
+
 public import StoreLedgerVerification
 
-/// One verifier per accepted environment (a deployment receives Production and Sandbox data), tried
-/// in the order the event's route suggests. Data claiming an environment no verifier accepts is
-/// rejected as the wrong environment.
+/// The deployment's verification: one ``SignedDataVerifier`` accepting every configured environment, so each payload
+/// is judged by the rules of the environment it is signed for (its own `environment`, once its signature is
+/// verified), whatever route or API it arrived through.
+///
+/// Apple sends Sandbox notifications to the Production URL when no Sandbox URL is configured, and Sandbox data
+/// carries no `appAppleId`: a route's `EnvironmentHint` is kept for investigators and never changes the verdict.
+/// Data signed for an environment the deployment does not accept is rejected as the wrong environment, with the
+/// setting that decided it (`APPLE_ENVIRONMENTS`).
 public struct LedgerVerifiers: Sendable {
-    /// The verifiers, one per environment.
-    public let verifiers: [SignedDataVerifier]
+    /// The configuration key listing the accepted environments.
+    public static let environmentsKey = "APPLE_ENVIRONMENTS"
 
-    /// Wraps verifiers (at least one).
-    public init(_ verifiers: [SignedDataVerifier]) {
-        precondition(!verifiers.isEmpty, "LedgerVerifiers needs at least one verifier")
-        self.verifiers = verifiers
+    /// The verifier.
+    public let verifier: SignedDataVerifier
+
+    /// Wraps a verifier.
+    public init(_ verifier: SignedDataVerifier) {
+        self.verifier = verifier
     }
 
-    /// Builds one verifier per environment for the same apps and trust.
+    /// The accepted environments (Sandbox, Production or both), in configuration order.
+    public var environments: [VerificationEnvironment] {
+        verifier.configuration.environments
+    }
+
+    /// Builds the verifier for the given apps, environments and trust.
+    ///
+    /// - Parameter environmentsSource: How `environments` was configured, quoted in wrong-environment reasons;
+    ///   defaults to `APPLE_ENVIRONMENTS=<the list>`.
     public init(
         apps: [AppIdentity],
         environments: [VerificationEnvironment],
+        environmentsSource: String? = nil,
         trust: TrustConfiguration = .appleRootCAG3,
         allowXcodeEnvironment: Bool = false
     ) throws(VerificationError) {
-        guard !environments.isEmpty else { throw VerificationError(.invalidConfiguration, "no environment is accepted") }
-        var verifiers: [SignedDataVerifier] = []
-        for environment in environments {
-            verifiers.append(try SignedDataVerifier(configuration: VerifierConfiguration(
-                apps: apps, environment: environment, trust: trust, allowXcodeEnvironment: allowXcodeEnvironment
-            )))
+        let source = environmentsSource ?? "\(Self.environmentsKey)=\(environments.map(\.rawValue).joined(separator: ","))"
+        self.init(try SignedDataVerifier(configuration: VerifierConfiguration(
+            apps: apps, environments: environments, environmentsSource: source, trust: trust, allowXcodeEnvironment: allowXcodeEnvironment
+        )))
+    }
+
+    /// Builds the verifier from the `APPLE_ENVIRONMENTS` setting as the processes read it.
+    ///
+    /// - Parameter environmentsSetting: `APPLE_ENVIRONMENTS` (comma-separated `Production`, `Sandbox`, any case), or nil
+    ///   for the default: Production and Sandbox when every app has its App Apple ID, else Sandbox only.
+    /// - Throws: ``VerificationError/Code/invalidConfiguration`` naming the setting when it is malformed, or when it
+    ///   accepts Production for an app without its App Apple ID.
+    public init(
+        apps: [AppIdentity],
+        environmentsSetting: String?,
+        trust: TrustConfiguration = .appleRootCAG3,
+        allowXcodeEnvironment: Bool = false
+    ) throws(VerificationError) {
+        let (environments, source) = try Self.environments(setting: environmentsSetting, apps: apps)
+        try self.init(
+            apps: apps, environments: environments, environmentsSource: source, trust: trust, allowXcodeEnvironment: allowXcodeEnvironment
+        )
+    }
+
+    /// The environments an `APPLE_ENVIRONMENTS` value (or its absence) accepts, and how to name that choice in reasons.
+    public static func environments(
+        setting: String?, apps: [AppIdentity]
+    ) throws(VerificationError) -> (environments: [VerificationEnvironment], source: String) {
+        let everyAppHasAppleID = apps.allSatisfy { $0.appAppleID != nil }
+        guard let setting, !setting.allSatisfy(\.isWhitespace) else {
+            if everyAppHasAppleID { return ([.production, .sandbox], "\(environmentsKey) unset: Production,Sandbox") }
+            let without = apps.filter { $0.appAppleID == nil }
+            let why = without.count == apps.count ? "APP_APPLE_ID is not set" : "app '\(without[0].bundleID)' has no App Apple ID"
+            return ([.sandbox], "\(environmentsKey) unset: Sandbox only, as \(why)")
         }
-        self.init(verifiers)
-    }
-
-    /// Verifies a notification with the verifier its environment calls for.
-    public func verifyNotification(_ jws: String, hint: EnvironmentHint?) async throws(VerificationError) -> VerifiedNotification {
-        try await firstAccepting(hint: hint) { verifier throws(VerificationError) in try await verifier.verifyNotification(jws) }
-    }
-
-    /// Verifies a standalone transaction.
-    public func verifyTransaction(_ jws: String, hint: EnvironmentHint?) async throws(VerificationError) -> VerifiedSignedData {
-        try await firstAccepting(hint: hint) { verifier throws(VerificationError) in try await verifier.verifyTransaction(jws) }
-    }
-
-    /// Verifies a standalone renewal info.
-    public func verifyRenewalInfo(_ jws: String, hint: EnvironmentHint?) async throws(VerificationError) -> VerifiedSignedData {
-        try await firstAccepting(hint: hint) { verifier throws(VerificationError) in try await verifier.verifyRenewalInfo(jws) }
-    }
-
-    private func firstAccepting<Result>(
-        hint: EnvironmentHint?,
-        _ verify: (SignedDataVerifier) async throws(VerificationError) -> Result
-    ) async throws(VerificationError) -> Result {
-        var lastError: VerificationError?
-        for verifier in ordered(for: hint) {
-            do {
-                return try await verify(verifier)
-            } catch where error.code == .wrongEnvironment {
-                lastError = error
+        var environments: [VerificationEnvironment] = []
+        for name in setting.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
+            guard let environment = VerificationEnvironment(configurationValue: name),
+                environment == .production || environment == .sandbox
+            else {
+                throw VerificationError(
+                    .invalidConfiguration,
+                    "\(environmentsKey): '\(name)' is not Production or Sandbox (Xcode and LocalTesting data is accepted with ALLOW_XCODE_DATA=true)"
+                )
             }
+            if !environments.contains(environment) { environments.append(environment) }
         }
-        throw lastError ?? VerificationError(.invalidConfiguration, "no verifier")
+        guard !environments.isEmpty else {
+            throw VerificationError(.invalidConfiguration, "\(environmentsKey) names no environment: list Production, Sandbox or both")
+        }
+        if environments.contains(.production), let app = apps.first(where: { $0.appAppleID == nil }) {
+            throw VerificationError(
+                .invalidConfiguration,
+                "\(environmentsKey) accepts Production, whose data must carry the app's Apple ID, but app '\(app.bundleID)' has none: "
+                    + "set APP_APPLE_ID (or APPS=bundle.id:appAppleId), or accept Sandbox only"
+            )
+        }
+        return (environments, "\(environmentsKey)=\(environments.map(\.rawValue).joined(separator: ","))")
     }
 
-    private func ordered(for hint: EnvironmentHint?) -> [SignedDataVerifier] {
-        guard let hint else { return verifiers }
-        let preferred: VerificationEnvironment = hint == .sandbox ? .sandbox : .production
-        return verifiers.filter { $0.configuration.environment == preferred } + verifiers.filter { $0.configuration.environment != preferred }
+    /// Verifies a notification (and its nested JWS) by the rules of the environment it is signed for.
+    public func verifyNotification(_ jws: String) async throws(VerificationError) -> VerifiedNotification {
+        try await verifier.verifyNotification(jws)
+    }
+
+    /// Verifies a standalone transaction by the rules of the environment it is signed for.
+    public func verifyTransaction(_ jws: String) async throws(VerificationError) -> VerifiedSignedData {
+        try await verifier.verifyTransaction(jws)
+    }
+
+    /// Verifies a standalone renewal info by the rules of the environment it is signed for.
+    public func verifyRenewalInfo(_ jws: String) async throws(VerificationError) -> VerifiedSignedData {
+        try await verifier.verifyRenewalInfo(jws)
     }
 }

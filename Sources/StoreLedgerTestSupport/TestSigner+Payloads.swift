@@ -85,7 +85,8 @@ extension TestSigner {
         return envelope
     }
 
-    /// A notification payload with a `data` section for this signer's app; nested JWS are passed already signed.
+    /// A notification payload with a `data` section for this signer's app, shaped as Apple sends it: `appAppleId`
+    /// only in Production (Apple: it "isn't present in the sandbox environment"); nested JWS are passed already signed.
     public func notificationPayload(
         type: String,
         subtype: String? = nil,
@@ -97,11 +98,11 @@ extension TestSigner {
         dataOverrides: [String: Any] = [:]
     ) -> [String: Any] {
         var data: [String: Any] = [
-            "appAppleId": appAppleID,
             "bundleId": bundleID,
             "bundleVersion": "1.0",
             "environment": environment,
         ]
+        if environment == "Production" { data["appAppleId"] = appAppleID }
         data["signedTransactionInfo"] = signedTransactionInfo
         data["signedRenewalInfo"] = signedRenewalInfo
         data["status"] = status

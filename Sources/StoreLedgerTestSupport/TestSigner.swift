@@ -18,7 +18,7 @@ public struct TestSigner: Sendable {
     public let pki: TestPKI
     /// `bundleId` written by the payload helpers.
     public var bundleID: String
-    /// `appAppleId` written by the payload helpers.
+    /// `appAppleId` written by the payload helpers into Production notifications (Apple omits it elsewhere).
     public var appAppleID: Int64
     /// `environment` written by the payload helpers (`Sandbox`, `Production`, `Xcode`, …).
     public var environment: String

@@ -172,7 +172,8 @@ public struct SignedDataInspector: Sendable {
 
         let configuration = VerifierConfiguration(
             apps: apps,
-            environment: environment,
+            environments: [environment],
+            environmentsSource: options.environment.map { "--environment \($0)" },
             trust: options.trust,
             allowXcodeEnvironment: options.allowXcodeEnvironment,
             chainCacheCapacity: 4

@@ -45,9 +45,9 @@ extension SignedDataVerifier {
         if let environment = stated.map(VerificationEnvironment.init(rawValue:)), environment.isLocalTestEnvironment {
             guard configuration.allowXcodeEnvironment else {
                 throw .untrustedChain(
-                    "environment '\(environment)' data is signed locally by Xcode, not by the App Store; "
+                    "signed for \(environment), whose data is signed locally by Xcode, not by the App Store; "
                         + "it is accepted only when Xcode data is explicitly allowed "
-                        + "(allowXcodeEnvironment, --allow-xcode)"
+                        + "(ALLOW_XCODE_DATA=true, allowXcodeEnvironment, storeledger verify --allow-xcode)"
                 )
             }
             return AuthenticatedJWS(

@@ -1,8 +1,16 @@
 extension SignedDataVerifier {
-    /// Checks `bundleId` against the configured apps and, in Production, `appAppleId` too.
+    /// Checks a payload's claims in the order that names the real cause: the app (`bundleId` must be a configured
+    /// app, whatever the environment), then the environment the payload is signed for (it must be accepted), then
+    /// what that environment's rules ask: for Production data only, `appAppleId` must be the app's Apple ID. Sandbox,
+    /// Xcode and LocalTesting data, which Apple sends without `appAppleId`, is never asked for one.
     ///
-    /// - Parameter checksAppAppleID: Whether this kind of payload carries `appAppleId` (transactions do not).
-    func checkApp(bundleID: String?, appAppleID: Int64?, checksAppAppleID: Bool) throws(VerificationError) {
+    /// - Parameters:
+    ///   - environment: The environment the payload is signed for.
+    ///   - isLocalTestData: Accepted as Xcode / LocalTesting data (only when allowed).
+    ///   - checksAppAppleID: Whether this kind of payload carries `appAppleId` (transactions and renewal infos do not).
+    func checkClaims(
+        bundleID: String?, appAppleID: Int64?, environment: String?, isLocalTestData: Bool, checksAppAppleID: Bool
+    ) throws(VerificationError) {
         guard let bundleID else {
             throw .wrongApp("the payload carries no bundleId")
         }
@@ -11,29 +19,39 @@ extension SignedDataVerifier {
             let configured = configuration.apps.map(\.bundleID).joined(separator: ", ")
             throw .wrongApp("bundleId '\(bundleID)' is not a configured app (configured: \(configured))")
         }
-        guard checksAppAppleID, configuration.environment == .production else {
+        try checkEnvironment(environment, isLocalTestData: isLocalTestData)
+        guard checksAppAppleID, !isLocalTestData, environment == VerificationEnvironment.production.rawValue else {
             return
         }
+        let configured = candidates.compactMap(\.appAppleID).map(String.init).joined(separator: ", ")
         guard let appAppleID else {
-            throw .wrongApp("the payload for '\(bundleID)' carries no appAppleId, required in Production")
+            throw .wrongApp("signed for Production without an appAppleId; Production data of '\(bundleID)' must carry \(configured)")
         }
         guard candidates.contains(where: { $0.appAppleID == appAppleID }) else {
-            throw .wrongApp("appAppleId \(appAppleID) is not the configured Apple id of '\(bundleID)'")
+            throw .wrongApp("appAppleId \(appAppleID) is not the configured Apple id of '\(bundleID)' (\(configured))")
         }
     }
 
-    /// Checks the payload's environment equals the configured one (local test data was already let through by
+    /// Checks the payload is signed for an accepted environment (local test data was already let through by
     /// ``authenticate(_:environmentOf:)`` only when allowed).
     func checkEnvironment(_ environment: String?, isLocalTestData: Bool) throws(VerificationError) {
         guard !isLocalTestData else { return }
         guard let environment else {
-            throw .wrongEnvironment("the payload carries no environment; expected '\(configuration.environment)'")
-        }
-        guard environment == configuration.environment.rawValue else {
             throw .wrongEnvironment(
-                "signed for environment '\(environment)', this verifier accepts '\(configuration.environment)'"
+                "the payload states no environment, so no environment's rules apply (\(configuration.acceptedEnvironmentsDescription))"
             )
         }
+        guard configuration.environments.contains(VerificationEnvironment(rawValue: environment)) else {
+            throw .wrongEnvironment(
+                "signed for \(environment), which this deployment does not accept (\(configuration.acceptedEnvironmentsDescription))"
+            )
+        }
+    }
+
+    /// A nested JWS must be signed for the same environment as the notification carrying it.
+    static func checkSameEnvironment(nested: String?, outer: String?) throws(VerificationError) {
+        guard nested != outer else { return }
+        throw .wrongEnvironment("signed for \(nested ?? "no environment") inside a notification signed for \(outer ?? "no environment")")
     }
 
     /// A nested transaction must belong to the same app as the notification carrying it.

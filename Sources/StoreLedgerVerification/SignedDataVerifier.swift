@@ -7,7 +7,9 @@ import JWTKit
 /// Each JWS must be compact ES256 with exactly three `x5c` certificates; `x5c[0]` → `x5c[1]` must chain to a
 /// configured root (never to `x5c[2]` just because it is in the header) at the payload's `signedDate`, the leaf and
 /// intermediate must carry Apple's marker OIDs and the intermediate must be a CA; the signature must match the
-/// leaf's key; then `bundleId`, `appAppleId` (Production) and `environment` must match the configuration.
+/// leaf's key; then the payload is judged by the rules of the environment it is signed for: that environment must be
+/// one the configuration accepts, `bundleId` must be a configured app and, for Production data only, `appAppleId`
+/// must be the app's Apple ID (Apple sends Sandbox data without one).
 ///
 /// Offline mode only: chains are validated at `signedDate`, so stored history keeps verifying after certificates
 /// expire. A `Sendable` value: share one instance; its chain cache is shared by all copies and is thread-safe.
@@ -58,13 +60,16 @@ public struct SignedDataVerifier: Sendable {
     public func verifyNotification(_ signedPayload: String) async throws(VerificationError) -> VerifiedNotification {
         let outer = try await authenticate(signedPayload, environmentOf: { $0.notificationScope.environment })
         let scope = outer.claims.notificationScope
-        try checkApp(bundleID: scope.bundleId, appAppleID: scope.appAppleId, checksAppAppleID: true)
-        try checkEnvironment(scope.environment, isLocalTestData: outer.isLocalTestData)
+        try checkClaims(
+            bundleID: scope.bundleId, appAppleID: scope.appAppleId, environment: scope.environment,
+            isLocalTestData: outer.isLocalTestData, checksAppAppleID: true
+        )
 
         var transaction: VerifiedSignedData?
         if let nested = outer.claims.data?.signedTransactionInfo {
             do {
                 let verified = try await authenticatedTransaction(nested)
+                try Self.checkSameEnvironment(nested: verified.environment, outer: scope.environment)
                 try Self.checkSameApp(nestedBundleID: verified.claims.bundleId, outerBundleID: scope.bundleId)
                 transaction = verified.result
             } catch {
@@ -74,7 +79,9 @@ public struct SignedDataVerifier: Sendable {
         var renewalInfo: VerifiedSignedData?
         if let nested = outer.claims.data?.signedRenewalInfo {
             do {
-                renewalInfo = try await authenticatedRenewalInfo(nested).result
+                let verified = try await authenticatedRenewalInfo(nested)
+                try Self.checkSameEnvironment(nested: verified.environment, outer: scope.environment)
+                renewalInfo = verified.result
             } catch {
                 throw error.prefixed("data.signedRenewalInfo")
             }
@@ -83,6 +90,7 @@ public struct SignedDataVerifier: Sendable {
         if let nested = outer.claims.appData?.signedAppTransactionInfo {
             do {
                 let verified = try await authenticatedAppTransaction(nested)
+                try Self.checkSameEnvironment(nested: verified.environment, outer: scope.environment)
                 try Self.checkSameApp(nestedBundleID: verified.claims.bundleId, outerBundleID: scope.bundleId)
                 appTransaction = verified.result
             } catch {
@@ -111,7 +119,7 @@ public struct SignedDataVerifier: Sendable {
         )
     }
 
-    /// Verifies a signed transaction (`JWSTransaction`): chain, signature, `bundleId` and `environment`.
+    /// Verifies a signed transaction (`JWSTransaction`): chain, signature, `environment` and `bundleId`.
     public func verifyTransaction(_ signedTransaction: String) async throws(VerificationError) -> VerifiedSignedData {
         try await authenticatedTransaction(signedTransaction).result
     }
@@ -121,8 +129,8 @@ public struct SignedDataVerifier: Sendable {
         try await authenticatedRenewalInfo(signedRenewalInfo).result
     }
 
-    /// Verifies a signed app transaction (`AppTransaction`): chain, signature, `bundleId`, `appAppleId`
-    /// (Production) and its environment, which app transactions call `receiptType`.
+    /// Verifies a signed app transaction (`AppTransaction`): chain, signature, its environment (which app
+    /// transactions call `receiptType`), `bundleId` and, in Production, `appAppleId`.
     public func verifyAppTransaction(
         _ signedAppTransaction: String
     ) async throws(VerificationError) -> VerifiedSignedData {
@@ -134,8 +142,10 @@ extension SignedDataVerifier {
     /// ``verifyTransaction(_:)`` keeping the claims.
     func authenticatedTransaction(_ token: String) async throws(VerificationError) -> AuthenticatedJWS {
         let verified = try await authenticate(token, environmentOf: { $0.environment })
-        try checkApp(bundleID: verified.claims.bundleId, appAppleID: nil, checksAppAppleID: false)
-        try checkEnvironment(verified.environment, isLocalTestData: verified.isLocalTestData)
+        try checkClaims(
+            bundleID: verified.claims.bundleId, appAppleID: nil, environment: verified.environment,
+            isLocalTestData: verified.isLocalTestData, checksAppAppleID: false
+        )
         return verified
     }
 
@@ -149,8 +159,10 @@ extension SignedDataVerifier {
     /// ``verifyAppTransaction(_:)`` keeping the claims.
     func authenticatedAppTransaction(_ token: String) async throws(VerificationError) -> AuthenticatedJWS {
         let verified = try await authenticate(token, environmentOf: { $0.receiptType ?? $0.environment })
-        try checkApp(bundleID: verified.claims.bundleId, appAppleID: verified.claims.appAppleId, checksAppAppleID: true)
-        try checkEnvironment(verified.environment, isLocalTestData: verified.isLocalTestData)
+        try checkClaims(
+            bundleID: verified.claims.bundleId, appAppleID: verified.claims.appAppleId, environment: verified.environment,
+            isLocalTestData: verified.isLocalTestData, checksAppAppleID: true
+        )
         return verified
     }
 }

@@ -1,13 +1,20 @@
-/// Everything a ``SignedDataVerifier`` checks against: trusted roots, the apps, the environment.
+/// Everything a ``SignedDataVerifier`` checks against: trusted roots, the apps, the accepted environments.
+///
+/// A payload is judged by the rules of the environment it is signed for (its own `environment`, once its signature
+/// is verified): it must be one of ``environments``, and only Production data must carry the app's `appAppleId`.
 public struct VerifierConfiguration: Hashable, Sendable {
     /// The default bound on cached (leaf, intermediate) chains.
     public static let defaultChainCacheCapacity = 64
 
     /// The apps whose data is accepted: a payload's `bundleId` must equal one of them.
     public var apps: [AppIdentity]
-    /// The environment payloads must carry: ``VerificationEnvironment/sandbox`` or
-    /// ``VerificationEnvironment/production`` (run one verifier per environment).
-    public var environment: VerificationEnvironment
+    /// The environments whose data is accepted: ``VerificationEnvironment/sandbox``,
+    /// ``VerificationEnvironment/production`` or both. Xcode / LocalTesting data is governed by
+    /// ``allowXcodeEnvironment`` instead.
+    public var environments: [VerificationEnvironment]
+    /// How ``environments`` was configured, quoted in wrong-environment reasons (e.g. `APPLE_ENVIRONMENTS=Production`);
+    /// nil quotes the list itself.
+    public var environmentsSource: String?
     /// The roots an `x5c` chain must end in.
     public var trust: TrustConfiguration
     /// Accept `Xcode` / `LocalTesting` data without any chain or signature check. Development only.
@@ -15,7 +22,14 @@ public struct VerifierConfiguration: Hashable, Sendable {
     /// How many verified (leaf, intermediate) pairs to remember; 0 disables the cache.
     public var chainCacheCapacity: Int
 
-    /// Creates a configuration.
+    /// The single environment of a one-environment configuration (the first of ``environments``); setting it
+    /// accepts that environment only.
+    public var environment: VerificationEnvironment {
+        get { environments.first ?? .sandbox }
+        set { environments = [newValue] }
+    }
+
+    /// Creates a configuration accepting one environment.
     ///
     /// - Parameters:
     ///   - apps: The accepted apps. In Production every app needs its `appAppleID`.
@@ -30,8 +44,32 @@ public struct VerifierConfiguration: Hashable, Sendable {
         allowXcodeEnvironment: Bool = false,
         chainCacheCapacity: Int = VerifierConfiguration.defaultChainCacheCapacity
     ) {
+        self.init(
+            apps: apps, environments: [environment], trust: trust, allowXcodeEnvironment: allowXcodeEnvironment,
+            chainCacheCapacity: chainCacheCapacity
+        )
+    }
+
+    /// Creates a configuration accepting several environments, each payload judged by the rules of its own.
+    ///
+    /// - Parameters:
+    ///   - apps: The accepted apps. When Production is accepted every app needs its `appAppleID`.
+    ///   - environments: `Sandbox`, `Production` or both.
+    ///   - environmentsSource: How the list was configured, for rejection reasons.
+    ///   - trust: Defaults to Apple Root CA - G3.
+    ///   - allowXcodeEnvironment: Defaults to `false`.
+    ///   - chainCacheCapacity: Defaults to ``defaultChainCacheCapacity``.
+    public init(
+        apps: [AppIdentity],
+        environments: [VerificationEnvironment],
+        environmentsSource: String? = nil,
+        trust: TrustConfiguration = .appleRootCAG3,
+        allowXcodeEnvironment: Bool = false,
+        chainCacheCapacity: Int = VerifierConfiguration.defaultChainCacheCapacity
+    ) {
         self.apps = apps
-        self.environment = environment
+        self.environments = environments
+        self.environmentsSource = environmentsSource
         self.trust = trust
         self.allowXcodeEnvironment = allowXcodeEnvironment
         self.chainCacheCapacity = chainCacheCapacity
@@ -39,19 +77,22 @@ public struct VerifierConfiguration: Hashable, Sendable {
 
     /// Checks the configuration is usable.
     ///
-    /// - Throws: ``VerificationError/Code/invalidConfiguration`` when no app is configured, the environment is not
-    ///   Sandbox or Production, or a Production app lacks its `appAppleID`.
+    /// - Throws: ``VerificationError/Code/invalidConfiguration`` when no app or no environment is configured, an
+    ///   environment is not Sandbox or Production, or Production is accepted and an app lacks its `appAppleID`.
     public func validate() throws(VerificationError) {
         guard !apps.isEmpty else {
             throw .invalidConfiguration("no app configured: at least one bundle id is required")
         }
-        guard environment == .sandbox || environment == .production else {
+        guard !environments.isEmpty else {
+            throw .invalidConfiguration("no environment is accepted: accept Sandbox, Production or both")
+        }
+        for environment in environments where environment != .sandbox && environment != .production {
             throw .invalidConfiguration(
                 "environment must be Sandbox or Production, not '\(environment)' "
                     + "(Xcode and LocalTesting data is accepted with allowXcodeEnvironment)"
             )
         }
-        if environment == .production {
+        if environments.contains(.production) {
             for app in apps where app.appAppleID == nil {
                 throw .invalidConfiguration("app '\(app.bundleID)' needs its appAppleID to verify Production data")
             }
@@ -59,5 +100,10 @@ public struct VerifierConfiguration: Hashable, Sendable {
         guard chainCacheCapacity >= 0 else {
             throw .invalidConfiguration("chainCacheCapacity must not be negative")
         }
+    }
+
+    /// How the accepted environments are described in rejection reasons.
+    var acceptedEnvironmentsDescription: String {
+        environmentsSource ?? "accepted: \(environments.map(\.rawValue).joined(separator: ", "))"
     }
 }

@@ -96,8 +96,8 @@ struct AppleVectorVerificationTests {
         #expect(transactionError?.code == .wrongEnvironment)
     }
 
-    @Test("Production checks the app Apple id before the environment")
-    func productionChecksAppAppleID() async throws {
+    @Test("Sandbox data is judged by Sandbox's rules: a Production-only verifier names its environment, never its appAppleId")
+    func sandboxDataIsNotJudgedByProductionRules() async throws {
         let verifier = try AppleVectors.verifier(
             environment: .production,
             apps: [AppIdentity(bundleID: "com.example", appAppleID: 999)]
@@ -105,7 +105,8 @@ struct AppleVectorVerificationTests {
         let error = await #expect(throws: VerificationError.self) {
             try await verifier.verifyNotification(AppleVectors.signed("testNotification"))
         }
-        #expect(error?.code == .wrongApp)
+        #expect(error?.code == .wrongEnvironment)
+        #expect(error?.detail == "signed for Sandbox, which this deployment does not accept (accepted: Production)")
     }
 
     @Test("a byte-flipped signature is a bad signature, not a format error")

@@ -48,7 +48,9 @@ struct TestPKIVerificationTests {
         #expect(notification.claims.subtype == "INITIAL_BUY")
         #expect(notification.claims.notificationUUID == uuid.uuidString.lowercased())
         #expect(notification.claims.signedDate == Self.signedDate)
-        #expect(notification.claims.appAppleID == TestSigner.defaultAppAppleID)
+        // Sandbox notifications carry no appAppleId, as Apple sends them.
+        #expect(notification.claims.appAppleID == nil)
+        #expect(notification.claims.environment == .sandbox)
         let transaction = try #require(notification.transaction)
         #expect(JWSSurgery.object(transaction.payloadJSON)["transactionId"] as? String == "42")
         let renewal = try #require(notification.renewalInfo)
