@@ -97,7 +97,7 @@ SELECT coalesce(l.user_id, tok.user_id),
        CASE WHEN s.state NOT IN ('active', 'grace_period', 'lifetime') THEN s.state
             WHEN cardinality(x.granted) = 0 THEN x.why_nothing
             ELSE s.state END,
-       CASE WHEN s.state = 'lifetime' AND cardinality(x.granted) = 0 AND x.why_nothing = 'consumable' THEN 'consumed'
+       CASE WHEN s.state = 'lifetime' AND cardinality(x.granted) = 0 AND r.product_type = 'Consumable' THEN 'consumed'
             WHEN s.state = 'lifetime' THEN 'active'
             WHEN s.state = 'grace_period_ended' THEN 'billing_retry'
             WHEN s.state = 'no_duration' THEN 'expired'

@@ -29,6 +29,8 @@ struct AnalyticsViewTests {
         "analytics.trial_conversion",
         "analytics.active_subscriptions_at('2025-02-06 00:00Z')",
         "analytics.mrr_at('2025-02-06 00:00Z')",
+        "analytics.entitlements_now",
+        "analytics.entitlements_at('2025-02-06 00:00Z')",
     ]
 
     /// Loads the fixture into a fresh, migrated database.
@@ -94,6 +96,10 @@ struct AnalyticsViewTests {
         "DELETE FROM analytics.purchases",
         "SELECT nextval('events_id_seq')",
         "SELECT analytics.grant_read_access('storeledger_analyst')",
+        "SELECT count(*) FROM public.entitlements_now",
+        "SELECT count(*) FROM public.entitlements_at(now())",
+        "INSERT INTO product_catalog (product_id) VALUES ('x')",
+        "DELETE FROM analytics.product_catalog",
     ])
     func theAnalystCanWriteNothing(_ statement: String) async throws {
         try await TestDatabase.withFresh { db in
