@@ -265,6 +265,32 @@ struct AnalyticsViewTests {
         }
     }
 
+    /// docs/analytics.md, example 13: what each purchase of the fixture grants on 2025-06-01, as the analyst reads it.
+    @Test func entitlementsAtAnInstantAsDocumented() async throws {
+        try await TestDatabase.withFresh { db in
+            try await seed(db)
+            let lines = try await db.client.inTransaction(logger: db.logger) { connection in
+                try await connection.query("SET LOCAL ROLE storeledger_analyst", logger: db.logger)
+                let rows = try await connection.query(
+                    """
+                    SELECT concat_ws(' | ', original_transaction_id, kind, coalesce(entitlement, ''), entitled_now, reason, status_now,
+                                     to_char(ends_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'))
+                    FROM analytics.entitlements_at('2025-06-01 00:00Z') ORDER BY original_transaction_id
+                    """,
+                    logger: db.logger
+                )
+                var lines: [String] = []
+                for try await line in rows.decode(String.self) { lines.append(line) }
+                return lines
+            }
+            #expect(lines == [
+                "2000 | subscription | premium | t | active | active | 2026-01-15",
+                "6000 | subscription | premium | f | revoked | revoked | 2025-02-05",
+                "9001 | purchase |  | f | revoked | revoked | 2025-03-07",
+            ])
+        }
+    }
+
     @Test func trialConversionAndRefunds() async throws {
         try await TestDatabase.withFresh { db in
             try await seed(db)
