@@ -28,7 +28,8 @@ public struct EntitlementSummary: Sendable {
     /// The subscription to show: the one granting premium now that runs longest, else the most recent one.
     public var currentSubscription: Entitlement? {
         let subscriptions = entitlements.filter { $0.kind == .subscription }
-        return subscriptions.filter { $0.grants(ProductCatalog.premium) }.max(by: Self.endsEarlier) ?? subscriptions.max(by: Self.endsEarlier)
+        let premium = subscriptions.filter { $0.grants(ProductCatalog.premium) }
+        return premium.max(by: Self.endsEarlier) ?? subscriptions.max(by: Self.endsEarlier)
     }
 
     /// The row granting premium now to show, subscriptions first (the longest running), then one-time purchases;
@@ -38,6 +39,7 @@ public struct EntitlementSummary: Sendable {
     }
 
     private static func endsEarlier(_ lhs: Entitlement, _ rhs: Entitlement) -> Bool {
-        (lhs.endsAt ?? lhs.expiresAt ?? .distantFuture, lhs.originalTransactionID) < (rhs.endsAt ?? rhs.expiresAt ?? .distantFuture, rhs.originalTransactionID)
+        (lhs.endsAt ?? lhs.expiresAt ?? .distantFuture, lhs.originalTransactionID)
+            < (rhs.endsAt ?? rhs.expiresAt ?? .distantFuture, rhs.originalTransactionID)
     }
 }
