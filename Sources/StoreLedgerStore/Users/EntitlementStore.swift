@@ -27,10 +27,11 @@ public enum EntitlementStore {
                 SELECT p.environment, coalesce(p.original_transaction_id, p.transaction_id)
                 FROM tokens t JOIN purchases p ON lower(p.app_account_token) = t.app_account_token
             ), owned AS (
-                -- A purchase linked to someone else is theirs, whatever token it carries.
+                -- A purchase linked to someone else is theirs, whatever token it carries. (A key has at most one link:
+                -- a per-key primary-key lookup, where NOT EXISTS let the planner hash all of user_links.)
                 SELECT k.* FROM keys k
-                WHERE NOT EXISTS (SELECT 1 FROM user_links l WHERE l.environment = k.environment
-                                  AND l.original_transaction_id = k.original_transaction_id AND l.user_id <> $1)
+                WHERE coalesce((SELECT l.user_id FROM user_links l WHERE l.environment = k.environment
+                                AND l.original_transaction_id = k.original_transaction_id), $1) = $1
             )
             \(select(instant: "$2"))
             JOIN owned o ON e.environment = o.environment AND e.original_transaction_id = o.original_transaction_id
