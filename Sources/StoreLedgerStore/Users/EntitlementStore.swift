@@ -56,9 +56,11 @@ public enum EntitlementStore {
             PostgresQuery(unsafeSQL: """
             \(select(instant: "$1"))
             WHERE e.environment = $2
-              AND (e.original_transaction_id = $3 OR e.transaction_id = $3
-                   OR e.original_transaction_id = (SELECT original_transaction_id FROM transactions
-                                                   WHERE environment = $2 AND transaction_id = $3 LIMIT 1))
+              -- By key only (a subscription's renewals are found through their recorded transaction), so each
+              -- table is read by index: an OR on subscriptions' unindexed latest_transaction_id scanned it whole.
+              AND (e.original_transaction_id IN ($3, coalesce((SELECT original_transaction_id FROM transactions
+                                                             WHERE environment = $2 AND transaction_id = $3 LIMIT 1), $3))
+                   OR (e.kind = 'purchase' AND e.transaction_id = $3))
             \(groupBy)
             ORDER BY e.kind DESC
             LIMIT 1
