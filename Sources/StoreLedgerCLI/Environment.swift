@@ -162,8 +162,8 @@ struct Environment: Sendable {
         )
     }
 
-    /// The product catalog from the JSON file at `PRODUCT_CATALOG` (format: docs/products.md), or the empty
-    /// catalog (every product grants `premium`) when unset.
+    /// The product catalog from the JSON file at `PRODUCT_CATALOG` (format: docs/app-api.md), or the empty
+    /// catalog (every product grants `premium`, except consumables: nothing) when unset.
     func productCatalog() throws -> ProductCatalog {
         guard let path = string("PRODUCT_CATALOG") else { return .empty }
         let data: Data

@@ -2,6 +2,7 @@ public import Hummingbird
 public import Logging
 public import PostgresNIO
 public import ServiceLifecycle
+import StoreLedgerProcessing
 public import StoreLedgerStore
 
 /// Builds the public router: request ids, the notification routes, health checks and, when `appAPI` is given,
@@ -43,6 +44,8 @@ public func buildReceiverApplication(
     app.beforeServerStarts {
         if migrateOnStart { try await migrator.migrate(client: client, logger: logger) }
         try await migrator.requireCurrent(client: client, logger: logger)
+        // The catalog the routes answer with is the one SQL (entitlements_at) reads.
+        try await appAPI?.dependencies.intake.publishCatalog(logger: logger)
     }
     return app
 }

@@ -2,44 +2,44 @@ public import Foundation
 public import StoreLedgerCore
 public import StoreLedgerStore
 
-/// What a user holds at a moment, read through the product catalog: the answers behind `is_premium`,
-/// `isUnlocked` and the status routes.
+/// What a user holds at a moment, as `entitlements_at` (migration 0012, the one definition of "entitled now")
+/// evaluated it: the answers behind `is_premium`, `isUnlocked`, `has_subscription` and the status routes. It adds no
+/// rule of its own; it only picks which row to show.
 public struct EntitlementSummary: Sendable {
-    /// Every subscription and purchase of the user.
+    /// Every subscription and purchase of the user, evaluated at `date`.
     public let entitlements: [Entitlement]
-    /// The catalog that says which products grant what.
-    public let catalog: ProductCatalog
     /// The moment asked about.
     public let date: Date
 
-    /// Summarises `entitlements` at `date`.
-    public init(_ entitlements: [Entitlement], catalog: ProductCatalog, at date: Date) {
+    /// Summarises `entitlements`, read at `date`.
+    public init(_ entitlements: [Entitlement], at date: Date) {
         self.entitlements = entitlements
-        self.catalog = catalog
         self.date = date
     }
 
     /// The rows that grant `entitlement` now.
     public func active(granting entitlement: String = ProductCatalog.premium) -> [Entitlement] {
-        entitlements.filter { $0.isActive(at: date) && catalog.grants(entitlement, productID: $0.productID.map(ProductID.init)) }
+        entitlements.filter { $0.grants(entitlement) }
     }
 
-    /// Whether the user holds an entitled subscription or purchase granting `premium`.
-    public var isPremium: Bool { !active().isEmpty }
+    /// Whether the user holds a subscription or purchase granting `premium` now.
+    public var isPremium: Bool { entitlements.contains { $0.grants(ProductCatalog.premium) } }
 
-    /// The subscription to show: the active one granting premium that runs longest, else the most recent one.
+    /// The subscription to show: the one granting premium now that runs longest, else the most recent one.
     public var currentSubscription: Entitlement? {
         let subscriptions = entitlements.filter { $0.kind == .subscription }
-        let active = subscriptions.filter { $0.isActive(at: date) && catalog.grants(ProductCatalog.premium, productID: $0.productID.map(ProductID.init)) }
-        return active.max(by: Self.endsEarlier) ?? subscriptions.max(by: Self.endsEarlier)
+        let premium = subscriptions.filter { $0.grants(ProductCatalog.premium) }
+        return premium.max(by: Self.endsEarlier) ?? subscriptions.max(by: Self.endsEarlier)
     }
 
-    /// The premium-granting row to show for one-time purchases or subscriptions alike (subscriptions first).
+    /// The row granting premium now to show, subscriptions first (the longest running), then one-time purchases;
+    /// nil exactly when `isPremium` is false.
     public var currentPremium: Entitlement? {
-        currentSubscription.flatMap { $0.isActive(at: date) ? $0 : nil } ?? active().first
+        currentSubscription.flatMap { $0.grants(ProductCatalog.premium) ? $0 : nil } ?? active().max(by: Self.endsEarlier)
     }
 
     private static func endsEarlier(_ lhs: Entitlement, _ rhs: Entitlement) -> Bool {
-        (lhs.expiresAt ?? .distantFuture, lhs.originalTransactionID) < (rhs.expiresAt ?? .distantFuture, rhs.originalTransactionID)
+        (lhs.endsAt ?? lhs.expiresAt ?? .distantFuture, lhs.originalTransactionID)
+            < (rhs.endsAt ?? rhs.expiresAt ?? .distantFuture, rhs.originalTransactionID)
     }
 }

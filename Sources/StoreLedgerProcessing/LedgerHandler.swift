@@ -147,21 +147,24 @@ public struct LedgerHandler: EventHandler {
             let facts = try await FactStore.subscriptionFacts(subscriptionKeys, on: connection, logger: logger)
             var states: [SubscriptionKey: SubscriptionState?] = [:]
             for key in subscriptionKeys { states.updateValue(SubscriptionProjection.fold(facts[key] ?? [], key: key), forKey: key) }
+            var events: [WebhookEvent] = []
             if emitWebhookEvents, let old = try await ReadModelStore.currentSubscriptionsIfWebhooksActive(subscriptionKeys, on: connection, logger: logger) {
-                let events = subscriptionKeys.flatMap { WebhookOutbox.events(old: old[$0], new: states[$0] ?? nil) }
-                try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
+                events = subscriptionKeys.flatMap { WebhookOutbox.events(old: old[$0], new: states[$0] ?? nil) }
             }
             try await ReadModelStore.write(states, on: connection, logger: logger)
+            // After the write: the outbox reads `entitled` from the new rows (entitlements_at).
+            try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
         }
         if !purchaseKeys.isEmpty {
             let facts = try await FactStore.purchaseFacts(purchaseKeys, on: connection, logger: logger)
             var states: [PurchaseKey: PurchaseState?] = [:]
             for key in purchaseKeys { states.updateValue(PurchaseProjection.fold(facts[key] ?? [], key: key), forKey: key) }
+            var events: [WebhookEvent] = []
             if emitWebhookEvents, let old = try await ReadModelStore.currentPurchasesIfWebhooksActive(purchaseKeys, on: connection, logger: logger) {
-                let events = purchaseKeys.flatMap { WebhookOutbox.events(old: old[$0], new: states[$0] ?? nil) }
-                try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
+                events = purchaseKeys.flatMap { WebhookOutbox.events(old: old[$0], new: states[$0] ?? nil) }
             }
             try await ReadModelStore.write(states, on: connection, logger: logger)
+            try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
         }
     }
 }

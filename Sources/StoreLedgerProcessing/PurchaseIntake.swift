@@ -15,7 +15,7 @@ public import StoreLedgerStore
 public struct PurchaseIntake: Sendable {
     /// Appends and processes inputs.
     public let processor: InlineProcessor
-    /// Which products grant what.
+    /// Which products grant what (`PRODUCT_CATALOG`); `publishCatalog` writes it where `entitlements_at` reads it.
     public let catalog: ProductCatalog
 
     /// Creates the intake.
@@ -86,24 +86,33 @@ public struct PurchaseIntake: Sendable {
                 )
             }
             let entitlement = try await EntitlementStore.entitlement(
-                environment: environment, transactionID: transaction.transactionID?.rawValue ?? originalID, on: connection, logger: logger
+                environment: environment, transactionID: transaction.transactionID?.rawValue ?? originalID, at: Date(),
+                on: connection, logger: logger
             )
             return .accepted(.init(eventID: claimed.id, transaction: transaction, entitlement: entitlement, owner: owner, link: link))
         }
     }
 
-    /// What `user` holds at `date`.
+    /// What `user` holds at `date`, as `entitlements_at(date)` says.
     public func summary(of user: UserID, at date: Date = Date(), logger: Logger) async throws -> EntitlementSummary {
         let entitlements = try await processor.client.withConnection { connection in
-            try await EntitlementStore.entitlements(of: user, on: connection, logger: logger)
+            try await EntitlementStore.entitlements(of: user, at: date, on: connection, logger: logger)
         }
-        return EntitlementSummary(entitlements, catalog: catalog, at: date)
+        return EntitlementSummary(entitlements, at: date)
     }
 
-    /// The projected row of transaction `transactionID` in `environment`, if any.
-    public func entitlement(environment: String, transactionID: String, logger: Logger) async throws -> Entitlement? {
+    /// The projected row of transaction `transactionID` in `environment` as of `date`, if any.
+    public func entitlement(environment: String, transactionID: String, at date: Date = Date(), logger: Logger) async throws -> Entitlement? {
         try await processor.client.withConnection { connection in
-            try await EntitlementStore.entitlement(environment: environment, transactionID: transactionID, on: connection, logger: logger)
+            try await EntitlementStore.entitlement(
+                environment: environment, transactionID: transactionID, at: date, on: connection, logger: logger
+            )
         }
+    }
+
+    /// Writes `catalog` to the database (`product_catalog`), where `entitlements_at` — and so every route, the
+    /// webhooks and SQL readers — reads it. Run when the app-facing API starts.
+    public func publishCatalog(logger: Logger) async throws {
+        try await ProductCatalogStore.publish(catalog, client: processor.client, logger: logger)
     }
 }

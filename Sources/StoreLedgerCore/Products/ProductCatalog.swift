@@ -1,30 +1,34 @@
 public import Foundation
 
-/// What each product means to the host app: the entitlements it grants (e.g. `premium`), its billing period
-/// (for MRR) and a display name. Loaded from a JSON file (`PRODUCT_CATALOG`; format in `docs/products.md`).
+/// What each product means to the host app: the entitlements it grants (e.g. `premium`), its period and a display
+/// name. Loaded from a JSON file (`PRODUCT_CATALOG`; format in `docs/app-api.md`).
 ///
-/// With no catalog (``ProductCatalog/empty``) every product of the app grants every entitlement, so `is_premium`
-/// means "holds any entitled purchase".
+/// This type only carries the file. What a product grants, and when, is decided in one place: the SQL function
+/// `entitlements_at` (migration 0012), which reads the catalog once the app-facing API has published it to the
+/// `product_catalog` table (`ProductCatalogStore`). With no catalog (``ProductCatalog/empty``), every product grants
+/// `premium` except consumables.
 public struct ProductCatalog: Sendable, Equatable {
     /// The entitlement the app-facing routes ask about (`is_premium`, `isUnlocked`).
     public static let premium = "premium"
 
-    /// The catalog that knows no products: every product grants everything.
+    /// The catalog that knows no products: every product grants the default for its type.
     public static let empty = ProductCatalog(products: [])
 
     /// One product's entry.
     public struct Product: Sendable, Equatable, Codable {
         /// The App Store product id.
         public var productID: ProductID
-        /// The entitlements it grants (default `["premium"]`).
-        public var entitlements: [String]
-        /// The billing period of an auto-renewable or non-renewing subscription.
+        /// The entitlements it grants; nil (the key absent) means the default for its type: `["premium"]`, nothing for
+        /// a consumable.
+        public var entitlements: [String]?
+        /// The billing period of an auto-renewable subscription (for display and MRR), or how long a one-time product
+        /// (a non-renewing subscription, or a product granting entitlements) grants from its purchase date.
         public var period: SubscriptionPeriod?
         /// A human name for dashboards and logs.
         public var displayName: String?
 
         /// Creates an entry.
-        public init(productID: ProductID, entitlements: [String] = [ProductCatalog.premium], period: SubscriptionPeriod? = nil, displayName: String? = nil) {
+        public init(productID: ProductID, entitlements: [String]? = nil, period: SubscriptionPeriod? = nil, displayName: String? = nil) {
             self.productID = productID
             self.entitlements = entitlements
             self.period = period
@@ -38,11 +42,11 @@ public struct ProductCatalog: Sendable, Equatable {
             case displayName = "display_name"
         }
 
-        /// Decodes an entry; `entitlements` defaults to `["premium"]`.
+        /// Decodes an entry; an absent `entitlements` stays nil (the default for the product's type).
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             productID = try container.decode(ProductID.self, forKey: .productID)
-            entitlements = try container.decodeIfPresent([String].self, forKey: .entitlements) ?? [ProductCatalog.premium]
+            entitlements = try container.decodeIfPresent([String].self, forKey: .entitlements)
             period = try container.decodeIfPresent(SubscriptionPeriod.self, forKey: .period)
             displayName = try container.decodeIfPresent(String.self, forKey: .displayName)
         }
@@ -78,14 +82,6 @@ public struct ProductCatalog: Sendable, Equatable {
         self.init(products: file.products)
     }
 
-    /// Whether `productID` grants `entitlement`. With an empty catalog every product grants everything; with a
-    /// catalog, products it does not list grant nothing.
-    public func grants(_ entitlement: String, productID: ProductID?) -> Bool {
-        if products.isEmpty { return true }
-        guard let productID, let product = products[productID] else { return false }
-        return product.entitlements.contains(entitlement)
-    }
-
     /// The product's billing period, when the catalog knows it.
     public func period(of productID: ProductID?) -> SubscriptionPeriod? {
         productID.flatMap { products[$0]?.period }
@@ -104,13 +100,5 @@ public struct ProductCatalog: Sendable, Equatable {
 
     private static func path(_ codingPath: [any CodingKey]) -> String {
         codingPath.isEmpty ? "the top level" : codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-    }
-}
-
-extension ProductCatalog {
-    /// The entitlements `productID` grants (`["premium"]` for any product when the catalog is empty).
-    public func entitlements(of productID: ProductID?) -> [String] {
-        if products.isEmpty { return [Self.premium] }
-        return productID.flatMap { products[$0]?.entitlements } ?? []
     }
 }

@@ -35,7 +35,8 @@ public struct PurchaseState: Hashable, Sendable, Codable {
     public var revocationReason: RevocationReason?
     /// How it was revoked.
     public var revocationType: RevocationType?
-    /// Not revoked. Time-independent: a non-renewing subscription's end is checked by `isEntitled(at:)`.
+    /// Not revoked. Time-independent: what the product grants and until when is decided only by the SQL function
+    /// `entitlements_at` (migration 0012), with the product catalog.
     public var entitled: Bool
     /// The latest signed date among the facts folded.
     public var lastSignedAt: Timestamp?
@@ -50,10 +51,5 @@ public struct PurchaseState: Hashable, Sendable, Codable {
     /// The row's key.
     public var key: PurchaseKey {
         PurchaseKey(environment: environment, transactionID: transactionID)
-    }
-
-    /// Whether the purchase entitles at an instant: not revoked and, if it has an end, not ended by then.
-    public func isEntitled(at instant: Timestamp) -> Bool {
-        entitled && (expiresAt.map { instant < $0 } ?? true)
     }
 }

@@ -13,7 +13,8 @@ public struct SubscriptionState: Hashable, Sendable, Codable {
     public var subscriptionGroup: SubscriptionGroupID?
     /// The status, from the latest evidence by signed date.
     public var status: SubscriptionStatus
-    /// Whether `status` entitles (active or grace period); time-independent, see `isEntitled(at:)`.
+    /// Whether `status` entitles (active or grace period); time-independent: whether the row entitles at an instant
+    /// is decided only by the SQL function `entitlements_at` (migration 0012), which compares it with the period's end.
     public var entitled: Bool
     /// The transaction of the current period.
     public var latestTransactionID: TransactionID?
@@ -71,15 +72,5 @@ public struct SubscriptionState: Hashable, Sendable, Codable {
     /// The row's key.
     public var key: SubscriptionKey {
         SubscriptionKey(environment: environment, originalTransactionID: originalTransactionID)
-    }
-
-    /// Whether the user is entitled at an instant: the status entitles and the period (or, in a grace period,
-    /// the grace period) has not ended by then. For read time only; the fold never looks at a clock.
-    public func isEntitled(at instant: Timestamp) -> Bool {
-        switch status {
-        case .active: expiresAt.map { instant < $0 } ?? true
-        case .gracePeriod: (gracePeriodExpiresAt ?? expiresAt).map { instant < $0 } ?? true
-        case .billingRetry, .expired, .revoked: false
-        }
     }
 }

@@ -13,6 +13,8 @@ import StoreLedgerStore
 /// - `POST /verify` `{receipt_data}` (legacy StoreKit 1 receipt) → as `/transaction`
 ///
 /// Every JWS goes into the event log (source `client`) and through the one handler while the caller waits.
+/// `is_premium` and `has_subscription` both mean "holds something granting `premium` now" as `entitlements_at`
+/// defines it (docs/app-api.md): a consumable alone never makes a user premium or subscribed.
 public struct AppStorePaymentsController: Sendable {
     /// The route prefix.
     public static let prefix: RouterPath = "/api/v1/payments/appstore"
@@ -93,11 +95,18 @@ public struct AppStorePaymentsController: Sendable {
     func answer(for accepted: PurchaseSubmission.Accepted, user: UserID, context: StoreLedgerRequestContext) async throws -> Response {
         let now = dependencies.now()
         let summary = try await dependencies.intake.summary(of: user, at: now, logger: context.logger)
-        let row = accepted.entitlement
+        // The transaction's row, read again at the time of asking (the submission read it at its own instant).
+        var row: Entitlement?
+        if let stored = accepted.entitlement {
+            row = try await dependencies.intake.entitlement(
+                environment: stored.environment, transactionID: stored.transactionID ?? stored.originalTransactionID, at: now,
+                logger: context.logger
+            )
+        }
         let subscription = SubscriptionBody(
             product_id: row?.productID ?? accepted.transaction.productID?.rawValue,
-            expires_date: row?.expiresAt ?? accepted.transaction.expiresDate?.date,
-            is_active: row?.isActive(at: now) ?? false,
+            expires_date: row?.expiresAt ?? row?.endsAt ?? accepted.transaction.expiresDate?.date,
+            is_active: row?.entitledNow ?? false,
             environment: row?.environment ?? accepted.transaction.environment?.rawValue ?? ""
         )
         return try JSONBody.response(TransactionResponse(success: true, is_premium: summary.isPremium, subscription: subscription))
@@ -125,7 +134,7 @@ public struct AppStorePaymentsController: Sendable {
             }
         }
         let summary = try await dependencies.intake.summary(of: user, at: dependencies.now(), logger: context.logger)
-        let active = summary.currentPremium.map { ActiveSubscriptionBody(product_id: $0.productID, expires_date: $0.expiresAt) }
+        let active = summary.currentPremium.map { ActiveSubscriptionBody(product_id: $0.productID, expires_date: $0.expiresAt ?? $0.endsAt) }
         return try JSONBody.response(
             RestoreResponse(success: true, restored_count: restored, rejected_count: rejected, is_premium: summary.isPremium, active_subscription: active)
         )
@@ -135,13 +144,15 @@ public struct AppStorePaymentsController: Sendable {
         let user = try context.requireUser()
         let now = dependencies.now()
         let summary = try await dependencies.intake.summary(of: user, at: now, logger: context.logger)
-        guard let current = summary.currentSubscription ?? summary.currentPremium ?? summary.entitlements.first else {
+        // The row that makes the user premium, else their latest subscription; purchases that grant nothing
+        // (consumables) are not a subscription to show.
+        guard let current = summary.currentPremium ?? summary.currentSubscription else {
             return try JSONBody.response(StatusResponse(has_subscription: false, source: "appstore", status: "none"))
         }
         return try JSONBody.response(
             StatusResponse(
-                has_subscription: current.isActive(at: now), source: "appstore", status: current.status(at: now),
-                product_id: current.productID, expires_date: current.expiresAt, environment: current.environment
+                has_subscription: summary.isPremium, source: "appstore", status: current.statusNow,
+                product_id: current.productID, expires_date: current.expiresAt ?? current.endsAt, environment: current.environment
             )
         )
     }

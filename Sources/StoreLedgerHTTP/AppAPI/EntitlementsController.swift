@@ -5,7 +5,7 @@ import StoreLedgerProcessing
 import StoreLedgerStore
 
 /// `GET /v1/users/{id}/entitlements` (API key): every subscription and purchase of a user, with its status as
-/// of now, for the host app's servers.
+/// of now, for the host app's servers: the rows of `entitlements_at(now)` for the user, one per purchase.
 public struct EntitlementsController: Sendable {
     /// The shared dependencies.
     public let dependencies: AppAPIDependencies
@@ -22,6 +22,8 @@ public struct EntitlementsController: Sendable {
         var product_type: String?
         var status: String
         var entitled: Bool
+        var reason: String
+        var ends_at: Date?
         var expires_at: Date?
         var grace_period_expires_at: Date?
         var purchased_at: Date?
@@ -52,14 +54,13 @@ public struct EntitlementsController: Sendable {
         let id = try context.parameters.require("id")
         let now = dependencies.now()
         let summary = try await dependencies.intake.summary(of: UserID(id), at: now, logger: context.logger)
-        let catalog = dependencies.intake.catalog
         let items = summary.entitlements.map { row in
             Item(
-                kind: row.kind.rawValue, product_id: row.productID, product_type: row.productType, status: row.status(at: now),
-                entitled: row.isActive(at: now), expires_at: row.expiresAt, grace_period_expires_at: row.gracePeriodExpiresAt,
-                purchased_at: row.purchasedAt, revoked_at: row.revokedAt, auto_renew: row.autoRenew, ownership: row.ownership,
-                environment: row.environment, original_transaction_id: row.originalTransactionID, transaction_id: row.transactionID,
-                entitlements: catalog.entitlements(of: row.productID.map(ProductID.init))
+                kind: row.kind.rawValue, product_id: row.productID, product_type: row.productType, status: row.statusNow,
+                entitled: row.entitledNow, reason: row.reason, ends_at: row.endsAt, expires_at: row.expiresAt,
+                grace_period_expires_at: row.gracePeriodExpiresAt, purchased_at: row.purchasedAt, revoked_at: row.revokedAt,
+                auto_renew: row.autoRenew, ownership: row.ownership, environment: row.environment,
+                original_transaction_id: row.originalTransactionID, transaction_id: row.transactionID, entitlements: row.entitlements
             )
         }
         return try JSONBody.response(Response(user_id: id, is_premium: summary.isPremium, entitlements: items))

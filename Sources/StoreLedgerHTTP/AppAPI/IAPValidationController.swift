@@ -74,11 +74,17 @@ public struct IAPValidationController: Sendable {
         }
         let accepted = try submission.requireAccepted()
         let transaction = accepted.transaction
-        let row = accepted.entitlement
+        var row: Entitlement?
+        if let stored = accepted.entitlement {
+            row = try await dependencies.intake.entitlement(
+                environment: stored.environment, transactionID: transaction.transactionID?.rawValue ?? stored.originalTransactionID,
+                at: dependencies.now(), logger: context.logger
+            )
+        }
         let appleProduct = transaction.productID?.rawValue ?? productID
         let revoked = transaction.revocationDate != nil || row?.revokedAt != nil
-        let unlocked = !revoked && (row?.isActive(at: dependencies.now()) ?? false)
-            && dependencies.intake.catalog.grants(ProductCatalog.premium, productID: ProductID(appleProduct))
+        // Unlocked = the transaction's row grants premium now (entitlements_at): never for a consumable by default.
+        let unlocked = !revoked && (row?.grants(ProductCatalog.premium) ?? false)
         return try JSONBody.response(
             ValidateResponse(
                 isUnlocked: unlocked, productId: appleProduct, transactionId: transaction.transactionID?.rawValue ?? transactionID,

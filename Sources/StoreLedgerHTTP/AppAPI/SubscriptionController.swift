@@ -36,7 +36,7 @@ public struct SubscriptionController: Sendable {
         let current = summary.currentPremium
         let period = dependencies.intake.catalog.period(of: current?.productID.map(ProductID.init))
         return try JSONBody.response(
-            StatusResponse(isPremium: summary.isPremium, subscriptionType: period?.plainName, expirationDate: current?.expiresAt)
+            StatusResponse(isPremium: summary.isPremium, subscriptionType: period?.plainName, expirationDate: current?.expiresAt ?? current?.endsAt)
         )
     }
 }

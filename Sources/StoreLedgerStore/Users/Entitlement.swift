@@ -1,8 +1,9 @@
 public import Foundation
-public import StoreLedgerCore
 
-/// One purchase a user holds, as the read model has it: an auto-renewable subscription or a one-time purchase
-/// (consumable, non-consumable, non-renewing subscription).
+/// One purchase a user holds — an auto-renewable subscription or a one-time purchase (consumable, non-consumable,
+/// non-renewing subscription) — as `entitlements_at(t)` (migration 0012) reads it at an instant: what it grants
+/// through the product catalog and whether it grants it then. The rule lives in that SQL function only; this type
+/// carries its answer, so every route and the SQL agree.
 public struct Entitlement: Sendable, Equatable {
     /// Which read-model table the row comes from.
     public enum Kind: String, Sendable, Equatable {
@@ -22,15 +23,26 @@ public struct Entitlement: Sendable, Equatable {
     public var transactionID: String?
     /// The product.
     public var productID: String?
-    /// Apple's product type (purchases only).
+    /// Apple's product type (`Auto-Renewable Subscription` for subscriptions).
     public var productType: String?
-    /// `active`, `grace_period`, `billing_retry`, `expired` or `revoked` (purchases: `active`, `expired`, `revoked`).
+    /// The stored status, as the last signed fact left it (`active`, `grace_period`, `billing_retry`, `expired`,
+    /// `revoked`; purchases `active` or `revoked`).
     public var status: String
-    /// Whether the read model counts it as entitling (before comparing the expiry with the time of asking).
-    public var entitled: Bool
+    /// The status at the instant asked about: `active`, `grace_period`, `billing_retry`, `expired`, `revoked` or
+    /// `consumed` (a consumable that grants nothing).
+    public var statusNow: String
+    /// What the product grants (through the catalog), whether or not it grants it at the instant.
+    public var entitlements: [String]
+    /// Whether it grants `entitlements` at the instant asked about.
+    public var entitledNow: Bool
+    /// Why it does or does not entitle (`active`, `grace_period`, `lifetime`, `expired`, `grace_period_ended`,
+    /// `billing_retry`, `revoked`, `no_duration`, `consumable`, `not_in_catalog`, `no_entitlements`).
+    public var reason: String
+    /// When the access it gives ends or ended (nil: no end, or it grants nothing).
+    public var endsAt: Date?
     /// When it was (last) purchased.
     public var purchasedAt: Date?
-    /// When the current period ends (subscriptions and non-renewing subscriptions).
+    /// When the current period ends (subscriptions; non-renewing subscriptions when Apple says).
     public var expiresAt: Date?
     /// When the billing grace period ends.
     public var gracePeriodExpiresAt: Date?
@@ -46,8 +58,9 @@ public struct Entitlement: Sendable, Equatable {
     /// Creates an entitlement row.
     public init(
         kind: Kind, environment: String, originalTransactionID: String, transactionID: String?, productID: String?,
-        productType: String?, status: String, entitled: Bool, purchasedAt: Date?, expiresAt: Date?,
-        gracePeriodExpiresAt: Date?, revokedAt: Date?, autoRenew: Bool?, ownership: String?, appAccountToken: String?
+        productType: String?, status: String, statusNow: String, entitlements: [String], entitledNow: Bool, reason: String,
+        endsAt: Date?, purchasedAt: Date?, expiresAt: Date?, gracePeriodExpiresAt: Date?, revokedAt: Date?, autoRenew: Bool?,
+        ownership: String?, appAccountToken: String?
     ) {
         self.kind = kind
         self.environment = environment
@@ -56,7 +69,11 @@ public struct Entitlement: Sendable, Equatable {
         self.productID = productID
         self.productType = productType
         self.status = status
-        self.entitled = entitled
+        self.statusNow = statusNow
+        self.entitlements = entitlements
+        self.entitledNow = entitledNow
+        self.reason = reason
+        self.endsAt = endsAt
         self.purchasedAt = purchasedAt
         self.expiresAt = expiresAt
         self.gracePeriodExpiresAt = gracePeriodExpiresAt
@@ -66,19 +83,8 @@ public struct Entitlement: Sendable, Equatable {
         self.appAccountToken = appAccountToken
     }
 
-    /// Whether it entitles its holder at `date`: entitled by status, and its period (or grace period) has not
-    /// ended. A purchase without an expiry (non-consumable) is active until revoked.
-    public func isActive(at date: Date) -> Bool {
-        guard entitled else { return false }
-        if status == "grace_period", let grace = gracePeriodExpiresAt { return grace > date }
-        guard let expiresAt else { return true }
-        return expiresAt > date
-    }
-
-    /// The status as of `date`: the stored status, except that an `active` row whose period has ended by then
-    /// reads `expired` (the read model is a fold of facts and never reads a clock).
-    public func status(at date: Date) -> String {
-        if status == "active" || status == "grace_period", !isActive(at: date) { return "expired" }
-        return status
+    /// Whether it grants `entitlement` at the instant it was read at.
+    public func grants(_ entitlement: String) -> Bool {
+        entitledNow && entitlements.contains(entitlement)
     }
 }

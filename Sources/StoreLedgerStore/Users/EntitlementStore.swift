@@ -1,15 +1,19 @@
-import Foundation
+public import Foundation
 public import Logging
 public import PostgresNIO
 public import StoreLedgerCore
 
-/// Reads what users hold: the read-model rows linked to a user (by `user_links`), or carrying an
-/// appAccountToken the user owns when the purchase has no link of its own.
+/// Reads what users hold, through `entitlements_at(t)` (migration 0012), the one definition of "entitled now":
+/// the read-model rows linked to a user (by `user_links`), or carrying an appAccountToken the user owns when the
+/// purchase has no link of its own, evaluated at the instant the caller asks about.
 public enum EntitlementStore {
-    /// Every subscription and purchase of `user`, newest expiry first.
-    public static func entitlements(of user: UserID, on connection: PostgresConnection, logger: Logger) async throws -> [Entitlement] {
+    /// Every subscription and purchase of `user` as of `date`, newest expiry first.
+    public static func entitlements(
+        of user: UserID, at date: Date, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [Entitlement] {
         var bindings = PostgresBindings()
         bindings.append(user.rawValue)
+        bindings.append(date)
         let rows = try await connection.query(
             PostgresQuery(unsafeSQL: """
             WITH tokens AS (
@@ -23,35 +27,42 @@ public enum EntitlementStore {
                 SELECT p.environment, coalesce(p.original_transaction_id, p.transaction_id)
                 FROM tokens t JOIN purchases p ON lower(p.app_account_token) = t.app_account_token
             ), owned AS (
-                -- A purchase linked to someone else is theirs, whatever token it carries.
+                -- A purchase linked to someone else is theirs, whatever token it carries. (A key has at most one link:
+                -- a per-key primary-key lookup, where NOT EXISTS let the planner hash all of user_links.)
                 SELECT k.* FROM keys k
-                WHERE NOT EXISTS (SELECT 1 FROM user_links l WHERE l.environment = k.environment
-                                  AND l.original_transaction_id = k.original_transaction_id AND l.user_id <> $1)
+                WHERE coalesce((SELECT l.user_id FROM user_links l WHERE l.environment = k.environment
+                                AND l.original_transaction_id = k.original_transaction_id), $1) = $1
             )
-            \(selectList)
-            JOIN owned o ON r.environment = o.environment AND r.original_transaction_id = o.original_transaction_id
-            ORDER BY r.expires_at DESC NULLS FIRST, r.purchased_at DESC NULLS LAST
+            \(select(instant: "$2"))
+            JOIN owned o ON e.environment = o.environment AND e.original_transaction_id = o.original_transaction_id
+            \(groupBy)
+            ORDER BY e.expires_at DESC NULLS FIRST, e.purchased_at DESC NULLS LAST, e.kind, e.transaction_id
             """, binds: bindings),
             logger: logger
         )
         return try await decode(rows)
     }
 
-    /// The row that holds transaction `transactionID` (or original transaction) in `environment`, if projected.
+    /// The row that holds transaction `transactionID` (or original transaction) in `environment` as of `date`, if
+    /// projected.
     public static func entitlement(
-        environment: String, transactionID: String, on connection: PostgresConnection, logger: Logger
+        environment: String, transactionID: String, at date: Date, on connection: PostgresConnection, logger: Logger
     ) async throws -> Entitlement? {
         var bindings = PostgresBindings()
+        bindings.append(date)
         bindings.append(environment)
         bindings.append(transactionID)
         let rows = try await connection.query(
             PostgresQuery(unsafeSQL: """
-            \(selectList)
-            WHERE r.environment = $1
-              AND (r.original_transaction_id = $2 OR r.transaction_id = $2
-                   OR r.original_transaction_id = (SELECT original_transaction_id FROM transactions
-                                                   WHERE environment = $1 AND transaction_id = $2 LIMIT 1))
-            ORDER BY r.kind DESC
+            \(select(instant: "$1"))
+            WHERE e.environment = $2
+              -- By key only (a subscription's renewals are found through their recorded transaction), so each
+              -- table is read by index: an OR on subscriptions' unindexed latest_transaction_id scanned it whole.
+              AND (e.original_transaction_id IN ($3, coalesce((SELECT original_transaction_id FROM transactions
+                                                             WHERE environment = $2 AND transaction_id = $3 LIMIT 1), $3))
+                   OR (e.kind = 'purchase' AND e.transaction_id = $3))
+            \(groupBy)
+            ORDER BY e.kind DESC
             LIMIT 1
             """, binds: bindings),
             logger: logger
@@ -59,39 +70,40 @@ public enum EntitlementStore {
         return try await decode(rows).first
     }
 
-    /// Both read-model tables in one shape, aliased `r`.
-    private static let selectList = """
-        SELECT r.kind, r.environment, r.original_transaction_id, r.transaction_id, r.product_id, r.product_type, r.status,
-               r.entitled, r.purchased_at, r.expires_at, r.grace_period_expires_at, r.revoked_at, r.auto_renew, r.ownership,
-               r.app_account_token
-        FROM (
-            SELECT 'subscription' AS kind, environment, original_transaction_id, latest_transaction_id AS transaction_id,
-                   product_id, NULL::text AS product_type, status, entitled, purchased_at, expires_at, grace_period_expires_at,
-                   revoked_at, auto_renew, ownership, app_account_token
-            FROM subscriptions
-            UNION ALL
-            SELECT 'purchase', environment, coalesce(original_transaction_id, transaction_id), transaction_id,
-                   product_id, product_type,
-                   CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN entitled THEN 'active' ELSE 'expired' END,
-                   entitled, purchased_at, expires_at, NULL::timestamptz, revoked_at, NULL::boolean, ownership, app_account_token
-            FROM purchases
-        ) r
+    /// One row per purchase, its granted entitlements gathered, evaluated at the bind parameter `instant`.
+    private static func select(instant: String) -> String {
+        """
+        SELECT e.kind, e.environment, e.original_transaction_id, e.transaction_id, e.product_id, e.product_type, e.status,
+               e.status_now, array_remove(array_agg(e.entitlement ORDER BY e.entitlement), NULL), bool_or(e.entitled_now),
+               e.reason, e.ends_at, e.purchased_at, e.expires_at, e.grace_period_expires_at, e.revoked_at, e.auto_renew,
+               e.ownership, e.app_account_token
+        FROM entitlements_at(\(instant)) e
+        """
+    }
+
+    /// Every column but the aggregated two.
+    private static let groupBy = """
+        GROUP BY e.kind, e.environment, e.original_transaction_id, e.transaction_id, e.product_id, e.product_type, e.status,
+                 e.status_now, e.reason, e.ends_at, e.purchased_at, e.expires_at, e.grace_period_expires_at, e.revoked_at,
+                 e.auto_renew, e.ownership, e.app_account_token
         """
 
     private static func decode(_ rows: PostgresRowSequence) async throws -> [Entitlement] {
         var entitlements: [Entitlement] = []
         for try await row in rows {
-            let (kind, environment, original, transaction, product, productType, status, entitled) =
-                try row.decode((String, String, String, String?, String?, String?, String, Bool).self)
+            let (kind, environment, original, transaction, product, productType, status, statusNow) =
+                try row.decode((String, String, String, String?, String?, String?, String, String).self)
             let columns = row.makeRandomAccess()
             entitlements.append(
                 Entitlement(
                     kind: Entitlement.Kind(rawValue: kind) ?? .purchase, environment: environment, originalTransactionID: original,
-                    transactionID: transaction, productID: product, productType: productType, status: status, entitled: entitled,
-                    purchasedAt: try columns[8].decode(Date?.self), expiresAt: try columns[9].decode(Date?.self),
-                    gracePeriodExpiresAt: try columns[10].decode(Date?.self), revokedAt: try columns[11].decode(Date?.self),
-                    autoRenew: try columns[12].decode(Bool?.self), ownership: try columns[13].decode(String?.self),
-                    appAccountToken: try columns[14].decode(String?.self)
+                    transactionID: transaction, productID: product, productType: productType, status: status, statusNow: statusNow,
+                    entitlements: try columns[8].decode([String].self), entitledNow: try columns[9].decode(Bool.self),
+                    reason: try columns[10].decode(String.self), endsAt: try columns[11].decode(Date?.self),
+                    purchasedAt: try columns[12].decode(Date?.self), expiresAt: try columns[13].decode(Date?.self),
+                    gracePeriodExpiresAt: try columns[14].decode(Date?.self), revokedAt: try columns[15].decode(Date?.self),
+                    autoRenew: try columns[16].decode(Bool?.self), ownership: try columns[17].decode(String?.self),
+                    appAccountToken: try columns[18].decode(String?.self)
                 )
             )
         }

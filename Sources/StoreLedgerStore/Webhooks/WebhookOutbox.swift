@@ -7,7 +7,9 @@ public import StoreLedgerCore
 /// delivery per active endpoint; nothing is enqueued while no endpoint is configured.
 public enum WebhookOutbox {
     /// Enqueues `events` (already-known ids are skipped) and their deliveries, on the caller's connection. The user
-    /// is resolved from `user_links`, else from the owner of the app account token.
+    /// is resolved from `user_links`, else from the owner of the app account token. `entitled` is taken from
+    /// `entitlements_at(now())` — whether the row grants anything now, the definition every route uses — so call this
+    /// after the rows are written; the events' own `entitled` (the fold's, clock-free) is replaced.
     public static func enqueue(_ events: [WebhookEvent], on connection: PostgresConnection, logger: Logger) async throws {
         guard !events.isEmpty else { return }
         let encoder = JSONEncoder()
@@ -30,9 +32,16 @@ public enum WebhookOutbox {
                 SELECT i.id, i.type,
                        coalesce((SELECT l.user_id FROM user_links l WHERE l.environment = i.environment AND l.original_transaction_id = i.original),
                                 (SELECT t.user_id FROM app_account_tokens t WHERE t.app_account_token = lower(nullif(i.token, '')))),
-                       nullif(i.token, ''), nullif(i.product, ''), i.environment, i.original, nullif(i.transaction, ''), i.entitled,
-                       CASE WHEN i.expires >= 0 THEN to_timestamp(i.expires) END, to_timestamp(i.occurred), i.payload
+                       nullif(i.token, ''), nullif(i.product, ''), i.environment, i.original, nullif(i.transaction, ''), now_.entitled,
+                       CASE WHEN i.expires >= 0 THEN to_timestamp(i.expires) END, to_timestamp(i.occurred),
+                       jsonb_set(i.payload, '{entitled}', to_jsonb(now_.entitled))
                 FROM input i
+                CROSS JOIN LATERAL (
+                    SELECT coalesce(bool_or(e.entitled_now), false) AS entitled
+                    FROM entitlements_at(now()) e
+                    WHERE e.kind = split_part(i.type, '.', 1) AND e.environment = i.environment AND e.original_transaction_id = i.original
+                      AND (e.kind = 'subscription' OR e.transaction_id = i.transaction)
+                ) now_
                 ON CONFLICT (id) DO NOTHING
                 RETURNING id, user_id
             )

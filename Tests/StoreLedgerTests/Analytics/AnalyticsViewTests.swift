@@ -29,6 +29,8 @@ struct AnalyticsViewTests {
         "analytics.trial_conversion",
         "analytics.active_subscriptions_at('2025-02-06 00:00Z')",
         "analytics.mrr_at('2025-02-06 00:00Z')",
+        "analytics.entitlements_now",
+        "analytics.entitlements_at('2025-02-06 00:00Z')",
     ]
 
     /// Loads the fixture into a fresh, migrated database.
@@ -94,6 +96,10 @@ struct AnalyticsViewTests {
         "DELETE FROM analytics.purchases",
         "SELECT nextval('events_id_seq')",
         "SELECT analytics.grant_read_access('storeledger_analyst')",
+        "SELECT count(*) FROM public.entitlements_now",
+        "SELECT count(*) FROM public.entitlements_at(now())",
+        "INSERT INTO product_catalog (product_id) VALUES ('x')",
+        "DELETE FROM analytics.product_catalog",
     ])
     func theAnalystCanWriteNothing(_ statement: String) async throws {
         try await TestDatabase.withFresh { db in
@@ -256,6 +262,32 @@ struct AnalyticsViewTests {
                 "2026-01-01 1 1 1.0000",  // S2 ends 2026-01-15
             ])
             #expect(try await db.scalar("SELECT count(*) FROM analytics.monthly_churn WHERE month = '2025-01-01'") == 0)
+        }
+    }
+
+    /// docs/analytics.md, example 13: what each purchase of the fixture grants on 2025-06-01, as the analyst reads it.
+    @Test func entitlementsAtAnInstantAsDocumented() async throws {
+        try await TestDatabase.withFresh { db in
+            try await seed(db)
+            let lines = try await db.client.inTransaction(logger: db.logger) { connection in
+                try await connection.query("SET LOCAL ROLE storeledger_analyst", logger: db.logger)
+                let rows = try await connection.query(
+                    """
+                    SELECT concat_ws(' | ', original_transaction_id, kind, coalesce(entitlement, ''), entitled_now, reason, status_now,
+                                     to_char(ends_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'))
+                    FROM analytics.entitlements_at('2025-06-01 00:00Z') ORDER BY original_transaction_id
+                    """,
+                    logger: db.logger
+                )
+                var lines: [String] = []
+                for try await line in rows.decode(String.self) { lines.append(line) }
+                return lines
+            }
+            #expect(lines == [
+                "2000 | subscription | premium | t | active | active | 2026-01-15",
+                "6000 | subscription | premium | f | revoked | revoked | 2025-02-05",
+                "9001 | purchase |  | f | revoked | revoked | 2025-03-07",
+            ])
         }
     }
 

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import JWTKit
+import Logging
 import NIOCore
 import StoreLedgerAppStoreAPI
 import PostgresNIO
@@ -45,6 +46,8 @@ struct AppAPIHarness {
             intake: PurchaseIntake(processor: processor, catalog: catalog), authenticator: authenticator,
             intents: PurchaseIntentStore(client: db.client), appStore: appStore, intentLifetime: intentLifetime, now: now
         )
+        // As the application does before it serves: the catalog goes where entitlements_at reads it.
+        try await dependencies.intake.publishCatalog(logger: Logger(label: "test"))
     }
 
     /// The application under test.

@@ -9,8 +9,8 @@ struct ProductCatalogExampleTests {
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let catalog = try ProductCatalog(json: try Data(contentsOf: repository.appendingPathComponent("config/products.example.json")))
         #expect(catalog.products.count == 4)
-        #expect(catalog.grants("premium", productID: "com.example.fullunlock"))
-        #expect(!catalog.grants("premium", productID: "com.example.coins.100"))
+        #expect(catalog.products["com.example.fullunlock"]?.entitlements == ["premium"])
+        #expect(catalog.products["com.example.coins.100"]?.entitlements == [])
         #expect(catalog.period(of: "com.forkintheroad.app.premium.yearly")?.plainName == "yearly")
     }
 }

@@ -181,11 +181,11 @@ struct PurchaseIntentAndEntitlementTests {
               {"product_id": "a.coins", "entitlements": []}
             ]}
             """#.utf8))
-        #expect(catalog.grants("premium", productID: "a.monthly"))
-        #expect(catalog.grants("extra", productID: "a.weekly"))
-        #expect(!catalog.grants("premium", productID: "a.coins"))
-        #expect(!catalog.grants("premium", productID: "unknown"))
-        #expect(ProductCatalog.empty.grants("premium", productID: "anything"))
+        // An absent `entitlements` is kept absent: the default for the product's type, decided by entitlements_at.
+        #expect(catalog.products["a.monthly"]?.entitlements == nil)
+        #expect(catalog.products["a.weekly"]?.entitlements == ["premium", "extra"])
+        #expect(catalog.products["a.coins"]?.entitlements == [])
+        #expect(catalog.products["unknown"] == nil)
         #expect(catalog.period(of: "a.weekly")?.months == 12.0 / 52.0)
         #expect(catalog.period(of: "a.monthly")?.plainName == "monthly")
         #expect(SubscriptionPeriod(iso8601: "P3M")?.plainName == "quarterly")
