@@ -7,8 +7,11 @@ public import StoreLedgerCore
 public struct PurchaseLifecycleBuilder: Sendable {
     /// The facts recorded so far, in signing order.
     public private(set) var facts: [LedgerFact] = []
-    /// The simulated clock: the signed date of the next fact.
-    public var now: Timestamp
+    /// The simulated clock: the signed date of the next fact; always whole milliseconds, as Apple signs (a fractional
+    /// value is rounded down).
+    public var now: Timestamp {
+        didSet { now = now.wholeMilliseconds }
+    }
     /// How far the clock moves after each signed fact, in milliseconds.
     public var step: Int64 = 1_000
     /// The environment everything is signed for.
@@ -35,7 +38,7 @@ public struct PurchaseLifecycleBuilder: Sendable {
         firstTransactionNumber: Int = 5_000
     ) {
         self.nextTransactionNumber = firstTransactionNumber
-        self.now = start
+        self.now = start.wholeMilliseconds
         self.environment = environment
         self.bundleID = bundleID
     }

@@ -10,8 +10,11 @@ public import StoreLedgerCore
 public struct SubscriptionLifecycleBuilder: Sendable {
     /// The facts recorded so far, in signing order.
     public private(set) var facts: [LedgerFact] = []
-    /// The simulated clock: the signed date of the next fact.
-    public var now: Timestamp
+    /// The simulated clock: the signed date of the next fact; always whole milliseconds, as Apple signs (a fractional
+    /// value is rounded down).
+    public var now: Timestamp {
+        didSet { now = now.wholeMilliseconds }
+    }
     /// How far the clock moves after each signed fact, in milliseconds.
     public var step: Int64 = 1_000
     /// The length of one subscription period, in milliseconds.
@@ -55,6 +58,7 @@ public struct SubscriptionLifecycleBuilder: Sendable {
         currency: String = "USD",
         includesStatus: Bool = true
     ) {
+        let start = start.wholeMilliseconds
         self.now = start
         self.period = period
         self.environment = environment
