@@ -72,6 +72,7 @@ public struct PurchaseLifecycleBuilder: Sendable {
         transaction.appAccountToken = appAccountToken
         transaction.environment = environment
         transaction.storefront = "FRA"
+        transaction.storefrontID = "143442"
         transaction.transactionReason = .purchase
         transactions[id] = transaction
         notify(.oneTimeCharge, about: id)
@@ -122,6 +123,7 @@ public struct PurchaseLifecycleBuilder: Sendable {
         data.environment = environment
         data.appAppleID = environment == .production ? appAppleID : nil
         data.bundleID = bundleID
+        data.bundleVersion = "1.0"
         data.signedTransactionInfo = "jws.transaction.\(id.rawValue)"
         if type == .consumptionRequest { data.consumptionRequestReason = .unintendedPurchase }
         var payload = NotificationPayload()

@@ -283,7 +283,7 @@ public struct SubscriptionLifecycleBuilder: Sendable {
         notify(.renewalExtended, nil)
     }
 
-    /// A notification that should change nothing (REFUND_DECLINED, CONSUMPTION_REQUEST, METADATA_UPDATE, …),
+    /// A notification that should change nothing (REFUND_DECLINED, CONSUMPTION_REQUEST, …),
     /// carrying the current transaction and renewal info.
     public mutating func notifyWithoutEffect(_ type: NotificationType, _ subtype: NotificationSubtype? = nil) {
         notify(type, subtype)
@@ -349,6 +349,8 @@ public struct SubscriptionLifecycleBuilder: Sendable {
         data.signedTransactionInfo = "jws.transaction.\(transaction.transactionID?.rawValue ?? "")"
         data.signedRenewalInfo = "jws.renewal.\(originalTransactionID.rawValue)"
         data.status = includesStatus ? status : nil
+        // Apple says why a refund was requested on every CONSUMPTION_REQUEST.
+        if type == .consumptionRequest { data.consumptionRequestReason = .unintendedPurchase }
 
         var payload = NotificationPayload()
         payload.notificationType = type
