@@ -1,6 +1,6 @@
 import Foundation
 public import Hummingbird
-import HTTPTypes
+public import HTTPTypes
 import NIOCore
 
 /// A JSON error answer, `{"error": "<sentence>", "code": "<stable_code>"}`, used by every route.
@@ -11,20 +11,25 @@ public struct APIError: HTTPResponseError, Sendable {
     public let code: String
     /// A sentence saying what went wrong and what to do.
     public let message: String
+    /// Extra headers of the answer (e.g. `Retry-After` on a 429).
+    public let headers: HTTPFields
 
     /// Creates an error answer.
-    public init(_ status: HTTPResponse.Status, code: String, message: String) {
+    public init(_ status: HTTPResponse.Status, code: String, message: String, headers: HTTPFields = [:]) {
         self.status = status
         self.code = code
         self.message = message
+        self.headers = headers
     }
 
     /// Renders the JSON body.
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         let body = try JSONSerialization.data(withJSONObject: ["error": message, "code": code], options: [.sortedKeys])
+        var fields = headers
+        fields[.contentType] = "application/json; charset=utf-8"
         return Response(
             status: status,
-            headers: [.contentType: "application/json; charset=utf-8"],
+            headers: fields,
             body: .init(byteBuffer: ByteBuffer(bytes: body))
         )
     }
