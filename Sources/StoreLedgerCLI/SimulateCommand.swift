@@ -70,7 +70,9 @@ struct SimulateCommand: AsyncParsableCommand {
     var period = "monthly"
 
     /// Renew a CA that does not cover the run.
-    @Flag(name: .customLong("renew-ca"), help: "When the development CA does not cover the dates this run signs, mint a new one in its place (restart a running ledger so it trusts it).")
+    @Flag(
+        name: .customLong("renew-ca"),
+        help: "When the development CA does not cover the dates this run signs, mint a new one in its place (restart a running ledger so it trusts it).")
     var renewCA = false
 
     /// Out-of-order delivery.

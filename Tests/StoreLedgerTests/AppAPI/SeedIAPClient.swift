@@ -49,7 +49,8 @@ enum SeedIAPClient {
             }
         }
         if hasNull(try JSONValue.parse(data)) {
-            throw DecodingError.valueNotFound(T.self, .init(codingPath: [], debugDescription: "the answer holds a null: \(String(decoding: data, as: UTF8.self))"))
+            let text = String(decoding: data, as: UTF8.self)
+            throw DecodingError.valueNotFound(T.self, .init(codingPath: [], debugDescription: "the answer holds a null: \(text)"))
         }
         return try JSONDecoder().decode(T.self, from: data)
     }
