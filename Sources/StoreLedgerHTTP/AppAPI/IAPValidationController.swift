@@ -14,6 +14,7 @@ import StoreLedgerStore
 ///
 /// With ``AppAPIDependencies/anonymousValidation`` set, a request without credentials is answered for the
 /// transaction alone (linked to no user), at most so many per client address per minute (429 with `Retry-After`).
+///
 /// The transaction is looked up with Get Transaction Info — production first, then sandbox (`/sand`: sandbox
 /// only) — and Apple's signed answer is appended to the log and projected before answering. The body's `revoked`
 /// and `productId` are client claims: the answer reports what Apple signed. Not found anywhere → not unlocked (200).
