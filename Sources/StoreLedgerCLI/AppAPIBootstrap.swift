@@ -18,9 +18,19 @@ enum AppAPIBootstrap {
         authentication: AuthenticationConfiguration? = nil, logger: Logger
     ) async throws -> AppAPI? {
         let authentication = authentication ?? environment.authentication()
-        guard authentication.isConfigured else {
+        let anonymousValidation = try environment.anonymousValidation()
+        guard authentication.isConfigured || anonymousValidation != nil else {
             logger.notice("app-facing API disabled: set AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY (users) and/or ADMIN_API_KEY (servers)")
             return nil
+        }
+        if let anonymousValidation {
+            logger.notice(
+                "anonymous validate enabled: /api/iap/validate answers callers without credentials, linked to no user",
+                metadata: [
+                    "per_client_per_minute": "\(anonymousValidation.limiter.perClient)",
+                    "total_per_minute": "\(anonymousValidation.limiter.total)",
+                    "trusted_proxies": "\(anonymousValidation.addresses.trustedProxies.count)",
+                ])
         }
         let authenticator: Authenticator
         do {
@@ -41,7 +51,8 @@ enum AppAPIBootstrap {
         logger.info("app-facing API enabled", metadata: ["catalog_products": "\(catalog.products.count)"])
         return AppAPI(dependencies: AppAPIDependencies(
             intake: PurchaseIntake(processor: processor, catalog: catalog), authenticator: authenticator,
-            intents: PurchaseIntentStore(client: client), appStore: appStore, intentLifetime: try environment.purchaseIntentLifetime()
+            intents: PurchaseIntentStore(client: client), appStore: appStore, intentLifetime: try environment.purchaseIntentLifetime(),
+            anonymousValidation: anonymousValidation
         ))
     }
 }

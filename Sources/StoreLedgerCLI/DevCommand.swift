@@ -31,13 +31,18 @@ struct DevCommand: AsyncParsableCommand {
         let receiver = try environment.receiver()
         // The simulator signs with this CA; trusting it beside Apple's roots lets `storeledger simulate` feed
         // `dev` with no configuration. Only `dev` does this: `serve`/`work` trust exactly the configured roots.
-        let developmentCA = try DevelopmentCertificateAuthority.loadOrCreate()
+        // A CA that does not cover every date `simulate` can sign (one minted by an older StoreLedger) is renewed
+        // here, before anything trusts it; its old root stays trusted, so what it signed still verifies.
+        let developmentCA = try DevelopmentCertificateAuthority.loadOrCreate(covering: DevelopmentCertificateAuthority.requiredValidity())
         logger.notice(
             "trusting the development CA in addition to the configured roots",
-            metadata: ["ca": "\(developmentCA.directory.path)", "minted": "\(developmentCA.wasCreated)"]
+            metadata: [
+                "ca": "\(developmentCA.directory.path)", "minted": "\(developmentCA.wasCreated)",
+                "superseded_roots": "\(developmentCA.supersededRootsDER.count)",
+            ]
         )
         let verifiers = try environment.verifiers(
-            defaultBundleID: Self.defaultBundleID, extraRootsDER: [developmentCA.rootDER]
+            defaultBundleID: Self.defaultBundleID, extraRootsDER: developmentCA.trustedRootsDER
         )
         let worker = WorkerService(
             client: client,

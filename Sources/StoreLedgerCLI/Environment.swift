@@ -179,6 +179,30 @@ struct Environment: Sendable {
         }
     }
 
+    /// Seed 002's anonymous validate mode: `IAP_VALIDATE_ANONYMOUS` (default false), its limits
+    /// `IAP_VALIDATE_ANONYMOUS_PER_MINUTE` (per client address, default 30) and
+    /// `IAP_VALIDATE_ANONYMOUS_TOTAL_PER_MINUTE` (all anonymous callers, default 1200), and `TRUSTED_PROXIES`
+    /// (addresses or CIDRs whose `X-Forwarded-For` names the client). Nil when the mode is off.
+    func anonymousValidation() throws -> AnonymousValidation? {
+        guard let text = string("IAP_VALIDATE_ANONYMOUS") else { return nil }
+        switch text.lowercased() {
+        case "1", "true", "yes": break
+        case "0", "false", "no": return nil
+        default: throw ValidationError("IAP_VALIDATE_ANONYMOUS=\(text) is not true or false")
+        }
+        let proxies = try (string("TRUSTED_PROXIES") ?? "").split(separator: ",").map { entry in
+            guard let range = IPAddressRange(String(entry)) else {
+                throw ValidationError("TRUSTED_PROXIES: '\(entry)' is not an IP address or CIDR (e.g. 10.0.0.0/8)")
+            }
+            return range
+        }
+        return AnonymousValidation(
+            perClientPerMinute: try int("IAP_VALIDATE_ANONYMOUS_PER_MINUTE", default: AnonymousValidation.defaultPerClient, in: 1...100_000),
+            totalPerMinute: try int("IAP_VALIDATE_ANONYMOUS_TOTAL_PER_MINUTE", default: AnonymousValidation.defaultTotal, in: 1...1_000_000),
+            trustedProxies: proxies
+        )
+    }
+
     /// `PURCHASE_INTENT_TTL_SECONDS` (default 86400): how long a purchase intent waits for its transaction.
     func purchaseIntentLifetime() throws -> Duration {
         .seconds(try int("PURCHASE_INTENT_TTL_SECONDS", default: 86_400, in: 60...(90 * 86_400)))

@@ -39,7 +39,7 @@ struct RebuildCommand: AsyncParsableCommand {
         let logger = Bootstrap.logger("storeledger.rebuild", level: try environment.logLevel())
         let client = try Bootstrap.client(environment, logger: logger)
         let handler = try environment.ledgerHandler(verifiers: try development
-            ? environment.verifiers(defaultBundleID: DevCommand.defaultBundleID, extraRootsDER: [try DevelopmentCertificateAuthority.loadOrCreate().rootDER])
+            ? environment.verifiers(defaultBundleID: DevCommand.defaultBundleID, extraRootsDER: try DevelopmentCertificateAuthority.loadOrCreate().trustedRootsDER)
             : environment.verifiers())
         let migrator = Migrator(migrations: try Migration.bundled())
         let report = try await Bootstrap.withRunningClient(client) {

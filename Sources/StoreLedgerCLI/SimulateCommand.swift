@@ -22,6 +22,7 @@ struct SimulateCommand: AsyncParsableCommand {
 
             Examples:
               storeledger simulate --lifecycle renewals
+              storeledger simulate --lifecycle renewals --period weekly --renewals 156
               storeledger simulate --lifecycle grace-recovery --subscriptions 5 --shuffle --duplicate-rate 0.2
               storeledger simulate --random --rate 20 --duration 30
               storeledger simulate --random --rate 1000 --duration 100 --output bodies.jsonl
@@ -58,9 +59,21 @@ struct SimulateCommand: AsyncParsableCommand {
 
     /// Renewals of the `renewals` lifecycle.
     @Option(help: ArgumentHelp(
-        "Renewals the renewals lifecycle plays before auto-renew is turned off (default 3, at most 120): long histories.",
+        "Renewals the renewals lifecycle plays before auto-renew is turned off (default 3; a timeline spans at most 20 years): long histories.",
         valueName: "N"))
     var renewals = 3
+
+    /// The subscription period.
+    @Option(help: ArgumentHelp(
+        "The subscription period: weekly, monthly (30 days, default), yearly (365 days), or ISO 8601 like P1W, P3M, P1Y.",
+        valueName: "PERIOD"))
+    var period = "monthly"
+
+    /// Renew a CA that does not cover the run.
+    @Flag(
+        name: .customLong("renew-ca"),
+        help: "When the development CA does not cover the dates this run signs, mint a new one in its place (restart a running ledger so it trusts it).")
+    var renewCA = false
 
     /// Out-of-order delivery.
     @Flag(help: "Deliver the notifications in a random order instead of signing order.")
@@ -138,6 +151,9 @@ struct SimulateCommand: AsyncParsableCommand {
             throw ValidationError("--subscriptions must be in 1...\(SimulationPlan.maximumSubscriptions)")
         }
         guard (0...1).contains(duplicateRate) else { throw ValidationError("--duplicate-rate must be in 0...1") }
+        guard parsedPeriod != nil else {
+            throw ValidationError("--period must be weekly, monthly, yearly or an ISO 8601 period like P1W, P1M, P1Y, not '\(period)'")
+        }
         guard parsedEnvironment != nil else {
             throw ValidationError("--environment must be Sandbox or Production, not '\(environment)'")
         }
@@ -157,7 +173,6 @@ struct SimulateCommand: AsyncParsableCommand {
         }
         let settings = Environment()
         let environment = parsedEnvironment ?? .sandbox
-        let ca = try loadCertificateAuthority()
         let bundleID = self.bundleID ?? settings.string("APP_BUNDLE_ID")?.split(separator: ",").first.map(String.init)
             ?? DevCommand.defaultBundleID
         let appAppleID = try self.appAppleID ?? settings.string("APP_APPLE_ID").map { text in
@@ -177,9 +192,11 @@ struct SimulateCommand: AsyncParsableCommand {
             environment: environment,
             bundleID: BundleID(bundleID),
             appAppleID: appAppleID,
+            period: parsedPeriod.map(LifecycleSetup.milliseconds(of:)) ?? LifecycleSetup.month,
             renewals: renewals,
             now: Timestamp(Date())
         )
+        let ca = try loadCertificateAuthority(covering: try Self.usage { try plan.signedDateRange() })
         let deliveries = try Self.usage { try plan.deliveries(signer: NotificationSigner(signer: ca.signer())) }
         if let output {
             try write(deliveries, to: output)
@@ -227,15 +244,34 @@ struct SimulateCommand: AsyncParsableCommand {
         }
     }
 
-    /// The development CA in `--ca-dir`, minted on first use; exits 1 when it cannot be read or written.
-    private func loadCertificateAuthority() throws -> DevelopmentCertificateAuthority {
+    /// The development CA in `--ca-dir`, minted on first use; when it does not cover `range` (the dates the run
+    /// signs), renewed with `--renew-ca`, else refused. Exits 1 when it cannot be read, written or used.
+    private func loadCertificateAuthority(covering range: ClosedRange<Timestamp>? = nil) throws -> DevelopmentCertificateAuthority {
+        let directory = URL(fileURLWithPath: caDirectory, isDirectory: true)
         do {
-            let ca = try DevelopmentCertificateAuthority.loadOrCreate(at: URL(fileURLWithPath: caDirectory, isDirectory: true))
+            var ca = try DevelopmentCertificateAuthority.loadOrCreate(at: directory)
             if ca.wasCreated { Self.printError("minted a development CA in \(ca.directory.path)") }
+            if let range, !ca.covers(range), renewCA {
+                ca = try DevelopmentCertificateAuthority.renew(at: directory)
+                Self.printError(
+                    "renewed the development CA in \(ca.directory.path): the old one did not cover this run's dates; "
+                        + "restart a running ledger (storeledger dev) so it trusts the new root")
+            }
+            if let range { try ca.requireCovers(range) }
             return ca
         } catch {
             Self.printError("error: \(error.detail)")
             throw ExitCode.failure
+        }
+    }
+
+    /// `--period` as a subscription period: `weekly`, `monthly`, `yearly` or ISO 8601 (`P1W`, `P3M`, `P1Y`).
+    private var parsedPeriod: SubscriptionPeriod? {
+        switch period.lowercased() {
+        case "weekly": SubscriptionPeriod(value: 1, unit: .week)
+        case "monthly": SubscriptionPeriod(value: 1, unit: .month)
+        case "yearly": SubscriptionPeriod(value: 1, unit: .year)
+        default: SubscriptionPeriod(iso8601: period.uppercased())
         }
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 public import Hummingbird
-import HTTPTypes
+public import HTTPTypes
 import NIOCore
 
 /// A JSON error answer, `{"error": "<sentence>", "code": "<stable_code>"}`, used by every route.
@@ -11,7 +11,7 @@ public struct APIError: HTTPResponseError, Sendable {
     public let code: String
     /// A sentence saying what went wrong and what to do.
     public let message: String
-    /// Extra response headers (e.g. `Allow` on a 405).
+    /// Extra response headers (e.g. `Allow` on a 405, `Retry-After` on a 429).
     public var headers: HTTPFields
 
     /// Creates an error answer.

@@ -12,6 +12,7 @@ public struct SimulationError: Error, Hashable, Sendable, CustomStringConvertibl
             case remoteTargetRefused
             case invalidTarget
             case invalidOptions
+            case outdatedCertificateAuthority
         }
 
         private let base: Base
@@ -32,6 +33,9 @@ public struct SimulationError: Error, Hashable, Sendable, CustomStringConvertibl
         public static let invalidTarget = Self(.invalidTarget)
         /// The simulation options are out of range or contradictory.
         public static let invalidOptions = Self(.invalidOptions)
+        /// The development CA's validity does not cover the dates a run would sign (e.g. minted by an older
+        /// StoreLedger that covered only five years of history).
+        public static let outdatedCertificateAuthority = Self(.outdatedCertificateAuthority)
 
         /// The stable machine-readable name of the code, e.g. `remoteTargetRefused`.
         public var description: String { base.rawValue }

@@ -20,11 +20,14 @@ public struct AppAPIDependencies: Sendable {
     public var intentLifetime: Duration
     /// The time of asking (tests pin it).
     public var now: @Sendable () -> Date
+    /// Seed 002's anonymous validate mode (`IAP_VALIDATE_ANONYMOUS`); nil: validate needs credentials.
+    public var anonymousValidation: AnonymousValidation?
 
     /// Creates the dependencies.
     public init(
         intake: PurchaseIntake, authenticator: Authenticator, intents: PurchaseIntentStore, appStore: AppStoreAPIClient? = nil,
-        intentLifetime: Duration = .seconds(86_400), now: @escaping @Sendable () -> Date = { Date() }
+        intentLifetime: Duration = .seconds(86_400), now: @escaping @Sendable () -> Date = { Date() },
+        anonymousValidation: AnonymousValidation? = nil
     ) {
         self.intake = intake
         self.authenticator = authenticator
@@ -32,5 +35,6 @@ public struct AppAPIDependencies: Sendable {
         self.appStore = appStore
         self.intentLifetime = intentLifetime
         self.now = now
+        self.anonymousValidation = anonymousValidation
     }
 }

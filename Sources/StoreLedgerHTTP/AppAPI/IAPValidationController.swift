@@ -1,13 +1,19 @@
 import Foundation
 public import Hummingbird
+import Logging
 import StoreLedgerAppStoreAPI
 import StoreLedgerCore
 import StoreLedgerProcessing
 import StoreLedgerStore
 
-/// Seed 002's contract (bearer JWT or API key): `POST /api/iap/validate` and `POST /api/iap/validate/sand`
-/// `{transactionId, productId, revoked?, appAccountToken?}` → `{isUnlocked, productId, transactionId,
-/// originalTransactionId, environment, revoked}`.
+/// Seed 002's contract (bearer JWT or API key, or none in the opt-in anonymous mode): `POST /api/iap/validate` and
+/// `POST /api/iap/validate/sand` `{transactionId, productId, revoked?, appAccountToken?}` → `{isUnlocked, productId,
+/// transactionId, originalTransactionId, environment, revoked}`. Every field of the answer is a string or boolean as
+/// the seed documents it, never `null`: what Apple does not know (`originalTransactionId`, `environment` of a
+/// transaction found nowhere) is left out.
+///
+/// With ``AppAPIDependencies/anonymousValidation`` set, a request without credentials is answered for the
+/// transaction alone (linked to no user), at most so many per client address per minute (429 with `Retry-After`).
 ///
 /// The transaction is looked up with Get Transaction Info — production first, then sandbox (`/sand`: sandbox
 /// only) — and Apple's signed answer is appended to the log and projected before answering. The body's `revoked`
@@ -21,7 +27,7 @@ public struct IAPValidationController: Sendable {
         self.dependencies = dependencies
     }
 
-    /// The answer.
+    /// The answer; the synthesized encoding leaves a nil field out rather than writing `null`.
     struct ValidateResponse: Encodable {
         var isUnlocked: Bool
         var productId: String
@@ -29,26 +35,55 @@ public struct IAPValidationController: Sendable {
         var originalTransactionId: String?
         var environment: String?
         var revoked: Bool
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(isUnlocked, forKey: .isUnlocked)
-            try container.encode(productId, forKey: .productId)
-            try container.encode(transactionId, forKey: .transactionId)
-            try container.encode(originalTransactionId, forKey: .originalTransactionId)
-            try container.encode(environment, forKey: .environment)
-            try container.encode(revoked, forKey: .revoked)
-        }
-
-        enum CodingKeys: String, CodingKey { case isUnlocked, productId, transactionId, originalTransactionId, environment, revoked }
     }
 
-    /// Adds both routes (user token or API key).
+    /// Adds both routes: behind a user token or API key, or — in the anonymous mode — open to callers without
+    /// credentials, rate-limited per client address.
     public func addRoutes(to router: Router<StoreLedgerRequestContext>) {
         let group = router.group("/api/iap")
+        if let anonymous = dependencies.anonymousValidation {
+            let admit = AnonymousAdmission(authenticator: dependencies.authenticator, anonymous: anonymous, now: dependencies.now)
+            group.post("validate") { request, context in
+                try await validate(request, context: try await admit(request, context), scope: .anyEnvironment)
+            }
+            group.post("validate/sand") { request, context in
+                try await validate(request, context: try await admit(request, context), scope: .only(.sandbox))
+            }
+            return
+        }
+        let authenticated = group
             .add(middleware: AuthenticationMiddleware(authenticator: dependencies.authenticator, requirement: .userOrService))
-        group.post("validate") { request, context in try await validate(request, context: context, scope: .anyEnvironment) }
-        group.post("validate/sand") { request, context in try await validate(request, context: context, scope: .only(.sandbox)) }
+        authenticated.post("validate") { request, context in try await validate(request, context: context, scope: .anyEnvironment) }
+        authenticated.post("validate/sand") { request, context in try await validate(request, context: context, scope: .only(.sandbox)) }
+    }
+
+    /// The anonymous mode's gate: credentials, when sent, must verify (and put their caller on the context, unlimited);
+    /// without them, the client address spends one request of its allowance or the answer is 429.
+    struct AnonymousAdmission: Sendable {
+        let authenticator: Authenticator
+        let anonymous: AnonymousValidation
+        let now: @Sendable () -> Date
+
+        func callAsFunction(_ request: Request, _ context: StoreLedgerRequestContext) async throws -> StoreLedgerRequestContext {
+            var context = context
+            if let caller = try await authenticator.authenticate(request.headers, logger: context.logger) {
+                context.caller = caller
+                context.logger[metadataKey: "caller"] = .string("\(caller)")
+                return context
+            }
+            let address = anonymous.addresses.clientAddress(peer: context.remoteAddress, headers: request.headers)
+            let key = ClientAddressResolver.limitKey(address)
+            context.logger[metadataKey: "caller"] = .string("anonymous:\(key)")
+            if case .limited(let seconds) = anonymous.limiter.acquire(key, now: now()) {
+                context.logger.notice("anonymous validate rate-limited", metadata: ["client": "\(key)", "retry_after": "\(seconds)"])
+                throw APIError(
+                    .tooManyRequests, code: "rate_limited",
+                    message: "too many validation requests from this address; retry after \(seconds) s",
+                    headers: [.retryAfter: String(seconds)]
+                )
+            }
+            return context
+        }
     }
 
     func validate(_ request: Request, context: StoreLedgerRequestContext, scope: AppStoreLookup.Scope) async throws -> Response {
@@ -70,7 +105,10 @@ public struct IAPValidationController: Sendable {
         guard let submission = try await lookup.submit(
             transactionID: transactionID, scope: scope, user: context.caller?.user, request: request, context: context
         ) else {
-            return try JSONBody.response(ValidateResponse(isUnlocked: false, productId: productID, transactionId: transactionID, revoked: false))
+            return try JSONBody.response(
+                ValidateResponse(
+                    isUnlocked: false, productId: productID, transactionId: transactionID, originalTransactionId: nil,
+                    environment: nil, revoked: false))
         }
         let accepted = try submission.requireAccepted()
         let transaction = accepted.transaction

@@ -16,8 +16,15 @@ public struct SimulationPlan: Sendable {
     public static let maximumSubscriptions = 10_000
     /// The most deliveries a plan holds.
     public static let maximumDeliveries = 100_000
-    /// The most renewals the `renewals` lifecycle plays (ten years of monthly renewals).
-    public static let maximumRenewals = 120
+    /// The most renewals the `renewals` lifecycle plays (twenty years of weekly renewals); the timeline must also
+    /// fit in ``maximumHistory``.
+    public static let maximumRenewals = 1_040
+    /// The longest timeline a plan signs, in milliseconds: from its first signed date to ``now`` (20 years of
+    /// 365.25 days). The development CA is minted to cover this much history (see
+    /// ``DevelopmentCertificateAuthority/requiredValidity(at:)``).
+    public static let maximumHistory: Int64 = 20 * 36_525 * 864_000
+    /// How much earlier than ``now`` a lifecycle may end (each ends up to a minute before, at random).
+    static let endJitter: Int64 = 60_000
 
     /// Which lifecycles to play.
     public var selection: Selection
@@ -61,7 +68,7 @@ public struct SimulationPlan: Sendable {
         self.setup = LifecycleSetup(
             originalTransactionID: "0", start: now, period: period, environment: environment,
             bundleID: bundleID, appAppleID: appAppleID, renewals: renewals)
-        self.now = now
+        self.now = now.wholeMilliseconds
     }
 
     /// Checks the bounds: 1…``maximumSubscriptions`` subscriptions, 1…``maximumDeliveries`` deliveries, a
@@ -82,12 +89,46 @@ public struct SimulationPlan: Sendable {
         if selection == .random, subscriptions == nil, deliveryLimit == nil {
             throw SimulationError(.invalidOptions, "a random plan needs a number of subscriptions or deliveries")
         }
+        guard setup.period > 0 else {
+            throw SimulationError(.invalidOptions, "the subscription period must be positive")
+        }
+        let span = timelineSpan()
+        guard span + Self.endJitter <= Self.maximumHistory else {
+            let years = (Double(span) / (365.25 * 86_400_000) * 10).rounded() / 10
+            throw SimulationError(
+                .invalidOptions,
+                "this plan's lifecycles span \(years) years (\(setup.renewals) renewals of "
+                    + "\(setup.period / 86_400_000) days); the simulator signs at most 20 years of history")
+        }
+    }
+
+    /// The lifecycles this plan may play: the selected one, or every one for `random`.
+    var candidateLifecycles: [SimulatedLifecycle] {
+        switch selection {
+        case .lifecycle(let lifecycle): [lifecycle]
+        case .random: SimulatedLifecycle.allCases
+        }
+    }
+
+    /// The longest span, in milliseconds, from the first to the last signed date of one of the plan's lifecycles.
+    func timelineSpan() -> Int64 {
+        candidateLifecycles.map { SimulatedLifecycle.span(of: $0.facts(setup)) }.max() ?? 0
+    }
+
+    /// Every signed date the plan can produce lies in this range: from its longest lifecycle ending a minute
+    /// before ``now`` to ``now``. Check the signing CA covers it (``DevelopmentCertificateAuthority/requireCovers(_:)``)
+    /// before signing.
+    public func signedDateRange() throws(SimulationError) -> ClosedRange<Timestamp> {
+        try validate()
+        let end = now.wholeMilliseconds
+        return end.adding(milliseconds: -(timelineSpan() + Self.endJitter - 1))...end
     }
 
     /// Plays the lifecycles, signs their notifications and orders the deliveries.
     public func deliveries(signer: NotificationSigner) throws(SimulationError) -> [PlannedDelivery] {
         try validate()
         var rng = SplitMix64(seed: seed)
+        let now = self.now.wholeMilliseconds
         let limit = min(deliveryLimit ?? Self.maximumDeliveries, Self.maximumDeliveries)
         let count = subscriptions ?? (selection == .random ? Self.maximumSubscriptions : 1)
 
@@ -102,7 +143,7 @@ public struct SimulationPlan: Sendable {
                 }
             var setup = self.setup
             setup.originalTransactionID = Self.originalTransactionID(using: &rng)
-            let end = now.adding(milliseconds: -Int64.random(in: 0..<60_000, using: &rng))
+            let end = now.adding(milliseconds: -Int64.random(in: 0..<Self.endJitter, using: &rng))
             let notifications = try signer.signNotifications(in: lifecycle.facts(setup, endingAt: end))
             streams.append(notifications)
             total += notifications.count

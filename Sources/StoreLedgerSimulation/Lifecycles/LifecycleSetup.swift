@@ -1,10 +1,30 @@
 public import StoreLedgerCore
 
 /// Who and when a ``SimulatedLifecycle`` is played for: the app, the environment, the subscription's ids, the
-/// clock. Product ids derive from the bundle id (`<bundle>.monthly`, `.basic`, `.premium`, `.lifetime`).
+/// clock. Product ids derive from the bundle id (`<bundle>.monthly` (`.weekly`, `.yearly` by period), `.basic`, `.premium`,
+/// `.lifetime`).
 public struct LifecycleSetup: Sendable {
+    /// A day, in milliseconds.
+    public static let day: Int64 = 86_400_000
+    /// A week, in milliseconds.
+    public static let week: Int64 = 7 * day
     /// A month, in milliseconds (30 days).
-    public static let month: Int64 = 30 * 86_400_000
+    public static let month: Int64 = 30 * day
+    /// A year, in milliseconds (365 days).
+    public static let year: Int64 = 365 * day
+
+    /// The length in milliseconds of a subscription period (`P1W`, `P1M`, `P1Y`, …): days, weeks of 7 days, months
+    /// of 30 days, years of 365 days.
+    public static func milliseconds(of period: SubscriptionPeriod) -> Int64 {
+        let unit: Int64 =
+            switch period.unit {
+            case .day: day
+            case .week: week
+            case .month: month
+            case .year: year
+            }
+        return Int64(period.value) * unit
+    }
 
     /// The subscription's original transaction id; later transactions count up from it. For a one-time purchase,
     /// the purchase's transaction id is this plus one.
@@ -54,6 +74,16 @@ public struct LifecycleSetup: Sendable {
         ProductID("\(bundleID.rawValue).\(suffix)")
     }
 
+    /// The product suffix of the plain subscription: `weekly`, `monthly` or `yearly` by ``period`` (`monthly` for
+    /// any other length).
+    public var periodProductSuffix: String {
+        switch period {
+        case Self.week: "weekly"
+        case Self.year: "yearly"
+        default: "monthly"
+        }
+    }
+
     /// A subscription builder for this setup, not bought yet.
     public func subscriptionBuilder(
         productID: ProductID? = nil,
@@ -62,7 +92,7 @@ public struct LifecycleSetup: Sendable {
     ) -> SubscriptionLifecycleBuilder {
         var builder = SubscriptionLifecycleBuilder(
             originalTransactionID: originalTransactionID,
-            productID: productID ?? product("monthly"),
+            productID: productID ?? product(periodProductSuffix),
             start: start,
             period: period,
             environment: environment,

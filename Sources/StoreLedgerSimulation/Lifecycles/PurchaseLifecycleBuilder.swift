@@ -7,8 +7,11 @@ public import StoreLedgerCore
 public struct PurchaseLifecycleBuilder: Sendable {
     /// The facts recorded so far, in signing order.
     public private(set) var facts: [LedgerFact] = []
-    /// The simulated clock: the signed date of the next fact.
-    public var now: Timestamp
+    /// The simulated clock: the signed date of the next fact; always whole milliseconds, as Apple signs (a fractional
+    /// value is rounded down).
+    public var now: Timestamp {
+        didSet { now = now.wholeMilliseconds }
+    }
     /// How far the clock moves after each signed fact, in milliseconds.
     public var step: Int64 = 1_000
     /// The environment everything is signed for.
@@ -35,7 +38,7 @@ public struct PurchaseLifecycleBuilder: Sendable {
         firstTransactionNumber: Int = 5_000
     ) {
         self.nextTransactionNumber = firstTransactionNumber
-        self.now = start
+        self.now = start.wholeMilliseconds
         self.environment = environment
         self.bundleID = bundleID
     }
@@ -69,6 +72,7 @@ public struct PurchaseLifecycleBuilder: Sendable {
         transaction.appAccountToken = appAccountToken
         transaction.environment = environment
         transaction.storefront = "FRA"
+        transaction.storefrontID = "143442"
         transaction.transactionReason = .purchase
         transactions[id] = transaction
         notify(.oneTimeCharge, about: id)
@@ -119,6 +123,7 @@ public struct PurchaseLifecycleBuilder: Sendable {
         data.environment = environment
         data.appAppleID = environment == .production ? appAppleID : nil
         data.bundleID = bundleID
+        data.bundleVersion = "1.0"
         data.signedTransactionInfo = "jws.transaction.\(id.rawValue)"
         if type == .consumptionRequest { data.consumptionRequestReason = .unintendedPurchase }
         var payload = NotificationPayload()

@@ -81,7 +81,8 @@ extension SubscriptionLifecycleBuilder {
     }
 
     /// buy → renewal extended 5 days → CONSUMPTION_REQUEST → billing retry → 10 days → EXPIRED (BILLING_RETRY) →
-    /// 20 days → RESUBSCRIBE → REFUND_DECLINED and METADATA_UPDATE (no effect).
+    /// 20 days → RESUBSCRIBE → REFUND_DECLINED (no effect). (No METADATA_UPDATE: Apple sends it only for Advanced
+    /// Commerce subscriptions.)
     public mutating func playBillingRetryExpiryThenResubscribe() {
         subscribe()
         extendRenewal(by: 5 * day)
@@ -92,6 +93,5 @@ extension SubscriptionLifecycleBuilder {
         advance(by: 20 * day)
         subscribe(.resubscribe)
         notifyWithoutEffect(.refundDeclined)
-        notifyWithoutEffect(.metadataUpdate)
     }
 }

@@ -10,8 +10,11 @@ public import StoreLedgerCore
 public struct SubscriptionLifecycleBuilder: Sendable {
     /// The facts recorded so far, in signing order.
     public private(set) var facts: [LedgerFact] = []
-    /// The simulated clock: the signed date of the next fact.
-    public var now: Timestamp
+    /// The simulated clock: the signed date of the next fact; always whole milliseconds, as Apple signs (a fractional
+    /// value is rounded down).
+    public var now: Timestamp {
+        didSet { now = now.wholeMilliseconds }
+    }
     /// How far the clock moves after each signed fact, in milliseconds.
     public var step: Int64 = 1_000
     /// The length of one subscription period, in milliseconds.
@@ -55,6 +58,7 @@ public struct SubscriptionLifecycleBuilder: Sendable {
         currency: String = "USD",
         includesStatus: Bool = true
     ) {
+        let start = start.wholeMilliseconds
         self.now = start
         self.period = period
         self.environment = environment
@@ -279,7 +283,7 @@ public struct SubscriptionLifecycleBuilder: Sendable {
         notify(.renewalExtended, nil)
     }
 
-    /// A notification that should change nothing (REFUND_DECLINED, CONSUMPTION_REQUEST, METADATA_UPDATE, …),
+    /// A notification that should change nothing (REFUND_DECLINED, CONSUMPTION_REQUEST, …),
     /// carrying the current transaction and renewal info.
     public mutating func notifyWithoutEffect(_ type: NotificationType, _ subtype: NotificationSubtype? = nil) {
         notify(type, subtype)
@@ -345,6 +349,8 @@ public struct SubscriptionLifecycleBuilder: Sendable {
         data.signedTransactionInfo = "jws.transaction.\(transaction.transactionID?.rawValue ?? "")"
         data.signedRenewalInfo = "jws.renewal.\(originalTransactionID.rawValue)"
         data.status = includesStatus ? status : nil
+        // Apple says why a refund was requested on every CONSUMPTION_REQUEST.
+        if type == .consumptionRequest { data.consumptionRequestReason = .unintendedPurchase }
 
         var payload = NotificationPayload()
         payload.notificationType = type

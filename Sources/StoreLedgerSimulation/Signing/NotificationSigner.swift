@@ -13,7 +13,11 @@ public struct NotificationSigner: Sendable {
     }
 
     /// Signs one notification with its nested payloads.
+    ///
+    /// Refuses a fact dated in fractional milliseconds unless it is signed for Xcode or LocalTesting: the App Store
+    /// signs integer epoch milliseconds, and only Xcode's StoreKit testing writes fractions.
     public func sign(_ fact: NotificationFact) throws(SimulationError) -> SimulatedNotification {
+        try Self.requireWholeMilliseconds(fact)
         do {
             var payload = fact.payload
             if payload.data != nil || fact.transaction != nil || fact.renewalInfo != nil {
@@ -33,6 +37,32 @@ public struct NotificationSigner: Sendable {
             )
         } catch {
             throw SimulationError(.signing, "cannot sign a \(fact.type?.rawValue ?? "notification"): \(error)")
+        }
+    }
+
+    /// Throws when a date of `fact` (the notification's, its transaction's or its renewal info's) carries a fraction
+    /// of a millisecond and the data is not Xcode's.
+    static func requireWholeMilliseconds(_ fact: NotificationFact) throws(SimulationError) {
+        let environments = [fact.payload.data?.environment, fact.transaction?.environment, fact.renewalInfo?.environment]
+        if environments.contains(where: { $0 == .xcode || $0 == .localTesting }) { return }
+        let transaction = fact.transaction
+        let renewal = fact.renewalInfo
+        let dates: [(String, Timestamp?)] = [
+            ("signedDate", fact.payload.signedDate),
+            ("signedTransactionInfo.purchaseDate", transaction?.purchaseDate),
+            ("signedTransactionInfo.originalPurchaseDate", transaction?.originalPurchaseDate),
+            ("signedTransactionInfo.expiresDate", transaction?.expiresDate),
+            ("signedTransactionInfo.signedDate", transaction?.signedDate),
+            ("signedTransactionInfo.revocationDate", transaction?.revocationDate),
+            ("signedRenewalInfo.gracePeriodExpiresDate", renewal?.gracePeriodExpiresDate),
+            ("signedRenewalInfo.signedDate", renewal?.signedDate),
+            ("signedRenewalInfo.recentSubscriptionStartDate", renewal?.recentSubscriptionStartDate),
+            ("signedRenewalInfo.renewalDate", renewal?.renewalDate),
+        ]
+        for case (let field, let date?) in dates where !date.isWholeMilliseconds {
+            throw SimulationError(
+                .signing,
+                "\(field) is \(date) ms: the App Store signs whole milliseconds (only Xcode data carries fractions)")
         }
     }
 

@@ -28,7 +28,8 @@ struct AppAPIHarness {
     /// Builds the API over `db`; `now` pins the time of asking.
     init(
         _ db: TestDatabase, pki: TestPKI, catalog: ProductCatalog = .empty, auth: AuthenticationConfiguration? = nil,
-        appStore: AppStoreAPIClient? = nil, intentLifetime: Duration = .seconds(86_400), now: @escaping @Sendable () -> Date = { Date() }
+        appStore: AppStoreAPIClient? = nil, intentLifetime: Duration = .seconds(86_400), now: @escaping @Sendable () -> Date = { Date() },
+        anonymousValidation: AnonymousValidation? = nil
     ) async throws {
         self.db = db
         self.signer = TestSigner(pki: pki)
@@ -44,7 +45,8 @@ struct AppAPIHarness {
         )
         self.dependencies = AppAPIDependencies(
             intake: PurchaseIntake(processor: processor, catalog: catalog), authenticator: authenticator,
-            intents: PurchaseIntentStore(client: db.client), appStore: appStore, intentLifetime: intentLifetime, now: now
+            intents: PurchaseIntentStore(client: db.client), appStore: appStore, intentLifetime: intentLifetime, now: now,
+            anonymousValidation: anonymousValidation
         )
         // As the application does before it serves: the catalog goes where entitlements_at reads it.
         try await dependencies.intake.publishCatalog(logger: Logger(label: "test"))

@@ -40,7 +40,8 @@ struct SimulationLifecycleTests {
             let dates = notifications.compactMap(\.signedDate)
             #expect(dates.count == notifications.count)
             #expect(zip(dates, dates.dropFirst()).allSatisfy { $0 < $1 }, "signed dates increase")
-            #expect(dates.last == now, "the lifecycle ends now")
+            #expect(dates.last == now.wholeMilliseconds, "the lifecycle ends now, in whole milliseconds as Apple signs")
+            #expect(dates.allSatisfy { $0.isWholeMilliseconds })
         }
     }
 
