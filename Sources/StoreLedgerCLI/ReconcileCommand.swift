@@ -39,9 +39,16 @@ struct ReconcileCommand: AsyncParsableCommand {
         }
         let environments = environment.reconciliationEnvironments(try environment.verifiers())
         let client = try Bootstrap.client(environment, logger: logger)
-        let result = try await Bootstrap.withRunningClient(client) {
-            try await Reconciler(client: client, appStore: appStore, environments: environments)
-                .run(from: start, to: end, onlyFailures: onlyFailures, logger: logger)
+        let (history, result) = try await Bootstrap.withRunningClient(client) {
+            let reconciler = Reconciler(client: client, appStore: appStore, environments: environments)
+            // First the windows of failovers or restores not reconciled yet (database_history), then the one asked for.
+            return (
+                try await reconciler.reconcileHistoryChanges(logger: logger),
+                try await reconciler.run(from: start, to: end, onlyFailures: onlyFailures, logger: logger)
+            )
+        }
+        if history.listed > 0 {
+            print("database history changes: listed \(history.listed) notification(s); appended \(history.appended) lost one(s)")
         }
         print("listed \(result.listed) notification(s); appended \(result.appended) missed one(s) for the workers")
     }

@@ -29,6 +29,18 @@ public struct ThrowawayCluster: Sendable {
     /// Stops the server (fast shutdown).
     public func stop() async throws { _ = try await Self.script(["stop", directory]) }
 
+    /// Creates and starts a streaming standby of this (running) cluster in a new temporary folder: a base backup,
+    /// then asynchronous replication.
+    public func makeStandby() async throws -> ThrowawayCluster {
+        let standby = "/tmp/storeledger-test-\(UUID().uuidString.prefix(8).lowercased())"
+        let output = try await Self.script(["standby", standby, directory])
+        let url = try DatabaseURL(output.trimmingCharacters(in: .whitespacesAndNewlines))
+        return ThrowawayCluster(directory: standby, port: url.port, url: url)
+    }
+
+    /// Promotes this standby to a primary (a new timeline), as a failover does.
+    public func promote() async throws { _ = try await Self.script(["promote", directory]) }
+
     /// Stops the server as a crash would (`pg_ctl stop -m immediate`): committed transactions survive only through
     /// WAL recovery at the next start.
     public func crash() async throws { _ = try await Self.script(["crash", directory]) }

@@ -208,9 +208,10 @@ public struct WorkerService<Handler: EventHandler>: Service {
         }
     }
 
-    /// Periodically rescues expired leases and creates partitions ahead.
+    /// Periodically rescues expired leases, looks at the database's history, and creates partitions ahead.
     private func sweep(queue: EventQueue, stopping: StopFlag) async {
         let log = EventLog(client: client)
+        let history = DatabaseHistory(client: client)
         var lastPartitionCheck: ContinuousClock.Instant?
         while !stopping.isSet && !Task.isCancelled {
             do {
@@ -218,6 +219,9 @@ public struct WorkerService<Handler: EventHandler>: Service {
                     try await queue.rescueExpiredLeases(policy: configuration.retryPolicy, logger: logger)
                 }
                 if rescued > 0 { wake.signal() }
+                if try await withDeadline(configuration.lease, operation: { [logger] in try await history.check(logger: logger) }) {
+                    logger.critical("the database history changed (failover or restore): acknowledged events may be lost; see database_history and docs/operations.md (Failover)")
+                }
                 if lastPartitionCheck.map({ $0.duration(to: .now) >= configuration.partitionMaintenanceInterval }) ?? true {
                     let created = try await log.ensurePartitions(logger: logger)
                     if created > 0 { logger.info("created event partitions", metadata: ["count": "\(created)"]) }

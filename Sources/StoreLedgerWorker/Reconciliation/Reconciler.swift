@@ -67,6 +67,31 @@ public struct Reconciler: Sendable {
         return result
     }
 
+    /// Reconciles the window of every change of database history not reconciled yet (a failover or restore that may
+    /// have lost acknowledged events; see ``DatabaseHistory``) and marks each done, or records why it failed so the
+    /// next run tries again. Returns what the windows held.
+    public func reconcileHistoryChanges(logger: Logger) async throws -> Result {
+        let history = DatabaseHistory(client: client)
+        var total = Result()
+        for change in try await history.changes(unreconciledOnly: true, logger: logger) {
+            let window = change.window()
+            do {
+                let result = try await run(from: window.start, to: window.end, onlyFailures: false, logger: logger)
+                try await history.markReconciled(change.id, by: "reconciler", logger: logger)
+                total.listed += result.listed
+                total.appended += result.appended
+                logger.notice("reconciled the window of a database history change", metadata: [
+                    "change": "\(change.id)", "from": "\(window.start)", "to": "\(window.end)",
+                    "listed": "\(result.listed)", "appended": "\(result.appended)",
+                ])
+            } catch {
+                try? await history.markReconciled(change.id, by: "reconciler", error: String(reflecting: error), logger: logger)
+                throw error
+            }
+        }
+        return total
+    }
+
     /// Appends one notification unless it is already known; returns whether it did.
     private func append(_ signedPayload: String, uuid: String?, environment: AppStoreAPIEnvironment, logger: Logger) async throws -> Bool {
         try await client.inTransaction(logger: logger) { connection in

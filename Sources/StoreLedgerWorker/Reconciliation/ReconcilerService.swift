@@ -3,7 +3,8 @@ public import Logging
 public import ServiceLifecycle
 
 /// Runs the reconciler periodically inside a worker process (`RECONCILE_INTERVAL_SECONDS`): each run asks for
-/// the failed deliveries of the last `failuresWindow` and for every notification of the last `slidingWindow`.
+/// the failed deliveries of the last `failuresWindow` and for every notification of the last `slidingWindow`, after
+/// the window of any database history change not reconciled yet (a failover that may have lost events).
 public struct ReconcilerService: Service {
     /// The reconciler.
     public let reconciler: Reconciler
@@ -30,6 +31,7 @@ public struct ReconcilerService: Service {
         while !Task.isCancelledOrShuttingDown {
             let now = Date()
             do {
+                _ = try await reconciler.reconcileHistoryChanges(logger: logger)
                 _ = try await reconciler.run(from: now.addingTimeInterval(-failuresWindow), to: now, onlyFailures: true, logger: logger)
                 _ = try await reconciler.run(from: now.addingTimeInterval(-slidingWindow), to: now, onlyFailures: false, logger: logger)
             } catch {

@@ -1,0 +1,111 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import StoreLedgerAppStoreAPI
+import StoreLedgerCore
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import StoreLedgerWorker
+import Testing
+
+/// A failover to an asynchronous standby that was behind: the acknowledged events it never received are lost (what
+/// asynchronous replication means), but no event id is handed to a second body, the change of history is noticed,
+/// and its window is reconciled from Apple's notification history.
+@Suite("Failover to a standby that was behind", .serialized)
+struct FailoverTests {
+    static let pki = try! TestPKI()
+
+    @Test(.timeLimit(.minutes(3)))
+    func aPromotedStandbyNeverReusesAnEventIDAndItsLostWindowIsReconciled() async throws {
+        let primary = try await ThrowawayCluster.start()
+        var standby: ThrowawayCluster?
+        do {
+            try await exercise(primary: primary) { standby = $0 }
+        } catch {
+            await primary.destroy()
+            await standby?.destroy()
+            Issue.record("\(String(reflecting: error))")
+            return
+        }
+        await primary.destroy()
+        await standby?.destroy()
+    }
+
+    func exercise(primary: ThrowawayCluster, standbyCreated: (ThrowawayCluster) -> Void) async throws {
+        let logger = TestDatabase.makeLogger()
+        let signer = TestSigner(pki: Self.pki, bundleID: "com.example.app")
+        @Sendable func body(_ payload: String) -> ByteBuffer { ByteBuffer(string: #"{"signedPayload":"\#(payload)"}"#) }
+
+        // Five events both servers will have.
+        let before = try await TestDatabase.withClient(primary.url, maximumConnections: 2) { client in
+            try await Migrator(migrations: try Migration.bundled()).migrate(client: client, logger: logger)
+            var ids: [Int64] = []
+            for _ in 0..<5 {
+                ids.append(try await EventLog(client: client).append(NewEvent(source: .appleNotification, body: body("h.p.s")), logger: logger).id.rawValue)
+            }
+            return ids
+        }
+        let standby = try await primary.makeStandby()
+        standbyCreated(standby)
+        try await TestDatabase.withClient(standby.url, maximumConnections: 1) { client in
+            var replicated = 0
+            for _ in 0..<200 where replicated < before.count {
+                replicated = try await client.query("SELECT count(*) FROM events", logger: logger).decode(Int.self).readToEnd().first ?? 0
+                if replicated < before.count { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(replicated == before.count)
+        }
+        // The standby falls behind; the primary acknowledges 60 more notifications (really signed ones), then dies.
+        try await standby.stop()
+        let lost = try await TestDatabase.withClient(primary.url, maximumConnections: 2) { client in
+            var lost: [(id: Int64, payload: String)] = []
+            for index in 0..<60 {
+                let payload = try signer.signedNotification(
+                    type: "DID_RENEW", signedDate: Date(), transaction: signer.transactionPayload(transactionID: "\(7_000 + index)")
+                )
+                let appended = try await EventLog(client: client).append(NewEvent(source: .appleNotification, body: body(payload)), logger: logger)
+                lost.append((appended.id.rawValue, payload))
+            }
+            return lost
+        }
+        try await primary.crash()
+        try await standby.restart()
+        try await standby.promote()
+
+        try await FakeAppStoreServer.withRunning(bundleID: "com.example.app") { fake in
+            try await TestDatabase.withClient(standby.url, maximumConnections: 2) { client in
+                // The first append on the new primary gets an id no acknowledged event ever had.
+                let next = try await EventLog(client: client).append(NewEvent(source: .appleNotification, body: body("h.after.s")), logger: logger)
+                let highestAcknowledged = lost.map(\.id).max() ?? 0
+                #expect(next.id.rawValue > highestAcknowledged, "event id \(next.id) was already acknowledged for another body")
+                #expect(try await client.query("SELECT count(*) FROM events", logger: logger).decode(Int.self).readToEnd().first == before.count + 1)
+
+                // The change is on record, with what the new primary still had.
+                let changes = try await DatabaseHistory(client: client).changes(logger: logger)
+                #expect(changes.count == 1)
+                let change = try #require(changes.first)
+                #expect(change.previous.timeline == 1 && change.current.timeline == 2)
+                #expect(change.previous.systemIdentifier == change.current.systemIdentifier)
+                #expect(change.lastEventID == before.max())
+                #expect(change.eventIDFloor <= next.id.rawValue)
+                #expect(try await DatabaseHistory(client: client).check(logger: logger) == false, "noticed once, not on every check")
+
+                // Apple's notification history holds what was lost: reconciling the window appends it back, once.
+                await fake.state.setNotificationHistory(
+                    lost.map { NotificationHistoryItem(signedPayload: $0.payload, sendAttempts: nil) }, environment: .sandbox
+                )
+                let reconciler = Reconciler(
+                    client: client, appStore: try await AppStoreAPIClient(configuration: fake.configuration()), environments: [.sandbox]
+                )
+                let result = try await reconciler.reconcileHistoryChanges(logger: logger)
+                #expect(result.appended == lost.count)
+                #expect(try await DatabaseHistory(client: client).changes(unreconciledOnly: true, logger: logger).isEmpty)
+                #expect(try await reconciler.reconcileHistoryChanges(logger: logger) == .init())
+                #expect(
+                    try await client.query("SELECT count(*) FROM events WHERE source = 'reconciliation'", logger: logger)
+                        .decode(Int.self).readToEnd().first == lost.count
+                )
+            }
+        }
+    }
+}
