@@ -131,6 +131,37 @@ struct CommitFaultTests {
         }
     }
 
+    @Test(arguments: ["event_queue", "subscriptions", "user_links"])
+    func thePurchaseIntakeTellsTheAppNothingWhenItsCommitFails(table: String) async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: AppStorePaymentsTests.pki)
+            let jws = try harness.subscription("5900", expiresIn: 7 * 86_400)
+            try await Self.installCommitTrigger(db, on: table, event: "INSERT OR UPDATE")
+            try await harness.app.test(.router) { client in
+                let response = try await client.execute(
+                    uri: AppStorePaymentsTests.transactionPath, method: .post, headers: try await AppAPIHarness.headers(user: "alice"),
+                    body: try AppAPIHarness.body(["signed_transaction": jws])
+                )
+                #expect(response.status.code >= 500, "\(response.status) \(String(buffer: response.body))")
+                #expect(!String(buffer: response.body).contains("is_premium"))
+            }
+            #expect(try await harness.count("SELECT count(*)::int8 FROM events") == 0)
+            #expect(try await harness.count("SELECT count(*)::int8 FROM subscriptions") == 0)
+            #expect(try await harness.count("SELECT count(*)::int8 FROM user_links") == 0)
+
+            // Without the fault the same request is answered and stored, once.
+            try await Self.removeCommitTrigger(db, on: table)
+            try await harness.app.test(.router) { client in
+                let response = try await client.execute(
+                    uri: AppStorePaymentsTests.transactionPath, method: .post, headers: try await AppAPIHarness.headers(user: "alice"),
+                    body: try AppAPIHarness.body(["signed_transaction": jws])
+                )
+                #expect(response.status == .ok)
+            }
+            #expect(try await harness.count("SELECT count(*)::int8 FROM subscriptions WHERE entitled") == 1)
+        }
+    }
+
     @Test func theStoreTimeoutBoundsTheAnswerEvenWhileTheDatabaseHoldsTheStatement() async throws {
         try await TestDatabase.withFresh { db in
             let configuration = ReceiverConfiguration(port: 0, storeTimeout: .milliseconds(500))
