@@ -30,14 +30,28 @@ enum Bootstrap {
         return logger
     }
 
-    /// A Postgres client for the configured database (run it as a service).
-    static func client(_ environment: Environment, logger: Logger) throws -> PostgresClient {
+    /// A Postgres client for the configured database (run it as a service), once a single connection has shown
+    /// that the database (or the pooler in front of it) lets us in: when it does not, the command stops within 10 s
+    /// with the cause (`unsupported startup parameter`, a refused password, `connection refused`, …) in the log and
+    /// in its exit message, instead of a pool retrying until `connectionCreationCircuitBreakerTripped`.
+    static func client(_ environment: Environment, logger: Logger) async throws -> PostgresClient {
         let url = try environment.databaseURL()
-        logger.info("database", metadata: ["url": "\(url)"])
+        let pooler = try environment.databasePooler()
+        logger.info("database", metadata: ["url": "\(url)", "pooler": "\(pooler)"])
+        try await url.checkConnection(logger: logger)
         return PostgresClient(
             configuration: try url.clientConfiguration(maximumConnections: environment.maximumConnections()),
             backgroundLogger: logger
         )
+    }
+
+    /// A one-connection client for `DATABASE_LISTEN_URL` (the worker's LISTEN, bypassing a transaction pooler),
+    /// checked like ``client(_:logger:)``; nil when unset. Run it as a service.
+    static func listenClient(_ environment: Environment, logger: Logger) async throws -> PostgresClient? {
+        guard let url = try environment.databaseListenURL() else { return nil }
+        logger.info("LISTEN database", metadata: ["url": "\(url)"])
+        try await url.checkConnection(logger: logger)
+        return PostgresClient(configuration: try url.clientConfiguration(maximumConnections: 1), backgroundLogger: logger)
     }
 
     /// Runs a short-lived command's `body` with a running client for the configured database and a logger labelled
@@ -47,7 +61,7 @@ enum Bootstrap {
     ) async throws -> Result {
         let environment = Environment()
         let logger = Self.logger(label, level: try level ?? environment.logLevel())
-        let client = try Self.client(environment, logger: logger)
+        let client = try await Self.client(environment, logger: logger)
         return try await withRunningClient(client) { try await body(client, logger) }
     }
 

@@ -26,7 +26,7 @@ struct DevCommand: AsyncParsableCommand {
         let environment = Environment()
         let logger = Bootstrap.logger("storeledger.dev", level: try environment.logLevel())
         let registry = Bootstrap.metrics()
-        let client = try Bootstrap.client(environment, logger: logger)
+        let client = try await Bootstrap.client(environment, logger: logger)
         let migrator = Migrator(migrations: try Migration.bundled())
         let receiver = try environment.receiver()
         // The simulator signs with this CA; trusting it beside Apple's roots lets `storeledger simulate` feed

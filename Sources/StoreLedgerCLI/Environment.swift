@@ -51,6 +51,27 @@ struct Environment: Sendable {
         }
     }
 
+    /// `DATABASE_POOLER`: `none` (default: a direct connection), `session` or `transaction` (what PgBouncer's
+    /// `pool_mode` is); see ``DatabasePooler``.
+    func databasePooler() throws -> DatabasePooler {
+        guard let text = string("DATABASE_POOLER") else { return .none }
+        do {
+            return try DatabasePooler(configurationValue: text)
+        } catch let error as StoreError {
+            throw ValidationError(error.detail)
+        }
+    }
+
+    /// `DATABASE_LISTEN_URL`: a direct (not transaction-pooled) connection the worker LISTENs on; nil when unset.
+    func databaseListenURL() throws -> DatabaseURL? {
+        guard let text = string("DATABASE_LISTEN_URL") else { return nil }
+        do {
+            return try DatabaseURL(text, key: "DATABASE_LISTEN_URL")
+        } catch let error as StoreError {
+            throw ValidationError(error.detail)
+        }
+    }
+
     /// `LOG_LEVEL` (trace, debug, info, notice, warning, error, critical; default info).
     func logLevel() throws -> Logger.Level {
         guard let text = string("LOG_LEVEL") else { return .info }

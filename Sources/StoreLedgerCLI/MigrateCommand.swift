@@ -16,7 +16,7 @@ struct MigrateCommand: AsyncParsableCommand {
     func run() async throws {
         let environment = Environment()
         let logger = Bootstrap.logger("storeledger.migrate", level: try environment.logLevel())
-        let client = try Bootstrap.client(environment, logger: logger)
+        let client = try await Bootstrap.client(environment, logger: logger)
         let migrator = Migrator(migrations: try Migration.bundled())
         try await Bootstrap.withRunningClient(client) {
             if check {

@@ -37,7 +37,7 @@ struct RebuildCommand: AsyncParsableCommand {
     func run() async throws {
         let environment = Environment()
         let logger = Bootstrap.logger("storeledger.rebuild", level: try environment.logLevel())
-        let client = try Bootstrap.client(environment, logger: logger)
+        let client = try await Bootstrap.client(environment, logger: logger)
         let handler = try environment.ledgerHandler(verifiers: try development
             ? environment.verifiers(defaultBundleID: DevCommand.defaultBundleID, extraRootsDER: try DevelopmentCertificateAuthority.loadOrCreate().trustedRootsDER)
             : environment.verifiers())

@@ -38,7 +38,7 @@ struct ReconcileCommand: AsyncParsableCommand {
             throw ValidationError("reconciliation needs the App Store Server API: set APPSTORE_ISSUER_ID, APPSTORE_KEY_ID, APPSTORE_PRIVATE_KEY")
         }
         let environments = environment.reconciliationEnvironments(try environment.verifiers())
-        let client = try Bootstrap.client(environment, logger: logger)
+        let client = try await Bootstrap.client(environment, logger: logger)
         let (history, result) = try await Bootstrap.withRunningClient(client) {
             let reconciler = Reconciler(client: client, appStore: appStore, environments: environments)
             // First the windows of failovers or restores not reconciled yet (database_history), then the one asked for.

@@ -17,7 +17,7 @@ struct ServeCommand: AsyncParsableCommand {
         let environment = Environment()
         let logger = Bootstrap.logger("storeledger.receiver", level: try environment.logLevel())
         let registry = Bootstrap.metrics()
-        let client = try Bootstrap.client(environment, logger: logger)
+        let client = try await Bootstrap.client(environment, logger: logger)
         let migrator = Migrator(migrations: try Migration.bundled())
         let admin = try Bootstrap.adminService(environment, defaultPort: 9090, registry: registry, client: client, migrator: migrator, logger: logger)
         let appAPI = try await AppAPIBootstrap.make(environment, client: client, verifiers: try environment.verifiers(), logger: logger)

@@ -27,7 +27,7 @@ struct WorkCommand: AsyncParsableCommand {
         let environment = Environment()
         let logger = Bootstrap.logger("storeledger.worker", level: try environment.logLevel())
         let registry = Bootstrap.metrics()
-        let client = try Bootstrap.client(environment, logger: logger)
+        let client = try await Bootstrap.client(environment, logger: logger)
         let migrator = Migrator(migrations: try Migration.bundled())
         let configuration = try environment.worker()
         let preflight: @Sendable () async throws -> Void = { try await migrator.requireCurrent(client: client, logger: logger) }

@@ -41,12 +41,12 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
     /// `application_name` reported to the server.
     public var applicationName: String?
 
-    /// Parses `string`, throwing a ``StoreError`` that names what is wrong.
-    public init(_ string: String) throws {
+    /// Parses `string`, throwing a ``StoreError`` that names what is wrong (and `key`, the setting it came from).
+    public init(_ string: String, key: String = "DATABASE_URL") throws {
         guard let components = URLComponents(string: string),
               let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme)
         else {
-            throw StoreError.configuration("DATABASE_URL must look like postgres://user:password@host:5432/database")
+            throw StoreError.configuration("\(key) must look like postgres://user:password@host:5432/database")
         }
         var query: [String: String] = [:]
         for item in components.queryItems ?? [] { query[item.name] = item.value ?? "" }
@@ -57,7 +57,7 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         self.database = path.isEmpty ? nil : path.removingPercentEncoding
         if let portText = query["port"] ?? components.port.map(String.init) {
             guard let port = Int(portText), (1...65535).contains(port) else {
-                throw StoreError.configuration("DATABASE_URL has an invalid port \(portText)")
+                throw StoreError.configuration("\(key) has an invalid port \(portText)")
             }
             self.port = port
         } else {
@@ -66,7 +66,7 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         if let modeText = query["sslmode"] {
             guard let mode = SSLMode(rawValue: modeText) else {
                 let allowed = SSLMode.allCases.map(\.rawValue).joined(separator: ", ")
-                throw StoreError.configuration("DATABASE_URL sslmode '\(modeText)' is not one of \(allowed)")
+                throw StoreError.configuration("\(key) sslmode '\(modeText)' is not one of \(allowed)")
             }
             self.sslMode = mode
         } else {
@@ -100,22 +100,34 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         } else {
             configuration = .init(
                 host: host ?? "localhost", port: port, username: username, password: password, database: database,
-                tls: try tls()
+                tls: tls()
             )
         }
         configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = .seconds(5)
-        // Only named prepared statements are affected: the queue's claim and complete. Their generic plans are
-        // index-driven whatever the batch (see ClaimStatement, CompleteStatement); custom plans would be replanned
-        // on every batch, and the planner's per-call estimates can pick sequential scans of the queue.
-        configuration.options.additionalStartupParameters.append(("plan_cache_mode", "force_generic_plan"))
-        if let applicationName {
-            configuration.options.additionalStartupParameters.append(("application_name", applicationName))
-        }
+        configuration.options.additionalStartupParameters = startupParameters
         return configuration
     }
 
-    private func tls() throws -> PostgresClient.Configuration.TLS {
+    /// The startup parameters sent besides user and database: only `application_name`, which PgBouncer knows.
+    /// Anything else (`plan_cache_mode`, `options`) a pooler refuses at login (`unsupported startup parameter`);
+    /// session settings are made on the connection instead (see ``DatabasePooler``).
+    var startupParameters: [(String, String)] {
+        [("plan_cache_mode", "force_generic_plan")] + (applicationName.map { [("application_name", $0)] } ?? [])
+    }
+
+    /// How TLS is used, and the configuration it is used with (nil for `disable`).
+    enum TLSUse {
+        /// No TLS.
+        case disable
+        /// TLS when the server offers it.
+        case prefer(TLSConfiguration)
+        /// TLS or no connection.
+        case require(TLSConfiguration)
+    }
+
+    /// The TLS use `sslmode` asks for, with libpq's meaning of each mode.
+    var tlsUse: TLSUse {
         var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
         switch sslMode {
         case .disable:
@@ -132,6 +144,14 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         case .verifyFull:
             tlsConfiguration.certificateVerification = .fullVerification
             return .require(tlsConfiguration)
+        }
+    }
+
+    private func tls() -> PostgresClient.Configuration.TLS {
+        switch tlsUse {
+        case .disable: .disable
+        case .prefer(let configuration): .prefer(configuration)
+        case .require(let configuration): .require(configuration)
         }
     }
 }
