@@ -54,7 +54,7 @@ struct Environment: Sendable {
     /// `DATABASE_POOLER`: `none` (default: a direct connection), `session` or `transaction` (what PgBouncer's
     /// `pool_mode` is); see ``DatabasePooler``.
     func databasePooler() throws -> DatabasePooler {
-        guard let text = string("DATABASE_POOLER") else { return .none }
+        guard let text = string("DATABASE_POOLER") else { return .direct }
         do {
             return try DatabasePooler(configurationValue: text)
         } catch let error as StoreError {

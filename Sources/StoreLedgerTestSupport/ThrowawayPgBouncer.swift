@@ -23,7 +23,7 @@ public struct ThrowawayPgBouncer: Sendable {
     /// Starts a PgBouncer in `mode` in front of `server`'s Postgres, with `poolSize` server connections per database
     /// (fewer than the clients' connections, so that they share server connections as they do at scale).
     public static func start(in front: DatabaseURL, mode: DatabasePooler, poolSize: Int = 2) async throws -> ThrowawayPgBouncer {
-        guard mode != .none else { throw StoreError.configuration("a PgBouncer pools in session or transaction mode") }
+        guard mode != .direct else { throw StoreError.configuration("a PgBouncer pools in session or transaction mode") }
         guard let host = front.host else {
             throw StoreError.configuration("scripts/pgbouncer needs the test server on TCP, not on a unix socket")
         }

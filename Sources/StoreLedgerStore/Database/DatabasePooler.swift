@@ -2,7 +2,7 @@ import Foundation
 
 /// What sits between StoreLedger and Postgres (`DATABASE_POOLER`), and so what a connection may rely on.
 ///
-/// - `none` (the default) and `session`: a connection is one server session for its whole life. The append, claim
+/// - `none` (``direct``, the default) and `session`: a connection is one server session for its whole life. The append, claim
 ///   and completion are named prepared statements, planned once per connection, and each connection sets
 ///   `plan_cache_mode = force_generic_plan` once, before its first of them; the worker LISTENs on a connection of its
 ///   own pool.
@@ -14,16 +14,16 @@ import Foundation
 /// No mode sends a startup parameter a pooler could refuse. The setting is bound for a whole process with
 /// ``current`` (the `storeledger` command binds it once from the environment); code that runs statements reads it.
 public enum DatabasePooler: String, Sendable, CaseIterable, CustomStringConvertible {
-    /// A direct connection to Postgres.
-    case none
+    /// A direct connection to Postgres (`DATABASE_POOLER=none`).
+    case direct = "none"
     /// A session-pooling pooler (PgBouncer `pool_mode = session`): sessions are kept whole.
     case session
     /// A transaction-pooling pooler (PgBouncer `pool_mode = transaction`): only a transaction is kept whole.
     case transaction
 
-    /// The pooler the current task's statements go through (default ``none``). The `storeledger` command binds it
+    /// The pooler the current task's statements go through (default ``direct``). The `storeledger` command binds it
     /// once for the whole process; tests bind it around the code they run through a pooler.
-    @TaskLocal public static var current: DatabasePooler = .none
+    @TaskLocal public static var current: DatabasePooler = .direct
 
     /// Parses a `DATABASE_POOLER` value (`none`, `session`, `transaction`; case-insensitive), throwing a
     /// ``StoreError`` that lists the accepted values.

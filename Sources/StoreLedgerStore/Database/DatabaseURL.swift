@@ -113,7 +113,7 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
     /// Anything else (`plan_cache_mode`, `options`) a pooler refuses at login (`unsupported startup parameter`);
     /// session settings are made on the connection instead (see ``DatabasePooler``).
     var startupParameters: [(String, String)] {
-        [("plan_cache_mode", "force_generic_plan")] + (applicationName.map { [("application_name", $0)] } ?? [])
+        applicationName.map { [("application_name", $0)] } ?? []
     }
 
     /// How TLS is used, and the configuration it is used with (nil for `disable`).

@@ -25,13 +25,18 @@ extension PostgresClient {
 
 extension PostgresConnection {
     /// Runs `body` between `BEGIN` and a `COMMIT` whose command tag is checked; see
-    /// ``PostgresNIO/PostgresClient/inTransaction(logger:_:)``.
+    /// ``PostgresNIO/PostgresClient/inTransaction(logger:_:)``. Where sessions are kept whole (``DatabasePooler``), a
+    /// connection's first transaction is preceded by its session's `plan_cache_mode` setting (``GenericPlanSessions``).
     @discardableResult
     public func inTransaction<Result>(
         logger: Logger,
         isolation: isolated (any Actor)? = #isolation,
         _ body: (PostgresConnection) async throws -> sending Result
     ) async throws -> sending Result {
+        if DatabasePooler.current.keepsSessions {
+            // Before BEGIN, so that a rollback cannot undo it.
+            try await GenericPlanSessions.shared.ensure(on: self, logger: logger)
+        }
         try await query("BEGIN", logger: logger).readToEnd()
         let result: Result
         do {

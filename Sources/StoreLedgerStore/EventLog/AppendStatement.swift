@@ -4,8 +4,9 @@ import NIOCore
 import PostgresNIO
 import StoreLedgerCore
 
-/// The append, as a named prepared statement: the receiver's one statement per request, planned once per
-/// connection. Inserts the event and its pending queue row together and returns the event's id and received time.
+/// The append: the receiver's one statement per request. Inserts the event and its pending queue row together and
+/// returns the event's id and received time. A named prepared statement, planned once per connection, or the same
+/// SQL unnamed behind a transaction pooler (``PostgresNIO/PostgresConnection/run(_:logger:)`` chooses).
 struct AppendStatement: PostgresPreparedStatement {
     /// The statement's server-side name.
     static let name = "storeledger_append_v2"

@@ -23,7 +23,7 @@ public struct EventLog: Sendable {
     /// Appends an event and its queue row on an existing connection, inside the caller's transaction (which must
     /// commit before anything is acknowledged).
     public static func append(_ event: NewEvent, on connection: PostgresConnection, logger: Logger) async throws -> AppendedEvent {
-        guard let (id, receivedAt) = try await connection.execute(AppendStatement(event: event), logger: logger).firstAfterReadingAll() else {
+        guard let (id, receivedAt) = try await connection.run(AppendStatement(event: event), logger: logger).first else {
             throw StoreError(code: .unavailable, detail: "the event insert returned no row")
         }
         return AppendedEvent(id: EventID(id), receivedAt: receivedAt)

@@ -24,9 +24,7 @@ public struct EventQueue: Sendable {
         let leaseSeconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
         // In a checked transaction like every write: a claim that did not commit is not handed to the handler.
         let rows = try await client.inTransaction(logger: logger) { connection in
-            try await connection.execute(
-                ClaimStatement(limit: Int64(limit), owner: owner, leaseSeconds: leaseSeconds), logger: logger
-            ).readToEnd()
+            try await connection.run(ClaimStatement(limit: Int64(limit), owner: owner, leaseSeconds: leaseSeconds), logger: logger)
         }
         var events: [ClaimedEvent] = []
         events.reserveCapacity(rows.count)
@@ -77,12 +75,12 @@ public struct EventQueue: Sendable {
                 delays.append(exhausted ? 0 : policy.delay(afterAttempt: event.attempt))
             }
         }
-        let finished = try await connection.execute(
+        let finished = try await connection.run(
             CompleteStatement(
                 ids: ids, attempts: attempts, states: states, errors: errors, delays: delays, owner: owner
             ),
             logger: logger
-        ).readToEnd().last.map(Int.init) ?? 0
+        ).last.map(Int.init) ?? 0
         if finished != results.count {
             throw StoreError(
                 code: .leaseLost,

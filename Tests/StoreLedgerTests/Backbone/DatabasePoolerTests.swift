@@ -1,0 +1,91 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import StoreLedgerCore
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import Testing
+
+/// How the append, claim and completion reach Postgres for each `DATABASE_POOLER`, seen from the server: the one
+/// code path chooses named statements with generic plans where sessions are kept, unnamed statements and no session
+/// setting behind a transaction pooler, and the results are the same.
+@Suite("Database pooler modes")
+struct DatabasePoolerTests {
+    /// The session's `plan_cache_mode` and how many of our named statements it holds, asked on `client`'s only
+    /// connection (so it is the connection the statements ran on).
+    func session(_ client: PostgresClient, _ db: TestDatabase) async throws -> (planCacheMode: String, namedStatements: Int) {
+        let rows = try await client.query(
+            """
+            SELECT current_setting('plan_cache_mode'),
+                   (SELECT count(*)::int8 FROM pg_prepared_statements WHERE name LIKE 'storeledger\\_%')
+            """,
+            logger: db.logger
+        )
+        for try await (mode, count) in rows.decode((String, Int).self) { return (mode, count) }
+        throw StoreError.configuration("no row")
+    }
+
+    /// Appends, claims and completes two events through `client`; returns the appended and claimed ids and how many
+    /// ended `done`.
+    func appendClaimComplete(_ client: PostgresClient, _ db: TestDatabase) async throws -> (appended: [EventID], claimed: [EventID], done: Int) {
+        let log = EventLog(client: client)
+        var appended: [EventID] = []
+        for index in 0..<2 {
+            let event = NewEvent(source: .appleNotification, body: ByteBuffer(string: #"{"signedPayload":"a.b.\#(index)"}"#))
+            appended.append(try await log.append(event, logger: db.logger).id)
+        }
+        let claimed = try await EventQueue(client: client).claim(limit: 10, owner: "w", lease: .seconds(30), logger: db.logger)
+        try await client.inTransaction(logger: db.logger) { connection in
+            try await EventQueue.complete(claimed.map { ($0, .done) }, owner: "w", policy: .init(), on: connection, logger: db.logger)
+        }
+        return (appended, claimed.map(\.id), try await db.scalar("SELECT count(*) FROM event_queue WHERE state = 'done'"))
+    }
+
+    @Test(arguments: [DatabasePooler.direct, .session])
+    func whereSessionsAreKeptTheStatementsAreNamedWithGenericPlans(_ pooler: DatabasePooler) async throws {
+        try await TestDatabase.withFresh { db in
+            // A client of its own, with one connection, so the session asked is the one the statements ran on.
+            try await DatabasePooler.$current.withValue(pooler) {
+                try await TestDatabase.withClient(db.url, maximumConnections: 1) { client in
+                    let result = try await appendClaimComplete(client, db)
+                    #expect(result.claimed == result.appended)
+                    #expect(result.done == 2)
+                    let session = try await session(client, db)
+                    #expect(session.planCacheMode == "force_generic_plan")
+                    #expect(session.namedStatements == 3)  // append, claim, complete
+                }
+            }
+        }
+    }
+
+    @Test func behindATransactionPoolerTheyAreUnnamedAndNothingIsSetOnTheSession() async throws {
+        try await TestDatabase.withFresh { db in
+            try await DatabasePooler.$current.withValue(.transaction) {
+                try await TestDatabase.withClient(db.url, maximumConnections: 1) { client in
+                    let result = try await appendClaimComplete(client, db)
+                    #expect(result.claimed == result.appended)
+                    #expect(result.done == 2)
+                    let session = try await session(client, db)
+                    #expect(session.planCacheMode == "auto")
+                    #expect(session.namedStatements == 0)
+                }
+            }
+        }
+    }
+
+    @Test func aConnectionSendsNoStartupParameterAPoolerRefuses() throws {
+        let plain = try DatabaseURL("postgres://u@db.example.com/ledger")
+        #expect(try plain.clientConfiguration().options.additionalStartupParameters.isEmpty)
+        #expect(try plain.connectionConfiguration().options.additionalStartupParameters.isEmpty)
+        let named = try DatabaseURL("postgres://u@db.example.com/ledger?application_name=receiver")
+        #expect(try named.clientConfiguration().options.additionalStartupParameters.map(\.0) == ["application_name"])
+    }
+
+    @Test func theSettingIsReadStrictly() throws {
+        #expect(try DatabasePooler(configurationValue: "Transaction") == .transaction)
+        #expect(try DatabasePooler(configurationValue: "session") == .session)
+        #expect(try DatabasePooler(configurationValue: "none") == .direct)
+        let error = #expect(throws: StoreError.self) { try DatabasePooler(configurationValue: "statement") }
+        #expect(error?.detail.contains("none, session, transaction") == true)
+    }
+}
