@@ -37,7 +37,7 @@ extension DatabaseURL {
     public func checkConnection(timeout: Duration = .seconds(10), logger: Logger) async throws {
         let configuration: PostgresConnection.Configuration
         do {
-            configuration = try connectionConfiguration(connectTimeout: timeout)
+            configuration = try connectionConfiguration()
         } catch {
             throw StoreError.configuration("cannot set up TLS for \(self): \(error)")
         }
@@ -48,25 +48,33 @@ extension DatabaseURL {
     public static func checkConnection(
         _ configuration: PostgresConnection.Configuration, target: String, timeout: Duration, logger: Logger
     ) async throws {
+        let deadline = ContinuousClock.now + timeout
+        var configuration = configuration
+        configuration.options.connectTimeout = TimeAmount(timeout)
         do {
             let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
-            defer { let _: EventLoopFuture<Void> = connection.close() }
             // Behind a pooler the login may succeed at the pooler and fail only when it opens the server connection
-            // for the first statement; a hung server must not hang the check either.
-            try await withThrowingTaskGroup(of: Bool.self) { group in
+            // for the first statement; a hung server must not hang the check either. The connection is closed (and
+            // that awaited, as PostgresNIO requires) whatever happens.
+            let answered: Result<Bool, any Error> = await withTaskGroup(of: Result<Bool, any Error>.self) { group in
                 group.addTask {
-                    for try await _ in try await connection.query("SELECT 1", logger: logger) {}
-                    return true
+                    do {
+                        try await connection.query("SELECT 1", logger: logger).readToEnd()
+                        return .success(true)
+                    } catch {
+                        return .failure(error)
+                    }
                 }
                 group.addTask {
-                    try await Task.sleep(for: timeout)
-                    return false
+                    try? await Task.sleep(until: deadline)
+                    return .success(false)
                 }
-                let answered = try await group.next() ?? false
-                if !answered { try? await connection.close() }
+                let first = await group.next() ?? .success(false)
                 group.cancelAll()
-                if !answered { throw ConnectionCheckTimeout() }
+                try? await connection.close()
+                return first
             }
+            guard try answered.get() else { throw ConnectionCheckTimeout() }
         } catch {
             let cause = error is ConnectionCheckTimeout ? "no answer to SELECT 1 within \(timeout)" : failureCause(error)
             logger.error("cannot connect to the database", metadata: [
