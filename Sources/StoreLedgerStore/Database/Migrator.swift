@@ -4,8 +4,9 @@ public import PostgresNIO
 /// Applies numbered SQL migrations, records them in `schema_migrations`, and checks that a
 /// database is current.
 ///
-/// Safe when several processes migrate at once: the work runs under a session advisory lock, and
-/// each migration commits in its own transaction together with its record. A no-op when current.
+/// Safe when several processes migrate at once, directly or through a transaction-pooling PgBouncer: each
+/// migration commits in its own transaction together with its record, under a transaction-scoped advisory lock
+/// that serialises migrators. A no-op when current.
 /// Because each file runs inside a transaction, a migration cannot use statements that refuse
 /// one (`CREATE INDEX CONCURRENTLY`, `VACUUM`).
 public struct Migrator: Sendable {
@@ -35,69 +36,69 @@ public struct Migrator: Sendable {
     }
 
     /// Applies every pending migration and returns the versions it applied (empty when current).
+    ///
+    /// Each migration is one transaction: it takes the migrators' advisory lock for that transaction only
+    /// (`pg_advisory_xact_lock`), reads what is applied, applies the first pending migration and records it, and
+    /// commits (or rolls back as a whole). Holding nothing between transactions is what makes this work through a
+    /// transaction-pooling PgBouncer, where consecutive statements may reach different server sessions: a session
+    /// lock could be taken in one session and "released" in another, and a session's temporary function would not be
+    /// found by the next statement.
     @discardableResult
     public func migrate(client: PostgresClient, logger: Logger) async throws -> [Int] {
-        try await client.withConnection { connection in
-            try await connection.query("SELECT pg_advisory_lock(\(Self.advisoryLockKey))", logger: logger)
-            do {
-                let applied = try await migrateLocked(connection: connection, logger: logger)
-                try await connection.query("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))", logger: logger)
-                return applied
-            } catch {
-                _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))", logger: logger)
-                throw error
-            }
-        }
-    }
-
-    private func migrateLocked(connection: PostgresConnection, logger: Logger) async throws -> [Int] {
-        try await connection.query(
-            """
-            CREATE TABLE IF NOT EXISTS schema_migrations (
-                version    integer     PRIMARY KEY,
-                name       text        NOT NULL,
-                checksum   text        NOT NULL,
-                applied_at timestamptz NOT NULL DEFAULT now()
-            )
-            """,
-            logger: logger
-        )
-        let status = try await status(connection: connection, logger: logger)
-        try Self.refuseIfDiverged(status)
-        guard !status.pending.isEmpty else { return [] }
-        // The extended protocol takes one statement at a time; PL/pgSQL's EXECUTE runs a whole
-        // file. A session-local helper keeps nothing behind in the schema.
-        try await connection.query(
-            #"""
-            CREATE OR REPLACE FUNCTION pg_temp.storeledger_run_migration(migration_sql text) RETURNS void
-            LANGUAGE plpgsql AS $run$ BEGIN EXECUTE migration_sql; END $run$
-            """#,
-            logger: logger
-        )
         var applied: [Int] = []
-        for migration in migrations where status.pending.contains(migration.version) {
-            logger.info("applying migration", metadata: ["migration": "\(migration.name)"])
-            do {
-                // Applied and recorded together, or neither (the COMMIT's answer is checked).
-                try await connection.inTransaction(logger: logger) { connection in
-                    try await connection.query("SELECT pg_temp.storeledger_run_migration(\(migration.sql))", logger: logger).readToEnd()
-                    try await connection.query(
-                        """
-                        INSERT INTO schema_migrations (version, name, checksum)
-                        VALUES (\(migration.version)::int4, \(migration.name), \(migration.checksum))
-                        """,
-                        logger: logger
-                    ).readToEnd()
-                }
-            } catch {
-                throw StoreError(
-                    code: .configuration,
-                    detail: "migration \(migration.name) failed: \(String(reflecting: error))"
-                )
-            }
-            applied.append(migration.version)
+        while let version = try await applyNext(client: client, logger: logger) {
+            applied.append(version)
         }
         return applied
+    }
+
+    /// Applies the first pending migration in its own transaction, under the lock; nil when none is pending.
+    private func applyNext(client: PostgresClient, logger: Logger) async throws -> Int? {
+        var applying: Migration?
+        do {
+            return try await client.inTransaction(logger: logger) { connection -> Int? in
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLockKey))", logger: logger).readToEnd()
+                try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS schema_migrations (
+                        version    integer     PRIMARY KEY,
+                        name       text        NOT NULL,
+                        checksum   text        NOT NULL,
+                        applied_at timestamptz NOT NULL DEFAULT now()
+                    )
+                    """,
+                    logger: logger
+                ).readToEnd()
+                let status = try await status(connection: connection, logger: logger)
+                try Self.refuseIfDiverged(status)
+                guard let migration = migrations.first(where: { status.pending.contains($0.version) }) else { return nil }
+                applying = migration
+                logger.info("applying migration", metadata: ["migration": "\(migration.name)"])
+                // The extended protocol takes one statement at a time; PL/pgSQL's EXECUTE runs a whole file. The
+                // helper lives in this session's temporary schema and is (re)created in this transaction, so it
+                // exists wherever the transaction runs.
+                try await connection.query(
+                    #"""
+                    CREATE OR REPLACE FUNCTION pg_temp.storeledger_run_migration(migration_sql text) RETURNS void
+                    LANGUAGE plpgsql AS $run$ BEGIN EXECUTE migration_sql; END $run$
+                    """#,
+                    logger: logger
+                ).readToEnd()
+                try await connection.query("SELECT pg_temp.storeledger_run_migration(\(migration.sql))", logger: logger).readToEnd()
+                try await connection.query(
+                    """
+                    INSERT INTO schema_migrations (version, name, checksum)
+                    VALUES (\(migration.version)::int4, \(migration.name), \(migration.checksum))
+                    """,
+                    logger: logger
+                ).readToEnd()
+                return migration.version
+            }
+        } catch {
+            // Errors before a migration was chosen (a diverged schema, the database unreachable) stand as they are.
+            guard let migration = applying else { throw error }
+            throw StoreError(code: .configuration, detail: "migration \(migration.name) failed: \(String(reflecting: error))")
+        }
     }
 
     /// Reads which migrations the database has applied.
