@@ -27,6 +27,7 @@ struct DevCommand: AsyncParsableCommand {
         let logger = Bootstrap.logger("storeledger.dev", level: try environment.logLevel())
         let registry = Bootstrap.metrics()
         let client = try await Bootstrap.client(environment, logger: logger)
+        let listenClient = try await Bootstrap.listenClient(environment, logger: logger)
         let migrator = Migrator(migrations: try Migration.bundled())
         let receiver = try environment.receiver()
         // The simulator signs with this CA; trusting it beside Apple's roots lets `storeledger simulate` feed
@@ -49,6 +50,7 @@ struct DevCommand: AsyncParsableCommand {
             handler: try environment.ledgerHandler(verifiers: verifiers),
             configuration: try environment.worker(),
             logger: logger,
+            listenClient: listenClient,
             preflight: { try await migrator.migrate(client: client, logger: logger) }
         )
         let authentication = try await DevelopmentAuthentication.configuration(environment, logger: logger)
@@ -60,7 +62,7 @@ struct DevCommand: AsyncParsableCommand {
         let webhooks = WebhookDispatcher(client: client, maximumAttempts: try environment.int("WEBHOOK_MAX_ATTEMPTS", default: 12, in: 1...100), logger: logger)
         let app = buildReceiverApplication(
             client: client, migrator: migrator, configuration: receiver, appAPI: appAPI,
-            services: [worker, queueMetrics, webhooks] + (admin.map { [$0] } ?? []),
+            services: (listenClient.map { [$0] } ?? []) + [worker, queueMetrics, webhooks] + (admin.map { [$0] } ?? []),
             migrateOnStart: true, logger: logger
         )
         try await Bootstrap.run([app], environment, logger: logger)

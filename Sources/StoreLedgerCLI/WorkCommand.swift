@@ -28,6 +28,7 @@ struct WorkCommand: AsyncParsableCommand {
         let logger = Bootstrap.logger("storeledger.worker", level: try environment.logLevel())
         let registry = Bootstrap.metrics()
         let client = try await Bootstrap.client(environment, logger: logger)
+        let listenClient = try await Bootstrap.listenClient(environment, logger: logger)
         let migrator = Migrator(migrations: try Migration.bundled())
         let configuration = try environment.worker()
         let preflight: @Sendable () async throws -> Void = { try await migrator.requireCurrent(client: client, logger: logger) }
@@ -36,13 +37,17 @@ struct WorkCommand: AsyncParsableCommand {
         case .ledger:
             worker = WorkerService(
                 client: client, handler: try environment.ledgerHandler(verifiers: try environment.verifiers()),
-                configuration: configuration, logger: logger, preflight: preflight
+                configuration: configuration, logger: logger, listenClient: listenClient, preflight: preflight
             )
         case .envelope:
-            worker = WorkerService(client: client, handler: EnvelopeHandler(), configuration: configuration, logger: logger, preflight: preflight)
+            worker = WorkerService(
+                client: client, handler: EnvelopeHandler(), configuration: configuration, logger: logger, listenClient: listenClient,
+                preflight: preflight
+            )
         }
         let admin = try Bootstrap.adminService(environment, defaultPort: 9091, registry: registry, client: client, migrator: migrator, logger: logger)
-        var services: [any Service] = [client, worker, QueueMetricsService(client: client, logger: logger)] + (admin.map { [$0] } ?? [])
+        var services: [any Service] = [client] + (listenClient.map { [$0] } ?? [])
+        services += [worker, QueueMetricsService(client: client, logger: logger)] + (admin.map { [$0] } ?? [])
         services.append(WebhookDispatcher(
             client: client, maximumAttempts: try environment.int("WEBHOOK_MAX_ATTEMPTS", default: 12, in: 1...100), logger: logger
         ))

@@ -10,6 +10,11 @@ import StoreLedgerStore
 /// The worker: claim loops that run an ``EventHandler`` over the queue, a LISTEN connection that
 /// wakes them within milliseconds of an insert, and the lease-rescue and partition sweeps.
 ///
+/// It LISTENs on `listenClient` when given (`DATABASE_LISTEN_URL`), else on `client` where sessions are kept
+/// (``DatabasePooler/keepsSessions``). Behind a transaction pooler without a listen client it does not LISTEN (a
+/// LISTEN there would belong to a server session other clients get next) and its loops poll every
+/// ``WorkerConfiguration/pollInterval``, which it logs once at start.
+///
 /// On graceful shutdown (SIGTERM) it stops claiming, finishes the batches in flight, and returns.
 public struct WorkerService<Handler: EventHandler>: Service {
     /// The Postgres client (run it as a service in the same group).
@@ -22,6 +27,9 @@ public struct WorkerService<Handler: EventHandler>: Service {
     public let logger: Logger
     /// This process's worker identity; each loop leases as `<id>#<loop>`.
     public let workerID: String
+    /// A client for the LISTEN connection alone (`DATABASE_LISTEN_URL`: a direct connection when `client` goes
+    /// through a transaction pooler; run it as a service too), or nil to LISTEN on `client` where that works.
+    public let listenClient: PostgresClient?
     /// Runs before the first claim (e.g. the schema check); a throw stops the worker.
     public let preflight: @Sendable () async throws -> Void
 
@@ -39,9 +47,11 @@ public struct WorkerService<Handler: EventHandler>: Service {
         configuration: WorkerConfiguration = .init(),
         logger: Logger,
         workerID: String? = nil,
+        listenClient: PostgresClient? = nil,
         preflight: @escaping @Sendable () async throws -> Void = {}
     ) {
         self.preflight = preflight
+        self.listenClient = listenClient
         self.client = client
         self.handler = handler
         self.configuration = configuration
@@ -61,9 +71,16 @@ public struct WorkerService<Handler: EventHandler>: Service {
         try await preflight()
         let queue = EventQueue(client: client)
         let stopping = StopFlag()
+        let listener = listenClient ?? (DatabasePooler.current.keepsSessions ? client : nil)
+        if listener == nil {
+            logger.notice(
+                "not listening for new work: DATABASE_POOLER=transaction and no DATABASE_LISTEN_URL; polling instead",
+                metadata: ["worker": "\(workerID)", "poll_interval": "\(configuration.pollInterval)"]
+            )
+        }
         try await withGracefulShutdownHandler {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { await listenForNewWork(stopping: stopping) }
+                if let listener { group.addTask { await listenForNewWork(on: listener, stopping: stopping) } }
                 group.addTask { await cancelWhenGracefulShutdown { await sweep(queue: queue, stopping: stopping) } }
                 for loop in 0..<max(configuration.concurrency, 1) {
                     group.addTask { await claimLoop(queue: queue, owner: "\(workerID)#\(loop)", stopping: stopping) }
@@ -188,12 +205,12 @@ public struct WorkerService<Handler: EventHandler>: Service {
         }
     }
 
-    /// Holds a LISTEN connection and wakes the claim loops on every notification; reconnects.
-    private func listenForNewWork(stopping: StopFlag) async {
+    /// Holds a LISTEN connection of `listener` and wakes the claim loops on every notification; reconnects.
+    private func listenForNewWork(on listener: PostgresClient, stopping: StopFlag) async {
         while !stopping.isSet && !Task.isCancelled {
             do {
                 try await cancelWhenGracefulShutdown {
-                    try await client.withConnection { connection in
+                    try await listener.withConnection { connection in
                         try await connection.listen(on: EventQueue.notificationChannel) { notifications in
                             wake.signal()  // anything inserted while we were not listening
                             for try await _ in notifications { wake.signal() }
