@@ -189,4 +189,23 @@ struct PgBouncerTests {
             #expect(error?.detail.localizedCaseInsensitiveContains("connection refused") == true, "\(String(describing: error))")
         }
     }
+
+    @Test func aCommandRefusedByThePoolerExitsWithTheCause() async throws {
+        try await TestDatabase.withFresh { db in
+            try await ThrowawayPgBouncer.with(mode: .transaction, in: db.url) { bouncer in
+                // A user the pooler does not know: PgBouncer itself refuses the login.
+                var url = bouncer.url(for: db.url)
+                url.username = "intruder"
+                let migrate = try StoreLedgerProcess(
+                    ["migrate"], environment: ["DATABASE_URL": url.connectionString, "DATABASE_POOLER": "transaction"]
+                )
+                defer { migrate.cleanUp() }
+                let status = await migrate.waitForExit(within: .seconds(60))
+                #expect(status == 1, "\(migrate.output)")
+                #expect(migrate.output.contains("Error: unavailable: cannot connect to postgres://intruder@127.0.0.1:\(bouncer.port)/"), "\(migrate.output)")
+                #expect(migrate.output.contains(#""trust" authentication failed"#), "\(migrate.output)")
+                #expect(!migrate.output.contains("CircuitBreaker"))
+            }
+        }
+    }
 }
