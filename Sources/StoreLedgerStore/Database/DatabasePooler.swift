@@ -2,10 +2,10 @@ import Foundation
 
 /// What sits between StoreLedger and Postgres (`DATABASE_POOLER`), and so what a connection may rely on.
 ///
-/// - `none` (``direct``, the default) and `session`: a connection is one server session for its whole life. The append, claim
-///   and completion are named prepared statements, planned once per connection, and each connection sets
-///   `plan_cache_mode = force_generic_plan` once, before its first of them; the worker LISTENs on a connection of its
-///   own pool.
+/// - `none` (``direct``, the default) and `session`: a connection is one server session for its whole life. The
+///   append, claim and completion are named prepared statements, planned once per connection, and each connection
+///   sets `plan_cache_mode = force_generic_plan` once, before its first transaction; the worker LISTENs on a
+///   connection of its own pool.
 /// - `transaction` (PgBouncer `pool_mode = transaction`): consecutive statements outside a transaction may reach
 ///   different server sessions, so nothing may live in a session. The same three statements go as unnamed
 ///   extended-protocol queries (same SQL, same binds; parsed and planned on each call), no session setting is

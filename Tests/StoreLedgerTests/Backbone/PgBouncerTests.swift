@@ -79,7 +79,9 @@ struct PgBouncerTests {
     @Test(arguments: modes)
     func theReceiverStoresEveryNotificationItAcknowledges(_ mode: DatabasePooler) async throws {
         try await throughPgBouncer(mode) { db, pooled in
-            let app = Application(router: buildReceiverRouter(client: pooled, migrator: migrator, configuration: .init(port: 0)))
+            // A store timeout no loaded test machine reaches: this is about what the pooler lets through, not speed.
+            let configuration = ReceiverConfiguration(port: 0, storeTimeout: .seconds(120))
+            let app = Application(router: buildReceiverRouter(client: pooled, migrator: migrator, configuration: configuration))
             let bodies = (0..<40).map { #"{"signedPayload":"header.payload.\#($0)"}"# }
             let statuses = try await app.test(.router) { client in
                 try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
@@ -202,7 +204,8 @@ struct PgBouncerTests {
                 defer { migrate.cleanUp() }
                 let status = await migrate.waitForExit(within: .seconds(60))
                 #expect(status == 1, "\(migrate.output)")
-                #expect(migrate.output.contains("Error: unavailable: cannot connect to postgres://intruder@127.0.0.1:\(bouncer.port)/"), "\(migrate.output)")
+                let exitMessage = "Error: unavailable: cannot connect to postgres://intruder@127.0.0.1:\(bouncer.port)/"
+                #expect(migrate.output.contains(exitMessage), "\(migrate.output)")
                 #expect(migrate.output.contains(#""trust" authentication failed"#), "\(migrate.output)")
                 #expect(!migrate.output.contains("CircuitBreaker"))
             }
