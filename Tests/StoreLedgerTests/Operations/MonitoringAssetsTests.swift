@@ -18,10 +18,14 @@ import Testing
 /// Serialized: the gauges are process-wide, and two tests sampling different databases would race.
 @Suite("Monitoring: the Grafana dashboard and the alert rules in deploy/", .serialized)
 struct MonitoringAssetsTests {
+    /// The signing PKI of the notifications these tests send.
     static let pki = try! TestPKI()
+    /// The repository's root.
     static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    /// The dashboard, relative to the root.
     static let dashboardPath = "deploy/grafana/storeledger.json"
+    /// The alert rules, relative to the root.
     static let alertsPath = "deploy/prometheus/alerts.yml"
 
     // MARK: every metric named is exported
@@ -188,10 +192,15 @@ struct MonitoringAssetsTests {
 extension MonitoringAssetsTests {
     /// One alerting rule as read from the rules file.
     struct AlertRule {
+        /// `alert:`.
         var name: String
+        /// `expr:`.
         var expr = ""
+        /// `for:`, if given.
         var duration: String?
+        /// `labels:`.
         var labels: [String: String] = [:]
+        /// `annotations:`, unquoted.
         var annotations: [String: String] = [:]
     }
 
