@@ -5,8 +5,10 @@ public import ServiceLifecycle
 import StoreLedgerStore
 
 /// Publishes the queue's shape as gauges every `interval`: `storeledger_queue_depth{state}` and
-/// `storeledger_queue_oldest_pending_seconds` (0 when nothing waits). Every worker publishes the same global
-/// values; aggregate with `max` in Prometheus.
+/// `storeledger_queue_oldest_pending_seconds` (0 when nothing waits), and
+/// `storeledger_database_history_unreconciled_changes` (failovers or restores whose window of possibly lost events
+/// is not reconciled yet; see ``DatabaseHistory``). Every worker publishes the same global values; aggregate with
+/// `max` in Prometheus.
 public struct QueueMetricsService: Service {
     /// The database.
     public let client: PostgresClient
@@ -24,20 +26,25 @@ public struct QueueMetricsService: Service {
 
     /// Samples until graceful shutdown.
     public func run() async throws {
-        let store = OperatorStore(client: client)
-        let oldest = Gauge(label: "storeledger_queue_oldest_pending_seconds")
         while !Task.isCancelledOrShuttingDown {
             do {
-                let statistics = try await store.statistics(logger: logger)
-                for (state, count) in statistics.depth {
-                    Gauge(label: "storeledger_queue_depth", dimensions: [("state", state)]).record(count)
-                }
-                oldest.record(statistics.oldestPendingAgeSeconds ?? 0)
+                try await sample()
             } catch {
                 logger.debug("queue metrics not sampled", metadata: ["error": "\(String(reflecting: error))"])
             }
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
         }
+    }
+
+    /// Reads the queue's shape and the unreconciled history changes once and records them in the gauges.
+    public func sample() async throws {
+        let statistics = try await OperatorStore(client: client).statistics(logger: logger)
+        for (state, count) in statistics.depth {
+            Gauge(label: "storeledger_queue_depth", dimensions: [("state", state)]).record(count)
+        }
+        Gauge(label: "storeledger_queue_oldest_pending_seconds").record(statistics.oldestPendingAgeSeconds ?? 0)
+        let unreconciled = try await DatabaseHistory(client: client).changes(unreconciledOnly: true, logger: logger)
+        Gauge(label: "storeledger_database_history_unreconciled_changes").record(unreconciled.count)
     }
 }
 

@@ -1,5 +1,6 @@
 public import Foundation
 public import Logging
+import Metrics
 import NIOCore
 public import PostgresNIO
 public import StoreLedgerAppStoreAPI
@@ -25,6 +26,13 @@ public struct Reconciler: Sendable {
         self.client = client
         self.appStore = appStore
         self.environments = environments
+        // Export each environment's counter at 0 from the start, so Prometheus sees the first append as growth.
+        for environment in environments { _ = Self.appendedCounter(environment) }
+    }
+
+    /// `storeledger_reconciliation_appended_total{environment}`: missed notifications found and appended.
+    static func appendedCounter(_ environment: AppStoreAPIEnvironment) -> Counter {
+        Counter(label: "storeledger_reconciliation_appended_total", dimensions: [("environment", environment.rawValue.lowercased())])
     }
 
     /// What one run found.
@@ -92,8 +100,18 @@ public struct Reconciler: Sendable {
         return total
     }
 
-    /// Appends one notification unless it is already known; returns whether it did.
+    /// Appends one notification unless it is already known; returns whether it did, and counts each append in
+    /// `storeledger_reconciliation_appended_total{environment}` (a missed notification found: alert on its growth).
     private func append(_ signedPayload: String, uuid: String?, environment: AppStoreAPIEnvironment, logger: Logger) async throws -> Bool {
+        let appended = try await appendUnlessKnown(signedPayload, uuid: uuid, environment: environment, logger: logger)
+        if appended {
+            Self.appendedCounter(environment).increment()
+        }
+        return appended
+    }
+
+    /// Appends one notification in one transaction unless it is already known; returns whether it did.
+    private func appendUnlessKnown(_ signedPayload: String, uuid: String?, environment: AppStoreAPIEnvironment, logger: Logger) async throws -> Bool {
         try await client.inTransaction(logger: logger) { connection in
             if let uuid {
                 // Serialize concurrent reconcilers on the same notification.
