@@ -1,10 +1,33 @@
-/// A rebuild stopped before swapping anything.
-public struct RebuildError: Error, CustomStringConvertible, Sendable {
-    /// What stopped it and what to check.
-    public let description: String
+/// Why a rebuild stopped without swapping, in the extensible-struct shape: new codes can be added without breaking
+/// callers that switch on ``code``.
+public struct RebuildError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What kind of rebuild error this is.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case newRejections
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
 
-    /// Creates the error.
-    public init(_ description: String) {
-        self.description = description
+        /// Events the workers verified do not verify in this rebuild: its trust or app configuration differs from the
+        /// workers' (`--accept-new-rejections` swaps anyway).
+        public static let newRejections = Code(.newRejections)
+
+        /// The code's name.
+        public var description: String { base.rawValue }
     }
+
+    /// The error's code.
+    public let code: Code
+    /// What stopped it and what to check.
+    public let detail: String
+
+    /// Creates an error with a code and detail.
+    public init(_ code: Code, _ detail: String) {
+        self.code = code
+        self.detail = detail
+    }
+
+    /// `code: detail`.
+    public var description: String { "\(code): \(detail)" }
 }

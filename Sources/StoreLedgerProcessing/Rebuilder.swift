@@ -141,6 +141,7 @@ public struct Rebuilder: Sendable {
             "SELECT count(*) FROM event_queue WHERE state = 'done' AND event_id = ANY(\(unverified)::int8[])", logger: logger
         ).decode(Int.self) where count > 0 && !acceptNewRejections {
             throw RebuildError(
+                .newRejections,
                 "\(count) event(s) the workers verified do not verify in this rebuild (e.g. event \(unverified[0])): check APP_BUNDLE_ID, "
                     + "APP_APPLE_ID, APPLE_ROOT_CAS_DER_BASE64 and APPLE_ENVIRONMENTS against the workers'; nothing was swapped"
             )

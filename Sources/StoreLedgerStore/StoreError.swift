@@ -4,7 +4,8 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What kind of storage error this is.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case configuration, schemaBehind, schemaAhead, migrationChanged, unavailable, leaseLost, notCommitted
+            case configuration, schemaBehind, schemaAhead, migrationChanged, unavailable, leaseLost, notCommitted, concurrentChange,
+                invariantBroken, handlerContract
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -24,6 +25,14 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A transaction did not commit: its `COMMIT` failed or answered `ROLLBACK` (an earlier statement had failed).
         /// Nothing it wrote is stored; whatever it was to acknowledge must not be acknowledged.
         public static let notCommitted = Code(.notCommitted)
+        /// Another process changed what this one was working on (a fact removed by a rebuild's swap mid-refold); the
+        /// work is retried.
+        public static let concurrentChange = Code(.concurrentChange)
+        /// The database answered something that cannot happen if the schema and the code agree (an insert that returned
+        /// no row, a value the read model cannot store): a bug or a schema out of step, not an outage.
+        public static let invariantBroken = Code(.invariantBroken)
+        /// An event handler broke its contract with the worker (for example, not one outcome per event).
+        public static let handlerContract = Code(.handlerContract)
 
         /// The code's name.
         public var description: String { base.rawValue }

@@ -166,7 +166,7 @@ public struct WorkerService<Handler: EventHandler>: Service {
     ) async throws -> [EventOutcome] {
         let outcomes = try await handler.apply(prepared, in: connection, logger: logger)
         guard outcomes.count == batch.count else {
-            throw StoreError(code: .unavailable, detail: "handler returned \(outcomes.count) outcomes for \(batch.count) events")
+            throw StoreError(code: .handlerContract, detail: "handler returned \(outcomes.count) outcomes for \(batch.count) events")
         }
         try await EventQueue.complete(
             Array(zip(batch, outcomes)).map { (event: $0.0, outcome: $0.1) },

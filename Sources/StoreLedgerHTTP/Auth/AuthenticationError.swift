@@ -1,10 +1,34 @@
-/// The authentication configuration is unusable (e.g. a public key that does not parse).
-public struct AuthenticationError: Error, CustomStringConvertible, Sendable {
-    /// What is wrong.
-    public let description: String
+/// Why the app-facing API's authentication could not be configured, in the extensible-struct shape: new codes can be
+/// added without breaking callers that switch on ``code``.
+public struct AuthenticationError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What kind of authentication error this is.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case weakSecret, unsupportedKey
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
 
-    /// Creates the error.
-    public init(_ description: String) {
-        self.description = description
+        /// `AUTH_JWT_SECRET` is shorter than HS256 needs.
+        public static let weakSecret = Code(.weakSecret)
+        /// `AUTH_JWT_PUBLIC_KEY` is not a key of a supported algorithm.
+        public static let unsupportedKey = Code(.unsupportedKey)
+
+        /// The code's name.
+        public var description: String { base.rawValue }
     }
+
+    /// The error's code.
+    public let code: Code
+    /// What is wrong and what to do.
+    public let detail: String
+
+    /// Creates an error with a code and detail.
+    public init(_ code: Code, _ detail: String) {
+        self.code = code
+        self.detail = detail
+    }
+
+    /// `code: detail`.
+    public var description: String { "\(code): \(detail)" }
 }

@@ -30,7 +30,7 @@ public struct Authenticator: Sendable {
         var keys: [String: JWTKeyCollection] = [:]
         if let secret = configuration.jwtSecret {
             guard secret.utf8.count >= 32 else {
-                throw AuthenticationError("AUTH_JWT_SECRET must be at least 32 bytes (HS256 wants a key as long as its hash)")
+                throw AuthenticationError(.weakSecret, "AUTH_JWT_SECRET must be at least 32 bytes (HS256 wants a key as long as its hash)")
             }
             keys["HS256"] = await JWTKeyCollection().add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
         }
@@ -40,7 +40,7 @@ public struct Authenticator: Sendable {
             } else if let key = try? Insecure.RSA.PublicKey(pem: pem) {
                 keys["RS256"] = await JWTKeyCollection().add(rsa: key, digestAlgorithm: .sha256)
             } else {
-                throw AuthenticationError("AUTH_JWT_PUBLIC_KEY is neither an EC P-256 (ES256) nor an RSA (RS256) public key in PEM")
+                throw AuthenticationError(.unsupportedKey, "AUTH_JWT_PUBLIC_KEY is neither an EC P-256 (ES256) nor an RSA (RS256) public key in PEM")
             }
         }
         self.keys = keys

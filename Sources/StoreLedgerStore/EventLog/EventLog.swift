@@ -24,7 +24,7 @@ public struct EventLog: Sendable {
     /// commit before anything is acknowledged).
     public static func append(_ event: NewEvent, on connection: PostgresConnection, logger: Logger) async throws -> AppendedEvent {
         guard let (id, receivedAt) = try await connection.run(AppendStatement(event: event), logger: logger).first else {
-            throw StoreError(code: .unavailable, detail: "the event insert returned no row")
+            throw StoreError(code: .invariantBroken, detail: "the event insert returned no row")
         }
         return AppendedEvent(id: EventID(id), receivedAt: receivedAt)
     }

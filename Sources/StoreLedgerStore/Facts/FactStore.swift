@@ -169,7 +169,7 @@ public enum FactStore {
                 // Facts are only removed by a rebuild's swap, which waits for writers; if one goes anyway, the
                 // batch is retried rather than folded without it.
                 throw StoreError(
-                    code: .unavailable,
+                    code: .concurrentChange,
                     detail: "the \(row.rowID.kind) fact \(row.rowID.id) disappeared while its row was being refolded"
                 )
             }

@@ -119,7 +119,7 @@ extension ReadModelRow {
             case let value as any BinaryInteger: out += String(describing: value)
             case let value as Double where value.isFinite: out += String(describing: value)
             case let value?:
-                throw StoreError(code: .unavailable, detail: "read model column \(column): cannot write \(type(of: value)) as JSON")
+                throw StoreError(code: .invariantBroken, detail: "read model column \(column): cannot write \(type(of: value)) as JSON")
             }
         }
         out += "}"

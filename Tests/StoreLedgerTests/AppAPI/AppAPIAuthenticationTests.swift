@@ -171,11 +171,11 @@ struct AppAPIAuthenticationTests {
     }
 
     @Test func unusableKeysAreConfigurationErrors() async throws {
-        await #expect(throws: AuthenticationError.self) {
+        await #expect {
             _ = try await Authenticator(configuration: .init(jwtSecret: "short"), apiKeys: nil)
-        }
-        await #expect(throws: AuthenticationError.self) {
+        } throws: { ($0 as? AuthenticationError)?.code == .weakSecret }
+        await #expect {
             _ = try await Authenticator(configuration: .init(jwtPublicKeyPEM: "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----"), apiKeys: nil)
-        }
+        } throws: { ($0 as? AuthenticationError)?.code == .unsupportedKey }
     }
 }
