@@ -15,7 +15,7 @@ import Testing
 struct FailoverTests {
     static let pki = try! TestPKI()
 
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(8)))
     func aPromotedStandbyNeverReusesAnEventIDAndItsLostWindowIsReconciled() async throws {
         let primary = try await ThrowawayCluster.start()
         var standby: ThrowawayCluster?

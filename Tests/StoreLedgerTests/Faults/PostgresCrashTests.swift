@@ -61,7 +61,7 @@ struct PostgresCrashTests {
         return (json["event_id"] as? NSNumber)?.int64Value
     }
 
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(8)))
     func everyAcknowledgedNotificationSurvivesACrashUnderLoad() async throws {
         try await withCluster { cluster in
             let (receiver, base) = try await startReceiver(cluster)
@@ -103,7 +103,7 @@ struct PostgresCrashTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(8)))
     func aWorkerResumesAfterACrashAndSIGTERMStopsItWithinItsBoundWhileTheDatabaseIsDown() async throws {
         try await withCluster { cluster in
             let environment = [
@@ -159,7 +159,7 @@ struct PostgresCrashTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(8)))
     func theReceiverStopsWithinItsBoundWhileTheDatabaseIsDown() async throws {
         try await withCluster { cluster in
             let (receiver, base) = try await startReceiver(cluster, extra: ["SHUTDOWN_TIMEOUT_SECONDS": "3", "LOG_LEVEL": "info"])

@@ -40,7 +40,7 @@ struct WorkerCrashTests {
         try await db.scalar(PostgresQuery(unsafeSQL: "SELECT count(*) FROM event_queue WHERE \(condition)"))
     }
 
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.timeLimit(.minutes(8)))
     func killedWorkersLoseNothingAndTheLedgerEqualsARebuild() async throws {
         try await TestDatabase.withFresh { db in
             let pki = try TestPKI()
