@@ -10,6 +10,9 @@
 # Environment:
 #   STORELEDGER_BIN     the binary to measure (default .build/release/storeledger)
 #   LOG_LEVEL           passed to storeledger (default warning: per-request info logs cost throughput)
+#   ADMIN_PORT          passed to storeledger (default off: two workers, or anything else on the machine,
+#                       would collide on the fixed defaults 9090/9091 and exit; metrics are still recorded,
+#                       only not served; the scripts use the public port's /readyz)
 #   BENCH_KEEP_CLUSTER  1 to keep the stopped cluster's data directory for inspection
 #   PG_FSYNC            passed to scripts/pg (default on: commits are durable, as in production)
 #   PGBENCH_MODE        pgbench -M for the baselines (default prepared: the ceiling; "extended"
@@ -19,6 +22,7 @@ BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$BENCH_DIR/.." && pwd)
 STORELEDGER=${STORELEDGER_BIN:-$REPO_ROOT/.build/release/storeledger}
 export LOG_LEVEL=${LOG_LEVEL:-warning}
+export ADMIN_PORT=${ADMIN_PORT:-off}
 PGBENCH_MODE=${PGBENCH_MODE:-prepared}
 
 BENCH_PIDS=()
