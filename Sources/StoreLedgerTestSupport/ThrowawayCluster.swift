@@ -51,47 +51,14 @@ public struct ThrowawayCluster: Sendable {
     /// Stops the server and deletes its folder.
     public func destroy() async { _ = try? await Self.script(["destroy", directory]) }
 
-    /// Runs `scripts/pg` with `arguments` and returns its standard output.
-    ///
-    /// Output goes through files, not pipes: the server it starts inherits descriptors, and a pipe
-    /// it held open would never reach end-of-file.
+    /// Runs `scripts/pg` with `arguments` (always durable: fsync on, whatever the calling shell exported, since crash
+    /// tests depend on it) and returns its standard output.
     @discardableResult
     static func script(_ arguments: [String]) async throws -> String {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("scripts-pg-\(UUID().uuidString)")
-        let outputURL = scratch.appendingPathExtension("out")
-        let errorURL = scratch.appendingPathExtension("err")
-        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-        defer {
-            try? FileManager.default.removeItem(at: outputURL)
-            try? FileManager.default.removeItem(at: errorURL)
+        let result = try await RepositoryScript(name: "pg").run(arguments, environment: ["PG_FSYNC": "on"])
+        guard result.status == 0 else {
+            throw StoreError.configuration("scripts/pg \(arguments.joined(separator: " ")) failed: \(result.errors)")
         }
-        let process = Process()
-        process.executableURL = repositoryRoot.appendingPathComponent("scripts/pg")
-        process.arguments = arguments
-        // Durable like production, whatever the calling shell exported: crash tests depend on fsync.
-        process.environment = ProcessInfo.processInfo.environment.merging(["PG_FSYNC": "on"]) { $1 }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: outputURL)
-        process.standardError = try FileHandle(forWritingTo: errorURL)
-        // waitUntilExit() can hang under Swift concurrency on Linux; the termination handler does not.
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            process.terminationHandler = { _ in continuation.resume() }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume()
-            }
-        }
-        guard process.processIdentifier != 0 else {
-            throw StoreError.configuration("could not run scripts/pg")
-        }
-        let output = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
-        guard process.terminationStatus == 0 else {
-            let errors = (try? String(contentsOf: errorURL, encoding: .utf8)) ?? ""
-            throw StoreError.configuration("scripts/pg \(arguments.joined(separator: " ")) failed: \(errors)")
-        }
-        return output
+        return result.output
     }
 }
