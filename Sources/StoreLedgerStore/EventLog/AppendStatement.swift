@@ -4,18 +4,26 @@ import NIOCore
 import PostgresNIO
 import StoreLedgerCore
 
-/// The append inside a caller's transaction (the app-facing API's inline processing, reconciliation): inserts the
-/// event and its pending queue row together (`storeledger_append_event`, migration 0015) and returns the event's id
-/// and received time. A named prepared statement, planned once per connection, or the same SQL unnamed behind a
-/// transaction pooler (``PostgresNIO/PostgresConnection/run(_:logger:)`` chooses). The receiver's standalone append
-/// is ``CommittedAppendStatement``.
+/// The append: the receiver's one statement per request. Inserts the event and its pending queue row together and
+/// returns the event's id and received time. A named prepared statement, planned once per connection, or the same
+/// SQL unnamed behind a transaction pooler (``PostgresNIO/PostgresConnection/run(_:logger:)`` chooses).
 struct AppendStatement: PostgresPreparedStatement {
     /// The statement's server-side name.
-    static let name = "storeledger_append_v3"
+    static let name = "storeledger_append_v2"
 
     /// The statement: `$1` source, `$2` environment hint, `$3` route, `$4` body, `$5` body SHA-256,
     /// `$6` remote address, `$7` content type, `$8` user agent, `$9` request id, `$10` user id.
-    static let sql = "SELECT event_id, event_received_at FROM storeledger_append_event($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+    static let sql = """
+        WITH appended AS (
+            INSERT INTO events (source, environment_hint, route, body, body_sha256,
+                                remote_address, content_type, user_agent, request_id, user_id)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+            RETURNING id, received_at
+        )
+        INSERT INTO event_queue (event_id, event_received_at)
+        SELECT id, received_at FROM appended
+        RETURNING event_id, event_received_at
+        """
 
     /// The event's id and received time.
     typealias Row = (Int64, Date)
@@ -46,30 +54,4 @@ struct AppendStatement: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> Row {
         try row.decode(Row.self)
     }
-}
-
-/// The receiver's append in one round trip that answers only after the commit: `CALL storeledger_append_committed`
-/// (migration 0015) inserts, COMMITs, and only then returns the id, so its row cannot precede a failing or lost
-/// commit. Runs outside any transaction block. Same bindings and row as ``AppendStatement``.
-struct CommittedAppendStatement: PostgresPreparedStatement {
-    /// The statement's server-side name.
-    static let name = "storeledger_append_committed_v1"
-
-    /// The statement; `$1`…`$10` as in ``AppendStatement``, then the two INOUT results.
-    static let sql = "CALL storeledger_append_committed($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, NULL)"
-
-    /// The event's id and received time.
-    typealias Row = AppendStatement.Row
-
-    /// The parameter types.
-    static let bindingDataTypes = AppendStatement.bindingDataTypes
-
-    /// The append whose bindings it sends.
-    let append: AppendStatement
-
-    /// `$1`…`$10`.
-    func makeBindings() throws -> PostgresBindings { try append.makeBindings() }
-
-    /// Decodes the returned row.
-    func decodeRow(_ row: PostgresRow) throws -> Row { try append.decodeRow(row) }
 }

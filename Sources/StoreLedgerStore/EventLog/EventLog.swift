@@ -12,16 +12,12 @@ public struct EventLog: Sendable {
         self.client = client
     }
 
-    /// Appends an event and its pending queue row, committed, in one round trip (``CommittedAppendStatement``).
-    /// Returns only after the database committed it, so a caller may acknowledge the input; throws when it did not.
+    /// Appends an event and its pending queue row in one statement and one transaction. Returns only after the
+    /// database confirmed the commit, so a caller may acknowledge the input; throws when it did not.
     public func append(_ event: NewEvent, logger: Logger) async throws -> AppendedEvent {
-        let rows = try await client.withConnection { connection in
-            try await connection.run(CommittedAppendStatement(append: AppendStatement(event: event)), logger: logger)
+        try await client.inTransaction(logger: logger) { connection in
+            try await Self.append(event, on: connection, logger: logger)
         }
-        guard let (id, receivedAt) = rows.first else {
-            throw StoreError(code: .invariantBroken, detail: "the committed append returned no row")
-        }
-        return AppendedEvent(id: EventID(id), receivedAt: receivedAt)
     }
 
     /// Appends an event and its queue row on an existing connection, inside the caller's transaction (which must

@@ -47,7 +47,7 @@ struct EnvironmentUpgradeTests {
         try await TestDatabase.withFresh(migrated: false) { db in
             let migrations = try Migration.bundled()
             #expect(migrations.contains { $0.name == "0013_requeue_wrong_environment_rejections" })
-            try await Migrator(migrations: migrations.filter { $0.version != 13 }).migrate(client: db.client, logger: db.logger)
+            try await Migrator(migrations: migrations.filter { $0.version < 13 }).migrate(client: db.client, logger: db.logger)
 
             // Before the upgrade: a real-shaped Sandbox notification (no appAppleId) on the Production URL and on
             // seed 000's webhook, both rejected by the old rules; a forgery rejected for its signature; a done event.
