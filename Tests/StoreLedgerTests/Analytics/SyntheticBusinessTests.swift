@@ -52,12 +52,12 @@ import Testing
 /// Jun    13           7            3               2           1        69.93 + 14.9975 + 23.92 + 14.99 = 123.84
 ///   (per product: yearly 2 x 4.999167 = 10.00, 3 x = 15.00; trials at month ends: none)
 ///
-/// churn  active at start  churned (not active at end)   rate    lapsed  resubscribed
-/// Feb     8               S21                            0.1250  1       0
-/// Mar    10               S02, S12                       0.2000  2       0
-/// Apr    10               S05, S13                       0.2000  2       0
-/// May    11               S22 (S10 lapsed May06, back May20) 0.0909  2   1
-/// Jun    12               S16                            0.0833  1       0
+/// churn  active at start  churned (not active at end)   rate    lapsed  resubscribed  gross rate
+/// Feb     8               S21                            0.1250  1       0             0.1250
+/// Mar    10               S02, S12                       0.2000  2       0             0.2000
+/// Apr    10               S05, S13                       0.2000  2       0             0.2000
+/// May    11               S22 (S10 lapsed May06, back May20) 0.0909  2   1             0.1818 (2/11)
+/// Jun    12               S16                            0.0833  1       0             0.0833
 ///
 /// new    started  trials  paid direct  trial conversions  new paid
 /// Jan     8        0       8            0                  8      S01 S02 S03 S11 S12 S13 S21 S22
@@ -211,17 +211,32 @@ struct SyntheticBusinessTests {
             let churn = try await rows(
                 db,
                 """
-                SELECT to_char(month, 'YYYY-MM') || ' ' || active_at_start || ' ' || churned || ' ' || churn_rate || ' ' || lapsed || ' ' || resubscribed
+                SELECT to_char(month, 'YYYY-MM') || ' ' || active_at_start || ' ' || churned || ' ' || churn_rate
                 FROM analytics.monthly_churn
                 WHERE environment = 'Production' AND month < '2025-07-01' ORDER BY month
                 """
             )
             #expect(churn == [
-                "2025-02 8 1 0.1250 1 0",
-                "2025-03 10 2 0.2000 2 0",
-                "2025-04 10 2 0.2000 2 0",
-                "2025-05 11 1 0.0909 2 1",
-                "2025-06 12 1 0.0833 1 0",
+                "2025-02 8 1 0.1250",
+                "2025-03 10 2 0.2000",
+                "2025-04 10 2 0.2000",
+                "2025-05 11 1 0.0909",
+                "2025-06 12 1 0.0833",
+            ])
+            let gross = try await rows(
+                db,
+                """
+                SELECT to_char(month, 'YYYY-MM') || ' ' || lapsed || ' ' || resubscribed || ' ' || gross_churn_rate
+                FROM analytics.monthly_churn
+                WHERE environment = 'Production' AND month < '2025-07-01' ORDER BY month
+                """
+            )
+            #expect(gross == [
+                "2025-02 1 0 0.1250",
+                "2025-03 2 0 0.2000",
+                "2025-04 2 0 0.2000",
+                "2025-05 2 1 0.1818",
+                "2025-06 1 0 0.0833",
             ])
         }
     }
@@ -292,28 +307,45 @@ struct SyntheticBusinessTests {
                 db,
                 """
                 SELECT to_char(cohort_month, 'YYYY-MM') || ' ' || replace(product_id, 'com.example.', '') || ' ' || trials || ' '
-                       || converted || ' ' || pending || ' ' || abandoned || ' ' || conversion_rate
+                       || converted || ' ' || pending || ' ' || conversion_rate
                 FROM analytics.trial_conversion
                 WHERE environment = 'Production' AND cohort_month < '2025-07-01' ORDER BY cohort_month, product_id
                 """
             )
             #expect(cohorts == [
-                "2025-02 monthly 1 1 0 0 1.0000",
-                "2025-03 monthly 1 0 0 1 0.0000",
-                "2025-04 monthly 1 0 0 0 0.0000",
-                "2025-05 monthly 1 1 0 0 1.0000",
-                "2025-06 monthly 1 0 0 1 0.0000",
-                "2025-06 weekly 1 1 0 0 1.0000",
+                "2025-02 monthly 1 1 0 1.0000",
+                "2025-03 monthly 1 0 0 0.0000",
+                "2025-04 monthly 1 0 0 0.0000",
+                "2025-05 monthly 1 1 0 1.0000",
+                "2025-06 monthly 1 0 0 0.0000",
+                "2025-06 weekly 1 1 0 1.0000",
             ])
-            let refunded = try await rows(
-                db, "SELECT converted || ' ' || first_payment_refunded || ' ' || converted_transaction_id FROM analytics.trials WHERE original_transaction_id = '100900'"
+            let abandoned = try await rows(
+                db,
+                """
+                SELECT to_char(cohort_month, 'YYYY-MM') || ' ' || replace(product_id, 'com.example.', '') || ' ' || abandoned
+                FROM analytics.trial_conversion
+                WHERE environment = 'Production' AND cohort_month < '2025-07-01' AND abandoned > 0 ORDER BY cohort_month, product_id
+                """
             )
-            #expect(refunded == ["false true 100902"])
+            #expect(abandoned == ["2025-03 monthly 1", "2025-06 monthly 1"])
+            let refunded = try await rows(
+                db, "SELECT converted || ' ' || converted_transaction_id FROM analytics.trials WHERE original_transaction_id = '100900'"
+            )
+            #expect(refunded == ["false 100902"])  // S09: its first payment was refunded
+            let flagged = try await rows(
+                db, "SELECT original_transaction_id FROM analytics.trials WHERE first_payment_refunded"
+            )
+            #expect(flagged == ["100900"])
+            let pending = try await rows(
+                db, "SELECT original_transaction_id || ' ' || pending FROM analytics.trials WHERE original_transaction_id IN ('102400', '102500') ORDER BY 1"
+            )
+            #expect(pending == ["102400 true", "102500 false"])
             let running = try await rows(
                 db,
-                "SELECT original_transaction_id || ' ' || pending || ' ' || abandoned FROM analytics.trials WHERE original_transaction_id IN ('102400', '102500') ORDER BY 1"
+                "SELECT original_transaction_id || ' ' || abandoned FROM analytics.trials WHERE original_transaction_id IN ('102400', '102500') ORDER BY 1"
             )
-            #expect(running == ["102400 true false", "102500 false true"])
+            #expect(running == ["102400 false", "102500 true"])
         }
     }
 }
