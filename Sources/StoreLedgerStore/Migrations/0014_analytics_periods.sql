@@ -321,6 +321,8 @@ GROUP BY r.month, r.environment, r.currency;
 
 COMMENT ON VIEW analytics.refund_rate_by_month IS 'Per UTC month and currency: paid transactions purchased, how many were refunded (rate, by purchase month), refunds made in the month and their amount.';
 
+COMMENT ON FUNCTION analytics.mrr_at(timestamptz) IS 'MRR per environment and currency at an instant (RevenueCat''s normalisation: weekly x 4; trials and family-shared count 0, a refunded period until its revocation).';
+
 REVOKE ALL ON FUNCTION analytics.standard_billing_period(text) FROM PUBLIC;
 
 DO $$

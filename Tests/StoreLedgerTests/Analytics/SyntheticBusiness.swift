@@ -161,8 +161,8 @@ struct SyntheticBusiness {
                    renewal: renewal(n, product: product, at: Self.day(at), billingRetry: true, grace: Self.day(graceUntil)), status: 3)
     }
 
-    /// REFUND of transaction number `index` (1-based) of subscription `n`: Apple re-signs it with its revocation.
-    mutating func refund(_ n: Int, transaction index: Int, _ tx: [String: Any], at: String, status: Int) throws {
+    /// REFUND of the transaction `tx`: Apple re-signs it with its revocation.
+    mutating func refund(_ tx: [String: Any], at: String, status: Int) throws {
         var revoked = tx
         revoked["revocationDate"] = TestSigner.milliseconds(Self.day(at))
         revoked["revocationReason"] = 0
@@ -237,7 +237,7 @@ struct SyntheticBusiness {
         // S09 monthly: trial Apr 2-9, first payment Apr 9 refunded Apr 12.
         try b.subscribe(9, monthly, "2025-04-02", "2025-04-09", trial: "P1W")
         try b.renew(9, monthly, "2025-04-09", "2025-05-09")
-        try b.refund(9, transaction: 2, b.latest(9), at: "2025-04-12", status: 5)
+        try b.refund(b.latest(9), at: "2025-04-12", status: 5)
         // S10 monthly, Apr 6; expires May 6 (voluntary); resubscribes May 20, renews Jun 20.
         try b.subscribe(10, monthly, "2025-04-06", "2025-05-06")
         try b.turnAutoRenewOff(10, monthly, at: "2025-04-20")
@@ -267,7 +267,7 @@ struct SyntheticBusiness {
         try b.renew(13, monthly, "2025-03-08", "2025-04-08")
         try b.turnAutoRenewOff(13, monthly, at: "2025-03-20")
         try b.expire(13, monthly, at: "2025-04-08")
-        try b.refund(13, transaction: 2, february13, at: "2025-05-20", status: 2)
+        try b.refund(february13, at: "2025-05-20", status: 2)
         // S14 monthly, Feb 12; renews Mar 12; upgrades to pro Mar 20; pro renews through Jul 20.
         try b.subscribe(14, monthly, "2025-02-12", "2025-03-12")
         try b.renew(14, monthly, "2025-03-12", "2025-04-12")
@@ -295,7 +295,7 @@ struct SyntheticBusiness {
         try b.renewals(20, weekly, from: "2025-06-19", until: "2025-07-01", weekly: true)
         // S21 yearly, Jan 28; refunded Feb 3.
         try b.subscribe(21, yearly, "2025-01-28", "2026-01-28")
-        try b.refund(21, transaction: 1, b.latest(21), at: "2025-02-03", status: 5)
+        try b.refund(b.latest(21), at: "2025-02-03", status: 5)
         // S22 monthly, Jan 3 - May 3; billing fails May 3 with no grace period; expires from billing retry Jul 2.
         try b.subscribe(22, monthly, "2025-01-03", "2025-02-03")
         try b.renewals(22, monthly, from: "2025-02-03", until: "2025-04-04")
