@@ -53,7 +53,10 @@ WITH periods AS (
     SELECT t.*,
            analytics.billing_period(t.purchased_at, t.expires_at, t.environment) AS own_period,
            lead(t.purchased_at) OVER w AS next_period_start,
-           row_number() OVER w AS period_number
+           row_number() OVER w AS period_number,
+           -- The next later end of a period of the same subscription (to tell which expiry a grace period follows).
+           min(t.expires_at) OVER (PARTITION BY t.environment, t.original_transaction_id ORDER BY t.expires_at
+                                   RANGE BETWEEN interval '1 microsecond' FOLLOWING AND UNBOUNDED FOLLOWING) AS next_period_end
     FROM analytics.transactions t
     WHERE (t.product_type = 'Auto-Renewable Subscription' OR (t.product_type IS NULL AND t.subscription_group IS NOT NULL))
       AND t.purchased_at IS NOT NULL
@@ -149,10 +152,8 @@ LEFT JOIN LATERAL (
         WHERE r.environment = p.environment
           AND r.original_transaction_id = p.original_transaction_id
           AND r.is_in_billing_retry
-          AND NOT EXISTS (
-              SELECT 1 FROM periods q
-              WHERE q.environment = p.environment AND q.original_transaction_id = p.original_transaction_id
-                AND q.expires_at > p.expires_at AND q.expires_at < r.grace_period_expires_at)
+          -- no other period of the subscription ends between this one's end and the grace end
+          AND (p.next_period_end IS NULL OR p.next_period_end >= r.grace_period_expires_at)
     ) x
     WHERE x.grace_period_expires_at > p.expires_at
       AND x.grace_period_expires_at <= p.expires_at + interval '28 days'
