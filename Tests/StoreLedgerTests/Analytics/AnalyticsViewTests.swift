@@ -27,6 +27,9 @@ struct AnalyticsViewTests {
         "analytics.refunds",
         "analytics.trials",
         "analytics.trial_conversion",
+        "analytics.mrr_by_product",
+        "analytics.new_subscriptions_by_month",
+        "analytics.refund_rate_by_month",
         "analytics.active_subscriptions_at('2025-02-06 00:00Z')",
         "analytics.mrr_at('2025-02-06 00:00Z')",
         "analytics.entitlements_now",
@@ -215,7 +218,7 @@ struct AnalyticsViewTests {
         }
     }
 
-    @Test func mrrNormalisesPricesPerMonthAndCountsTrialsFamilyAndRefundsAsZero() async throws {
+    @Test func mrrNormalisesPricesPerMonthAndCountsTrialsAndFamilyAsZero() async throws {
         try await TestDatabase.withFresh { db in
             try await seed(db)
             // 2025-01-31 12:00: S1 monthly 9.99 + S2 yearly 99.99 / 12 = 9.99 + 8.3325 = 18.32; S5 is family-shared (0);
@@ -233,13 +236,15 @@ struct AnalyticsViewTests {
             #expect(withTrials == ["Production USD 5 2 2 18.32"])
             #expect(try await db.scalar("SELECT count(*) FROM analytics.subscription_periods WHERE transaction_id = '2001' AND monthly_revenue = 8.3325") == 1)
             #expect(try await db.scalar("SELECT count(*) FROM analytics.subscription_periods WHERE is_trial AND monthly_revenue <> 0") == 0)
-            #expect(try await db.scalar("SELECT count(*) FROM analytics.subscription_periods WHERE transaction_id = '6001' AND monthly_revenue = 0") == 1)
-            // Currencies are never added: weekly 2.99 EUR x 52 / 12 = 12.96 EUR beside 18.32 USD.
+            // A refunded period counts while it gave access (RevenueCat does not rewrite past MRR): S6's 9.99 until
+            // its revocation on 2025-01-25, which ends its access (gone from mrr_at on 2025-01-31 above).
+            #expect(try await db.scalar("SELECT count(*) FROM analytics.subscription_periods WHERE transaction_id = '6001' AND monthly_revenue = 9.99 AND active_until = '2025-01-25 00:00Z'") == 1)
+            // Currencies are never added: weekly 2.99 EUR x 4 (RevenueCat) = 11.96 EUR beside 18.32 USD.
             let march = try await texts(
                 db,
                 "SELECT currency || ' ' || mrr FROM analytics.mrr_by_month WHERE month = '2025-03-01' AND environment = 'Production' ORDER BY currency"
             )
-            #expect(march == ["EUR 12.96", "USD 18.32"])
+            #expect(march == ["EUR 11.96", "USD 18.32"])
         }
     }
 
