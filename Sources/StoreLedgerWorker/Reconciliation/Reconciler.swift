@@ -110,43 +110,12 @@ public struct Reconciler: Sendable {
         return appended
     }
 
-    /// Appends one notification in one transaction unless it is already known; returns whether it did.
+    /// Appends one notification unless it is already known (``ReconciliationStore``); returns whether it did.
     private func appendUnlessKnown(_ signedPayload: String, uuid: String?, environment: AppStoreAPIEnvironment, logger: Logger) async throws -> Bool {
-        try await client.inTransaction(logger: logger) { connection in
-            if let uuid {
-                // Serialize concurrent reconcilers on the same notification.
-                try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("reconcile/" + uuid), 0))", logger: logger)
-                let known = try await connection.query(
-                    """
-                    SELECT EXISTS (SELECT 1 FROM notifications WHERE notification_uuid = \(uuid))
-                        OR EXISTS (SELECT 1 FROM reconciled_notifications WHERE notification_uuid = \(uuid))
-                        OR EXISTS (SELECT 1 FROM event_queue q JOIN events e ON e.id = q.event_id AND e.received_at = q.event_received_at
-                                   WHERE q.state IN ('pending', 'processing')
-                                     AND position(\(signedPayload) IN convert_from(e.body, 'UTF8')) > 0)
-                    """,
-                    logger: logger
-                )
-                if try await known.decode(Bool.self).readToEnd().contains(true) { return false }
-            }
-            let body = try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload], options: [.withoutEscapingSlashes])
-            let appended = try await EventLog.append(
-                NewEvent(
-                    source: .reconciliation, environmentHint: environment == .sandbox ? .sandbox : .production,
-                    route: "reconciliation", body: ByteBuffer(bytes: body), contentType: "application/json"
-                ),
-                on: connection, logger: logger
-            )
-            if let uuid {
-                try await connection.query(
-                    """
-                    INSERT INTO reconciled_notifications (notification_uuid, event_id, environment)
-                    VALUES (\(uuid), \(appended.id.rawValue), \(environment.rawValue))
-                    """,
-                    logger: logger
-                )
-            }
-            return true
-        }
+        try await ReconciliationStore(client: client).appendUnlessKnown(
+            signedPayload, notificationUUID: uuid, environmentHint: environment == .sandbox ? .sandbox : .production,
+            environmentName: environment.rawValue, logger: logger
+        )
     }
 
     /// The notificationUUID in a notification's payload, read without verifying (only to avoid duplicates: the

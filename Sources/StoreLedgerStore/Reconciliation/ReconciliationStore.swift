@@ -1,0 +1,61 @@
+public import Foundation
+public import Logging
+import NIOCore
+public import PostgresNIO
+public import StoreLedgerCore
+
+/// What reconciliation writes (`reconciled_notifications` and the appended events): a notification found in Apple's
+/// history is appended once, unless the ledger already knows it. The reconciler in the worker asks Apple; every
+/// statement is here.
+public struct ReconciliationStore: Sendable {
+    /// The database.
+    public let client: PostgresClient
+
+    /// Creates the store.
+    public init(client: PostgresClient) {
+        self.client = client
+    }
+
+    /// Appends `signedPayload` as an event with source `reconciliation` (in one checked transaction) unless it is already
+    /// known: its `notificationUUID` is a verified notification, was appended by an earlier reconciliation, or the payload
+    /// is in a received event still waiting to be processed. Without a readable UUID it is always appended (the worker
+    /// judges it). Concurrent reconcilers serialize per UUID. Returns whether it appended.
+    public func appendUnlessKnown(
+        _ signedPayload: String, notificationUUID uuid: String?, environmentHint: EnvironmentHint, environmentName: String, logger: Logger
+    ) async throws -> Bool {
+        try await client.inTransaction(logger: logger) { connection in
+            if let uuid {
+                try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("reconcile/" + uuid), 0))", logger: logger).readToEnd()
+                let known = try await connection.query(
+                    """
+                    SELECT EXISTS (SELECT 1 FROM notifications WHERE notification_uuid = \(uuid))
+                        OR EXISTS (SELECT 1 FROM reconciled_notifications WHERE notification_uuid = \(uuid))
+                        OR EXISTS (SELECT 1 FROM event_queue q JOIN events e ON e.id = q.event_id AND e.received_at = q.event_received_at
+                                   WHERE q.state IN ('pending', 'processing')
+                                     AND position(\(signedPayload) IN convert_from(e.body, 'UTF8')) > 0)
+                    """,
+                    logger: logger
+                ).decode(Bool.self).readToEnd()
+                if known.contains(true) { return false }
+            }
+            let body = try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload], options: [.withoutEscapingSlashes])
+            let appended = try await EventLog.append(
+                NewEvent(
+                    source: .reconciliation, environmentHint: environmentHint, route: "reconciliation", body: ByteBuffer(bytes: body),
+                    contentType: "application/json"
+                ),
+                on: connection, logger: logger
+            )
+            if let uuid {
+                try await connection.query(
+                    """
+                    INSERT INTO reconciled_notifications (notification_uuid, event_id, environment)
+                    VALUES (\(uuid), \(appended.id.rawValue), \(environmentName))
+                    """,
+                    logger: logger
+                ).readToEnd()
+            }
+            return true
+        }
+    }
+}
