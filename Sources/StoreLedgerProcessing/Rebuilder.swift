@@ -137,9 +137,8 @@ public struct Rebuilder: Sendable {
         guard !unverified.isEmpty else { return 0 }
         // Events the live ledger verified but this replay cannot: a trust or app configuration that differs from the
         // workers'. Swapping would drop their facts, so the rebuild refuses unless told otherwise.
-        for try await count in try await connection.query(
-            "SELECT count(*) FROM event_queue WHERE state = 'done' AND event_id = ANY(\(unverified)::int8[])", logger: logger
-        ).decode(Int.self) where count > 0 && !acceptNewRejections {
+        let count = try await EventPage.countDone(unverified, on: connection, logger: logger)
+        if count > 0 && !acceptNewRejections {
             throw RebuildError(
                 .newRejections,
                 "\(count) event(s) the workers verified do not verify in this rebuild (e.g. event \(unverified[0])): check APP_BUNDLE_ID, "

@@ -10,6 +10,13 @@ public enum EventPage {
         try await connection.query("SELECT coalesce(max(id), 0) FROM events", logger: logger).decode(Int64.self).firstAfterReadingAll() ?? 0
     }
 
+    /// How many of the events `ids` the workers finished as `done`.
+    public static func countDone(_ ids: [Int64], on connection: PostgresConnection, logger: Logger) async throws -> Int {
+        try await connection.query(
+            "SELECT count(*) FROM event_queue WHERE state = 'done' AND event_id = ANY(\(ids)::int8[])", logger: logger
+        ).decode(Int.self).firstAfterReadingAll() ?? 0
+    }
+
     /// How many events have an id in `(after, through]`.
     public static func count(after: Int64, through: Int64, on connection: PostgresConnection, logger: Logger) async throws -> Int {
         try await connection.query(

@@ -86,6 +86,21 @@ struct StoreLintTests {
         #expect(offenders.isEmpty, "write through client.inTransaction (its COMMIT is checked), not an autocommitted statement: \(offenders)")
     }
 
+    @Test func sqlLivesInTheStoreModule() throws {
+        var offenders: [String] = []
+        for file in try Self.sourceFiles() where !file.path.hasPrefix("StoreLedgerStore/") && !file.path.hasPrefix("StoreLedgerTestSupport/") {
+            var searchFrom = file.text.startIndex
+            while let call = file.text.range(
+                of: #"\b(client|connection|\$0)\.(query|execute|withTransaction)\("#, options: .regularExpression,
+                range: searchFrom..<file.text.endIndex
+            ) {
+                searchFrom = call.upperBound
+                offenders.append("\(file.path):\(file.text[..<call.lowerBound].filter { $0 == "\n" }.count + 1)")
+            }
+        }
+        #expect(offenders.isEmpty, "statements belong in StoreLedgerStore (a store type beside its table's other code): \(offenders)")
+    }
+
     @Test func theLintFindsWhatItLooksFor() {
         let early = """
             for try await row in rows.decode(Int.self) { return row }
