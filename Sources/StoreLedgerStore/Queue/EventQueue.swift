@@ -95,30 +95,30 @@ public struct EventQueue: Sendable {
     public func rescueExpiredLeases(policy: RetryPolicy, limit: Int = 1000, logger: Logger) async throws -> Int {
         let rescued = try await client.inTransaction(logger: logger) { connection in
             try await connection.query(
-            """
-            WITH expired AS (
-                SELECT event_id FROM event_queue
-                WHERE state = 'processing' AND lease_expires_at < now()
-                ORDER BY lease_expires_at
-                LIMIT \(limit)
-                FOR UPDATE SKIP LOCKED
-            ), rescued AS (
-                UPDATE event_queue q
-                SET state = CASE WHEN q.attempts >= \(policy.maximumAttempts) THEN 'dead' ELSE 'pending' END,
-                    available_at = now(), lease_owner = NULL, lease_expires_at = NULL,
-                    last_error = 'lease expired while held by ' || q.lease_owner,
-                    finished_at = CASE WHEN q.attempts >= \(policy.maximumAttempts) THEN now() END,
-                    updated_at = now()
-                FROM expired
-                WHERE q.event_id = expired.event_id
-                RETURNING q.event_id, q.attempts, q.last_error
-            ), history AS (
-                INSERT INTO event_attempt_errors (event_id, attempt, worker, outcome, error)
-                SELECT event_id, attempts, NULL, 'lease_expired', last_error FROM rescued
-            )
-            SELECT count(*) FROM rescued
-            """,
-            logger: logger
+                """
+                WITH expired AS (
+                    SELECT event_id FROM event_queue
+                    WHERE state = 'processing' AND lease_expires_at < now()
+                    ORDER BY lease_expires_at
+                    LIMIT \(limit)
+                    FOR UPDATE SKIP LOCKED
+                ), rescued AS (
+                    UPDATE event_queue q
+                    SET state = CASE WHEN q.attempts >= \(policy.maximumAttempts) THEN 'dead' ELSE 'pending' END,
+                        available_at = now(), lease_owner = NULL, lease_expires_at = NULL,
+                        last_error = 'lease expired while held by ' || q.lease_owner,
+                        finished_at = CASE WHEN q.attempts >= \(policy.maximumAttempts) THEN now() END,
+                        updated_at = now()
+                    FROM expired
+                    WHERE q.event_id = expired.event_id
+                    RETURNING q.event_id, q.attempts, q.last_error
+                ), history AS (
+                    INSERT INTO event_attempt_errors (event_id, attempt, worker, outcome, error)
+                    SELECT event_id, attempts, NULL, 'lease_expired', last_error FROM rescued
+                )
+                SELECT count(*) FROM rescued
+                """,
+                logger: logger
             ).decode(Int.self).readToEnd().last ?? 0
         }
         if rescued > 0 { logger.warning("rescued expired leases", metadata: ["count": "\(rescued)"]) }
@@ -134,19 +134,19 @@ public struct EventQueue: Sendable {
         let attempts = events.map { Int32($0.attempt) }
         return try await client.inTransaction(logger: logger) { connection in
             try await connection.query(
-            """
-            WITH released AS (
-                UPDATE event_queue q
-                SET state = 'pending', attempts = q.attempts - 1, available_at = now(),
-                    lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
-                FROM unnest(\(ids)::int8[], \(attempts)::int4[]) AS r(event_id, attempt)
-                WHERE q.event_id = r.event_id AND q.state = 'processing'
-                  AND q.lease_owner = \(owner) AND q.attempts = r.attempt
-                RETURNING q.event_id
-            )
-            SELECT count(*) FROM released
-            """,
-            logger: logger
+                """
+                WITH released AS (
+                    UPDATE event_queue q
+                    SET state = 'pending', attempts = q.attempts - 1, available_at = now(),
+                        lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+                    FROM unnest(\(ids)::int8[], \(attempts)::int4[]) AS r(event_id, attempt)
+                    WHERE q.event_id = r.event_id AND q.state = 'processing'
+                      AND q.lease_owner = \(owner) AND q.attempts = r.attempt
+                    RETURNING q.event_id
+                )
+                SELECT count(*) FROM released
+                """,
+                logger: logger
             ).decode(Int.self).readToEnd().last ?? 0
         }
     }

@@ -55,16 +55,6 @@ struct PgBouncerTests {
         try await db.scalar("SELECT count(*) FROM event_queue WHERE state = \(state.rawValue)")
     }
 
-    /// Waits (bounded) until `condition` holds; returns whether it did.
-    func eventually(within limit: Duration = .seconds(30), _ condition: () async throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        return try await condition()
-    }
-
     /// Runs `worker` in a service group while `body` runs, then shuts it down gracefully.
     func running<Handler: EventHandler>(_ worker: WorkerService<Handler>, _ body: () async throws -> Void) async throws {
         let group = ServiceGroup(configuration: .init(services: [.init(service: worker)], logger: TestDatabase.makeLogger()))
@@ -120,7 +110,7 @@ struct PgBouncerTests {
                 configuration: .init(concurrency: 2, batchSize: 2, pollInterval: .milliseconds(200)), logger: logger
             )
             try await running(worker) {
-                let drained = try await eventually { try await count(db, .done) == lifecycle.facts.count }
+                let drained = try await eventually(within: .seconds(30), every: .milliseconds(50)) { try await count(db, .done) == lifecycle.facts.count }
                 #expect(drained)
             }
             #expect(logs.all.filter { $0.hasPrefix("not listening for new work") }.count == 1, "\(logs.all)")
@@ -148,7 +138,7 @@ struct PgBouncerTests {
                     )
                 }
                 // The poll is 10 minutes: only a NOTIFY on the direct connection can finish this.
-                let woken = try await eventually { try await count(db, .done) == 3 }
+                let woken = try await eventually(within: .seconds(30), every: .milliseconds(50)) { try await count(db, .done) == 3 }
                 #expect(woken)
             }
             #expect(!logs.all.contains { $0.hasPrefix("not listening") }, "\(logs.all)")

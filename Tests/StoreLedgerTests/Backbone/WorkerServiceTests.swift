@@ -53,16 +53,6 @@ struct WorkerServiceTests {
         try await db.scalar("SELECT count(*) FROM event_queue WHERE state = \(state.rawValue)")
     }
 
-    /// Waits (bounded) until `condition` holds; returns whether it did.
-    func eventually(within limit: Duration = .seconds(20), _ condition: () async throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(25))
-        }
-        return try await condition()
-    }
-
     /// Runs `worker` in a service group while `body` runs, then shuts it down gracefully.
     func running<Handler: EventHandler>(_ worker: WorkerService<Handler>, _ body: (ServiceGroup) async throws -> Void) async throws {
         let group = ServiceGroup(configuration: .init(services: [.init(service: worker)], logger: TestDatabase.makeLogger()))

@@ -48,12 +48,10 @@ struct FailoverTests {
         let standby = try await primary.makeStandby()
         standbyCreated(standby)
         try await TestDatabase.withClient(standby.url, maximumConnections: 1) { client in
-            var replicated = 0
-            for _ in 0..<200 where replicated < before.count {
-                replicated = try await client.query("SELECT count(*) FROM events", logger: logger).decode(Int.self).readToEnd().first ?? 0
-                if replicated < before.count { try await Task.sleep(for: .milliseconds(50)) }
+            let replicated = try await eventually(within: .seconds(10), every: .milliseconds(50)) {
+                try await client.query("SELECT count(*) FROM events", logger: logger).decode(Int.self).readToEnd().first == before.count
             }
-            #expect(replicated == before.count)
+            #expect(replicated)
         }
         // The standby falls behind; the primary acknowledges 60 more notifications (really signed ones), then dies.
         try await standby.stop()

@@ -127,11 +127,7 @@ struct PostgresCrashTests {
                 }
             }
             func settles() async throws -> Bool {
-                for _ in 0..<300 {
-                    if try await unfinished() == 0 { return true }
-                    try await Task.sleep(for: .milliseconds(100))
-                }
-                return false
+                try await eventually(within: .seconds(30), every: .milliseconds(100)) { try await unfinished() == 0 }
             }
 
             _ = try await appendAndCount(200)

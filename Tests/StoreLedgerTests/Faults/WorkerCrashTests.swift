@@ -71,12 +71,10 @@ struct WorkerCrashTests {
             #expect(killsHoldingLeases > 0, "no worker was killed while holding a lease: the drain finished too early to test anything")
 
             // Everything settles within lease + rescue sweep + poll, with margin.
-            var unfinished = Int.max
-            for _ in 0..<600 where unfinished > 0 {
-                unfinished = try await count(db, "state IN ('pending', 'processing')")
-                if unfinished > 0 { try await Task.sleep(for: .milliseconds(100)) }
+            let settled = try await eventually(within: .seconds(60), every: .milliseconds(100)) {
+                try await count(db, "state IN ('pending', 'processing')") == 0
             }
-            #expect(unfinished == 0, "events stuck; worker logs:\n\(workers.map(\.output).joined(separator: "\n"))")
+            #expect(settled, "events stuck; worker logs:\n\(workers.map(\.output).joined(separator: "\n"))")
             #expect(try await count(db, "state = 'done'") == bodies.count)
             #expect(try await count(db, "state IN ('dead', 'rejected')") == 0)
             #expect(try await db.scalar("SELECT count(*) FROM event_attempt_errors WHERE outcome = 'lease_expired'") > 0)
