@@ -1,7 +1,6 @@
 public import Foundation
 public import Logging
 import Metrics
-import NIOCore
 public import PostgresNIO
 public import StoreLedgerAppStoreAPI
 import StoreLedgerCore
