@@ -86,14 +86,15 @@ struct Environment: Sendable {
         try int("DATABASE_MAX_CONNECTIONS", default: 20, in: 1...1000)
     }
 
-    /// The receiver's settings: `HOST`, `PORT`, `RECEIVER_MAX_BODY_BYTES`, `RECEIVER_STORE_TIMEOUT_MS` and the
-    /// listener's timeouts (``httpTimeouts()``).
+    /// The receiver's settings: `HOST`, `PORT`, `RECEIVER_MAX_BODY_BYTES`, `RECEIVER_STORE_TIMEOUT_MS`,
+    /// `RECEIVER_CONCURRENT_COMMITS` and the listener's timeouts (``httpTimeouts()``).
     func receiver() throws -> ReceiverConfiguration {
         ReceiverConfiguration(
             host: string("HOST") ?? "0.0.0.0",
             port: try int("PORT", default: 8080, in: 0...65535),
             maximumBodySize: try int("RECEIVER_MAX_BODY_BYTES", default: 64 * 1024, in: 1024...(16 << 20)),
             storeTimeout: .milliseconds(try int("RECEIVER_STORE_TIMEOUT_MS", default: 5000, in: 100...60000)),
+            concurrentCommits: try int("RECEIVER_CONCURRENT_COMMITS", default: EventLog.defaultConcurrentCommits, in: 1...256),
             timeouts: try httpTimeouts()
         )
     }

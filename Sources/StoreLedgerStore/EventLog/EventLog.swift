@@ -6,27 +6,40 @@ import StoreLedgerCore
 public struct EventLog: Sendable {
     /// The Postgres client the log writes through.
     public let client: PostgresClient
+    /// Where ``append(_:logger:)`` batches concurrent appends into shared transactions.
+    private let groupCommit: GroupCommit
 
-    /// Creates a log over `client`.
-    public init(client: PostgresClient) {
+    /// Creates a log over `client` whose ``append(_:logger:)`` keeps at most `concurrentCommits` transactions (and
+    /// pooled connections) in flight; appends arriving meanwhile share the next one (see ``GroupCommit``).
+    public init(client: PostgresClient, concurrentCommits: Int = EventLog.defaultConcurrentCommits) {
         self.client = client
+        self.groupCommit = GroupCommit(client: client, concurrentCommits: concurrentCommits)
     }
 
-    /// Appends an event and its pending queue row in one statement and one transaction. Returns only after the
-    /// database confirmed the commit, so a caller may acknowledge the input; throws when it did not.
+    /// The default for ``init(client:concurrentCommits:)`` (`RECEIVER_CONCURRENT_COMMITS`).
+    public static let defaultConcurrentCommits = 4
+
+    /// Appends an event and its pending queue row. Returns only after the database confirmed the commit of the
+    /// transaction that carried it, so a caller may acknowledge the input; throws when it did not. Concurrent
+    /// appends share transactions (``GroupCommit``).
     public func append(_ event: NewEvent, logger: Logger) async throws -> AppendedEvent {
-        try await client.inTransaction(logger: logger) { connection in
-            try await Self.append(event, on: connection, logger: logger)
-        }
+        try await groupCommit.append(event, logger: logger)
     }
 
     /// Appends an event and its queue row on an existing connection, inside the caller's transaction (which must
     /// commit before anything is acknowledged).
     public static func append(_ event: NewEvent, on connection: PostgresConnection, logger: Logger) async throws -> AppendedEvent {
-        guard let (id, receivedAt) = try await connection.run(AppendStatement(event: event), logger: logger).first else {
-            throw StoreError(code: .invariantBroken, detail: "the event insert returned no row")
+        try await append([event], on: connection, logger: logger)[0]
+    }
+
+    /// Appends events and their queue rows in one statement on an existing connection, inside the caller's
+    /// transaction; returns their ids and received times in the order of `events`.
+    static func append(_ events: [NewEvent], on connection: PostgresConnection, logger: Logger) async throws -> [AppendedEvent] {
+        let rows = try await connection.run(AppendStatement(events: events), logger: logger)
+        guard rows.count == events.count else {
+            throw StoreError(code: .invariantBroken, detail: "the append of \(events.count) events returned \(rows.count) rows")
         }
-        return AppendedEvent(id: EventID(id), receivedAt: receivedAt)
+        return rows.map { AppendedEvent(id: EventID($0.0), receivedAt: $0.1) }
     }
 
     /// Creates monthly partitions from this month through `monthsAhead` months ahead; returns how

@@ -1,0 +1,137 @@
+import Logging
+import NIOCore
+import PostgresNIO
+import Synchronization
+
+/// Group commit for the event log: appends that arrive while earlier ones are being committed share the next
+/// transaction (one multi-row ``AppendStatement``, one checked `COMMIT`, one WAL flush), and every caller of the
+/// batch is answered only after that `COMMIT` answered `COMMIT`.
+///
+/// There is no timer and no background task waiting for company: while fewer than `concurrentCommits` transactions
+/// are in flight, an append starts its own at once (alone, when the receiver is idle, so latency stays that of one
+/// transaction); once that many are in flight, appends queue and the next transaction to finish takes the whole
+/// queue (up to `maxBatchEvents` events or `maxBatchBytes` of bodies) as its next batch. Under load the batches
+/// grow by themselves and the transactions per notification fall.
+///
+/// A batch that the database refused as a whole — a statement error (a value one event carries, such as a NUL byte
+/// in a header) or a `COMMIT` answered `ROLLBACK` (a deferred constraint) — is known not to have committed, so each
+/// of its events is tried again in a transaction of its own: one bad input never costs the others their
+/// acknowledgement. Any other failure (the connection lost, mid-`COMMIT` perhaps) is every caller's error: the
+/// receiver answers 503 and Apple retries, and a retry of a notification that did commit is a duplicate the ledger
+/// already absorbs.
+final class GroupCommit: Sendable {
+    /// One caller waiting for its event's commit.
+    private struct Waiter: Sendable {
+        /// The event to append.
+        let event: NewEvent
+        /// Resumed with the event's id once its transaction committed, or with the error.
+        let continuation: CheckedContinuation<AppendedEvent, any Error>
+    }
+
+    /// The waiting callers and the transactions in flight.
+    private struct State {
+        /// Callers whose events no transaction has taken yet, in arrival order.
+        var waiting: [Waiter] = []
+        /// Transactions in flight.
+        var committing = 0
+    }
+
+    /// Where batches are committed.
+    private let client: PostgresClient
+    /// How many transactions may be in flight at once (each holds one pooled connection).
+    let concurrentCommits: Int
+    /// The most events one transaction takes.
+    let maxBatchEvents: Int
+    /// The most body bytes one transaction takes (a batch always takes at least one event).
+    let maxBatchBytes: Int
+    /// The waiting callers and the transactions in flight.
+    private let state = Mutex(State())
+
+    /// Creates a group commit over `client`.
+    init(client: PostgresClient, concurrentCommits: Int, maxBatchEvents: Int = 128, maxBatchBytes: Int = 8 << 20) {
+        precondition(concurrentCommits >= 1 && maxBatchEvents >= 1)
+        self.client = client
+        self.concurrentCommits = concurrentCommits
+        self.maxBatchEvents = maxBatchEvents
+        self.maxBatchBytes = maxBatchBytes
+    }
+
+    /// Appends `event` in the next transaction and returns once that transaction committed.
+    func append(_ event: NewEvent, logger: Logger) async throws -> AppendedEvent {
+        try await withCheckedThrowingContinuation { continuation in
+            let batch = state.withLock { state -> [Waiter]? in
+                state.waiting.append(Waiter(event: event, continuation: continuation))
+                guard state.committing < concurrentCommits else { return nil }
+                state.committing += 1
+                return takeBatch(from: &state)
+            }
+            if let batch {
+                // A task of its own: the callers wait on their continuations, the commits run until the queue is empty.
+                Task { await self.commitUntilEmpty(startingWith: batch, logger: logger) }
+            }
+        }
+    }
+
+    /// Commits `batch`, then the queue's next batch, until the queue is empty.
+    private func commitUntilEmpty(startingWith batch: [Waiter], logger: Logger) async {
+        var batch = batch
+        while !batch.isEmpty {
+            await commit(batch, logger: logger)
+            batch = state.withLock { state in
+                if state.waiting.isEmpty { state.committing -= 1 }
+                return takeBatch(from: &state)
+            }
+        }
+    }
+
+    /// Takes the oldest waiters that fit in one batch.
+    private func takeBatch(from state: inout State) -> [Waiter] {
+        var count = 0
+        var bytes = 0
+        for waiter in state.waiting {
+            let size = waiter.event.body.readableBytes
+            guard count < maxBatchEvents, count == 0 || bytes + size <= maxBatchBytes else { break }
+            count += 1
+            bytes += size
+        }
+        let batch = Array(state.waiting.prefix(count))
+        state.waiting.removeFirst(count)
+        return batch
+    }
+
+    /// Commits one batch and answers its callers; never throws.
+    private func commit(_ batch: [Waiter], logger: Logger) async {
+        do {
+            let appended = try await insert(batch.map(\.event), logger: logger)
+            for (waiter, event) in zip(batch, appended) { waiter.continuation.resume(returning: event) }
+        } catch where batch.count > 1 && Self.refusedWhole(error) {
+            logger.warning("the database refused a batch of appends; committing its events one by one", metadata: [
+                "events": "\(batch.count)", "error": "\(String(reflecting: error))",
+            ])
+            for waiter in batch {
+                do {
+                    waiter.continuation.resume(returning: try await insert([waiter.event], logger: logger)[0])
+                } catch {
+                    waiter.continuation.resume(throwing: error)
+                }
+            }
+        } catch {
+            for waiter in batch { waiter.continuation.resume(throwing: error) }
+        }
+    }
+
+    /// Appends `events` in one transaction and returns their ids in order, once `COMMIT` answered `COMMIT`.
+    private func insert(_ events: [NewEvent], logger: Logger) async throws -> [AppendedEvent] {
+        try await client.inTransaction(logger: logger) { connection in
+            try await EventLog.append(events, on: connection, logger: logger)
+        }
+    }
+
+    /// Whether `error` says the database refused the transaction (so nothing of it committed), as opposed to the
+    /// connection failing with its fate unknown.
+    private static func refusedWhole(_ error: any Error) -> Bool {
+        if let error = error as? StoreError { return error.code == .notCommitted }
+        if let error = error as? PSQLError { return error.code == .server }
+        return false
+    }
+}

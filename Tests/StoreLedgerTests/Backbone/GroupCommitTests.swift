@@ -1,0 +1,144 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import StoreLedgerCore
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import Synchronization
+import Testing
+
+/// The event log's group commit: appends that arrive while the allowed transactions are in flight share the next
+/// one, each caller still learns its own id only after that transaction committed, and one input the database
+/// refuses never costs the others of its batch their acknowledgement.
+@Suite("Group commit")
+struct GroupCommitTests {
+    /// A counter tasks bump as they start.
+    final class Counter: Sendable {
+        private let value = Mutex(0)
+        /// The count.
+        var count: Int { value.withLock { $0 } }
+        /// Adds one.
+        func increment() { value.withLock { $0 += 1 } }
+    }
+
+    static func event(_ index: Int, userAgent: String?) -> NewEvent {
+        NewEvent(
+            source: .appleNotification, environmentHint: index.isMultiple(of: 3) ? nil : .production, route: "/notifications/apple",
+            body: ByteBuffer(string: #"{"signedPayload":"a.b.\#(index)"}"#), userAgent: userAgent
+        )
+    }
+
+    /// Holds `event_queue` locked while `appends` are started and have all queued behind the blocked
+    /// transactions (`blocked` of them), then lets them go and returns each append's outcome by index.
+    static func appendBehindALock(
+        _ db: TestDatabase, log: EventLog, blocked: Int, events: [NewEvent]
+    ) async throws -> [Int: Result<AppendedEvent, any Error>] {
+        let locked = AnsweredFlag()
+        let release = AnsweredFlag()
+        return try await withThrowingTaskGroup(of: [Int: Result<AppendedEvent, any Error>].self) { group in
+            group.addTask {
+                try await db.client.inTransaction(logger: db.logger) { connection in
+                    try await connection.query("LOCK TABLE event_queue IN ACCESS EXCLUSIVE MODE", logger: db.logger).readToEnd()
+                    locked.set()
+                    for _ in 0..<2_000 where !release.isSet { try await Task.sleep(for: .milliseconds(10)) }
+                }
+                return [:]
+            }
+            while !locked.isSet { try await Task.sleep(for: .milliseconds(5)) }
+            let started = Counter()
+            group.addTask {
+                await withTaskGroup(of: (Int, Result<AppendedEvent, any Error>).self) { appends in
+                    for (index, event) in events.enumerated() {
+                        appends.addTask {
+                            started.increment()
+                            do { return (index, .success(try await log.append(event, logger: db.logger))) } catch { return (index, .failure(error)) }
+                        }
+                        // The first `blocked` take the transactions and wait on the lock before the rest arrive.
+                        if index + 1 == blocked {
+                            _ = try? await eventually { try await waitingOnLocks(db) == blocked }
+                        }
+                    }
+                    var outcomes: [Int: Result<AppendedEvent, any Error>] = [:]
+                    for await (index, outcome) in appends { outcomes[index] = outcome }
+                    return outcomes
+                }
+            }
+            #expect(try await eventually { started.count == events.count })
+            #expect(try await eventually { try await waitingOnLocks(db) == blocked })
+            // Every append queues synchronously as it starts; a moment's margin covers the last one's first steps.
+            try await Task.sleep(for: .milliseconds(100))
+            release.set()
+            var outcomes: [Int: Result<AppendedEvent, any Error>] = [:]
+            for try await part in group { outcomes.merge(part) { first, _ in first } }
+            return outcomes
+        }
+    }
+
+    /// Backends of this database waiting for a lock.
+    static func waitingOnLocks(_ db: TestDatabase) async throws -> Int {
+        try await db.scalar("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+    }
+
+    @Test func concurrentAppendsShareTransactionsAndEachCallerGetsItsOwnRow() async throws {
+        try await TestDatabase.withFresh { db in
+            let log = EventLog(client: db.client, concurrentCommits: 2)
+            // Headers as requests send them: absent (NULL), empty, or a value; each must come back as it went in.
+            let agents: [String?] = (0..<300).map { $0.isMultiple(of: 5) ? nil : ($0.isMultiple(of: 7) ? "" : "agent-\($0)") }
+            let events = agents.enumerated().map { Self.event($0.offset, userAgent: $0.element) }
+            let outcomes = try await Self.appendBehindALock(db, log: log, blocked: 2, events: events)
+            let ids = try outcomes.sorted { $0.key < $1.key }.map { try $0.value.get().id.rawValue }
+            #expect(ids.count == 300)
+            #expect(Set(ids).count == 300)
+
+            var stored: [Int64: (String, String?, String?)] = [:]
+            let rows = try await db.client.query(
+                "SELECT e.id, convert_from(e.body, 'UTF8'), e.user_agent, e.environment_hint FROM events e JOIN event_queue q ON q.event_id = e.id WHERE q.state = 'pending'",
+                logger: db.logger
+            )
+            for try await (id, body, agent, hint) in rows.decode((Int64, String, String?, String?).self) { stored[id] = (body, agent, hint) }
+            for (index, id) in ids.enumerated() {
+                #expect(stored[id]?.0 == #"{"signedPayload":"a.b.\#(index)"}"#, "event \(index)")
+                #expect(stored[id]?.1 == agents[index], "event \(index)")
+                #expect(stored[id]?.2 == (index.isMultiple(of: 3) ? nil : "production"), "event \(index)")
+            }
+            // Two transactions took the first two; the 298 queued behind them went in a few batches (at most 128
+            // events each), not in 298 transactions. Rows written by one transaction share its xmin.
+            let transactions = try await db.scalar("SELECT count(DISTINCT xmin::text) FROM events")
+            #expect(transactions >= 5 && transactions <= 12, "\(transactions) transactions")
+        }
+    }
+
+    /// How a poisoned input makes the database refuse its batch: a value a text column refuses (the statement
+    /// fails) or a deferred constraint (the `COMMIT` fails).
+    enum Poison: String, CaseIterable, Sendable {
+        case statementError, commitError
+    }
+
+    @Test(arguments: Poison.allCases)
+    func anInputTheDatabaseRefusesFailsAloneAndItsBatchIsStillStored(poison: Poison) async throws {
+        try await TestDatabase.withFresh { db in
+            let badAgent: String
+            switch poison {
+            case .statementError:
+                badAgent = "bad\u{0}agent"  // text cannot hold a NUL byte
+            case .commitError:
+                badAgent = "poison"
+                try await CommitFaultTests.installCommitTrigger(db, on: "events", when: "NEW.user_agent = 'poison'")
+            }
+            let log = EventLog(client: db.client, concurrentCommits: 1)
+            var events = (0..<11).map { Self.event($0, userAgent: "good-\($0)") }
+            events.insert(Self.event(99, userAgent: badAgent), at: 6)
+            let outcomes = try await Self.appendBehindALock(db, log: log, blocked: 1, events: events)
+            for (index, outcome) in outcomes {
+                if index == 6 {
+                    #expect(throws: (any Error).self) { try outcome.get() }
+                } else {
+                    #expect(throws: Never.self) { try outcome.get() }
+                }
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM events") == 11)
+            #expect(try await db.scalar("SELECT count(*) FROM event_queue") == 11)
+            #expect(try await db.scalar("SELECT count(*) FROM events WHERE user_agent NOT LIKE 'good-%'") == 0)
+        }
+    }
+}
