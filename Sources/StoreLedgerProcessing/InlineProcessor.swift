@@ -13,7 +13,8 @@ public struct InlineProcessor: Sendable {
     public let client: PostgresClient
     /// The handler every input goes through.
     public let handler: LedgerHandler
-    /// The lease owner recorded for inline processing (`inline:<host>:<pid>` by default).
+    /// The lease owner recorded for inline processing: `inline` unless given (the `storeledger` command gives
+    /// `inline:<host>:<pid>`, so an operator can tell which process held a lease).
     public let owner: String
     /// Reschedules inputs whose verification failed for a reason that may pass.
     public let retryPolicy: RetryPolicy
