@@ -4,7 +4,7 @@ import Metrics
 public import PostgresNIO
 public import StoreLedgerAppStoreAPI
 import StoreLedgerCore
-import StoreLedgerStore
+public import StoreLedgerStore
 import StoreLedgerVerification
 
 /// Finds notifications Apple sent (or failed to send) that the log never received, with Get Notification
@@ -19,10 +19,15 @@ public struct Reconciler: Sendable {
     public let appStore: AppStoreAPIClient
     /// The environments to ask.
     public let environments: [AppStoreAPIEnvironment]
+    /// How its appends reach Postgres (the process's pooler and prepared sessions).
+    public let sessions: DatabaseSessions
 
-    /// Creates a reconciler.
-    public init(client: PostgresClient, appStore: AppStoreAPIClient, environments: [AppStoreAPIEnvironment]) {
+    /// Creates a reconciler (`sessions` default: a direct connection).
+    public init(
+        client: PostgresClient, appStore: AppStoreAPIClient, environments: [AppStoreAPIEnvironment], sessions: DatabaseSessions = DatabaseSessions()
+    ) {
         self.client = client
+        self.sessions = sessions
         self.appStore = appStore
         self.environments = environments
         // Export each environment's counter at 0 from the start, so Prometheus sees the first append as growth.
@@ -111,7 +116,7 @@ public struct Reconciler: Sendable {
 
     /// Appends one notification unless it is already known (``ReconciliationStore``); returns whether it did.
     private func appendUnlessKnown(_ signedPayload: String, uuid: String?, environment: AppStoreAPIEnvironment, logger: Logger) async throws -> Bool {
-        try await ReconciliationStore(client: client).appendUnlessKnown(
+        try await ReconciliationStore(client: client, sessions: sessions).appendUnlessKnown(
             signedPayload, notificationUUID: uuid, environmentHint: environment == .sandbox ? .sandbox : .production,
             environmentName: environment.rawValue, logger: logger
         )

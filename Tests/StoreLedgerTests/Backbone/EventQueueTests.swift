@@ -201,19 +201,6 @@ struct EventQueueTests {
         }
     }
 
-    @Test func releasedEventsGoBackWithoutCountingTheAttempt() async throws {
-        try await TestDatabase.withFresh { db in
-            let id = try await append(db, count: 1)[0]
-            let queue = EventQueue(client: db.client)
-            let claimed = try await queue.claim(limit: 1, owner: "A", lease: .seconds(30), logger: db.logger)
-            #expect(try await queue.release(claimed, owner: "someone else", logger: db.logger) == 0)
-            #expect(try await queue.release(claimed, owner: "A", logger: db.logger) == 1)
-            let row = try await state(db, id)
-            #expect(row.state == "pending")
-            #expect(row.attempts == 0)
-        }
-    }
-
     @Test func finishedEventsLeaveTheClaimIndex() async throws {
         try await TestDatabase.withFresh { db in
             try await append(db, count: 5)

@@ -89,7 +89,7 @@ struct LedgerHandlerTests {
                     try await connection.query("DELETE FROM purchases", logger: db.logger)
                     try await LedgerHandler.project(
                         subscriptions: Set(facts.compactMap(\.subscriptionKey)), purchases: Set(facts.compactMap(\.purchaseKey)),
-                        on: connection, logger: db.logger
+                        factCache: DecodedFactCache(), on: connection, logger: db.logger
                     )
                 }
                 return (live, try await pipeline.readModel())
