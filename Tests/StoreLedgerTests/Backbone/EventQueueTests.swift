@@ -22,7 +22,7 @@ struct EventQueueTests {
 
     func complete(_ db: TestDatabase, _ results: [(event: ClaimedEvent, outcome: EventOutcome)], owner: String, policy: RetryPolicy = .init()) async throws {
         try await db.client.inTransaction(logger: db.logger) { connection in
-            try await EventQueue.complete(results, owner: owner, policy: policy, on: connection, logger: db.logger)
+            try await EventQueue.complete(results, owner: owner, policy: policy, on: connection, sessions: DatabaseSessions(), logger: db.logger)
         }
     }
 
