@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import StoreLedgerCore
 import StoreLedgerVerification
 
 #if canImport(Glibc)
@@ -213,8 +214,8 @@ struct VerifyCommand: AsyncParsableCommand {
     }
 
     /// `Sandbox` / `Production`, case-insensitively.
-    static func parseEnvironment(_ value: String) -> VerificationEnvironment? {
-        VerificationEnvironment(configurationValue: value).flatMap {
+    static func parseEnvironment(_ value: String) -> AppStoreEnvironment? {
+        AppStoreEnvironment(configurationValue: value).flatMap {
             $0 == .sandbox || $0 == .production ? $0 : nil
         }
     }

@@ -2,7 +2,7 @@ public import StoreLedgerAppStoreAPI
 public import StoreLedgerProcessing
 public import StoreLedgerStore
 public import StoreLedgerWorker
-import StoreLedgerVerification
+import StoreLedgerCore
 
 extension Settings {
     /// The worker's settings: `WORKER_CONCURRENCY`, `WORKER_BATCH_SIZE`, `WORKER_LEASE_SECONDS`,

@@ -5,7 +5,7 @@ import StoreLedgerAppStoreAPI
 import StoreLedgerCore
 public import StoreLedgerHTTP
 public import StoreLedgerProcessing
-public import StoreLedgerStore
+import StoreLedgerStore
 
 /// Builds the app-facing API from the authentication settings (``Settings/authentication()``, or `authentication`
 /// when given: `dev`'s), anonymous validate, `PRODUCT_CATALOG`, `PURCHASE_INTENT_TTL_SECONDS`, `WORKER_MAX_ATTEMPTS`,
