@@ -70,7 +70,7 @@ public struct AppStoreAPIConfiguration: Sendable {
     }
 
     /// The base URL of `environment`, without a trailing slash.
-    public func baseURL(_ environment: AppStoreAPIEnvironment) -> String {
+    public func baseURL(_ environment: AppStoreAPIHost) -> String {
         let url = environment == .production ? productionURL : sandboxURL
         return url.hasSuffix("/") ? String(url.dropLast()) : url
     }

@@ -34,7 +34,7 @@ extension Settings {
     }
 
     /// The environments reconciliation asks: those the verifiers accept.
-    public func reconciliationEnvironments(_ verifiers: LedgerVerifiers) -> [AppStoreAPIEnvironment] {
+    public func reconciliationEnvironments(_ verifiers: LedgerVerifiers) -> [AppStoreAPIHost] {
         verifiers.environments.compactMap { environment in
             switch environment {
             case .production: .production
