@@ -40,10 +40,10 @@ enum Bootstrap {
     }
 
     /// The context of a long-running command (`serve`, `work`, `dev`): logging and metrics bootstrapped, the database
-    /// checked and its clients made.
-    static func serverContext(_ label: String) async throws -> ServerContext {
+    /// checked and its clients made (`listens`: with the worker's LISTEN client, when `DATABASE_LISTEN_URL` is set).
+    static func serverContext(_ label: String, listens: Bool = true) async throws -> ServerContext {
         let logger = try logger(label)
-        return try await ServerContext.connect(reader: reader, logger: logger, metrics: metrics())
+        return try await ServerContext.connect(reader: reader, logger: logger, metrics: metrics(), listens: listens)
     }
 
     /// Runs a short-lived command's `body` with a running client for the configured database and a logger labelled
@@ -51,7 +51,7 @@ enum Bootstrap {
     static func withDatabase<Result: Sendable>(
         _ label: String, level: Logger.Level? = nil, _ body: @Sendable (PostgresClient, Logger) async throws -> Result
     ) async throws -> Result {
-        let context = try await ServerContext.connect(reader: reader, logger: try logger(label, level: level))
+        let context = try await ServerContext.connect(reader: reader, logger: try logger(label, level: level), listens: false)
         return try await withRunningClient(context.client) { try await body(context.client, context.logger) }
     }
 

@@ -15,7 +15,7 @@ struct MigrateCommand: AsyncParsableCommand {
     var check = false
 
     func run() async throws {
-        let context = try await ServerContext.connect(reader: Bootstrap.reader, logger: try Bootstrap.logger("storeledger.migrate"))
+        let context = try await ServerContext.connect(reader: Bootstrap.reader, logger: try Bootstrap.logger("storeledger.migrate"), listens: false)
         let (client, migrator, logger) = (context.client, context.migrator, context.logger)
         try await Bootstrap.withRunningClient(client) {
             if check {

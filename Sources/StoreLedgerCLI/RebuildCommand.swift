@@ -36,7 +36,7 @@ struct RebuildCommand: AsyncParsableCommand {
 
     /// Runs the rebuild with the workers' verification settings.
     func run() async throws {
-        let context = try await ServerContext.connect(reader: Bootstrap.reader, logger: try Bootstrap.logger("storeledger.rebuild"))
+        let context = try await ServerContext.connect(reader: Bootstrap.reader, logger: try Bootstrap.logger("storeledger.rebuild"), listens: false)
         let (client, migrator, logger, settings) = (context.client, context.migrator, context.logger, context.settings)
         let verifiers = try development
             ? settings.verifiers(defaultBundleID: developmentBundleID, extraRootsDER: try DevelopmentCertificateAuthority.loadOrCreate().trustedRootsDER)

@@ -39,7 +39,7 @@ struct ReconcileCommand: AsyncParsableCommand {
             throw ValidationError("reconciliation needs the App Store Server API: set APPSTORE_ISSUER_ID, APPSTORE_KEY_ID, APPSTORE_PRIVATE_KEY")
         }
         let environments = settings.reconciliationEnvironments(try settings.verifiers())
-        let context = try await ServerContext.connect(reader: Bootstrap.reader, logger: logger)
+        let context = try await ServerContext.connect(reader: Bootstrap.reader, logger: logger, listens: false)
         let (history, result) = try await Bootstrap.withRunningClient(context.client) {
             let reconciler = Reconciler(client: context.client, appStore: appStore, environments: environments, sessions: context.sessions)
             // First the windows of failovers or restores not reconciled yet (database_history), then the one asked for.

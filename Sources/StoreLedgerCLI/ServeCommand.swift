@@ -15,7 +15,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// Builds the `serve` application (``buildServeApplication(reader:context:)``) and runs it until SIGTERM.
     func run() async throws {
-        let context = try await Bootstrap.serverContext("storeledger.receiver")
+        let context = try await Bootstrap.serverContext("storeledger.receiver", listens: false)
         let app = try await buildServeApplication(reader: Bootstrap.reader, context: context)
         try await ServerProcess.serviceGroup([app], reader: Bootstrap.reader, logger: context.logger).run()
         context.logger.info("stopped")

@@ -30,15 +30,16 @@ public struct ServerContext: Sendable {
     /// `DATABASE_MAX_CONNECTIONS`, `FACT_CACHE_SIZE`) and makes the clients, once a single connection has shown that
     /// the database (or the pooler in front of it) lets us in: when it does not, this throws within 10 s with the
     /// cause (`unsupported startup parameter`, a refused password, `connection refused`, …) instead of a pool
-    /// retrying until `connectionCreationCircuitBreakerTripped`. `metrics` defaults to a registry of its own.
+    /// retrying until `connectionCreationCircuitBreakerTripped`. `metrics` defaults to a registry of its own. A process
+    /// that runs no worker passes `listens: false`: it neither reads nor checks `DATABASE_LISTEN_URL`.
     public static func connect(
-        reader: ConfigReader, logger: Logger, metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
+        reader: ConfigReader, logger: Logger, metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), listens: Bool = true
     ) async throws -> ServerContext {
         let settings = Settings(reader: reader)
         let url = try settings.databaseURL()
         let pooler = try settings.databasePooler()
         let maximumConnections = try settings.maximumConnections()
-        let listenURL = try settings.databaseListenURL()
+        let listenURL = listens ? try settings.databaseListenURL() : nil
         let factCache = DecodedFactCache(capacity: try settings.factCacheSize())
         logger.info("database", metadata: ["url": "\(url)", "pooler": "\(pooler)"])
         try await url.checkConnection(logger: logger)
