@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StoreLedgerCore
+import StoreLedgerServer
 import StoreLedgerVerification
 
 #if canImport(Glibc)
@@ -223,7 +224,7 @@ struct VerifyCommand: AsyncParsableCommand {
     private func inspectorOptions() throws(VerificationError) -> SignedDataInspector.Options {
         let trust: TrustConfiguration
         if roots.isEmpty {
-            let value = ProcessInfo.processInfo.environment[TrustConfiguration.rootsConfigurationKey]
+            let value = Bootstrap.settings.string(TrustConfiguration.rootsConfigurationKey)
             trust = try TrustConfiguration.fromConfigurationValue(value)
         } else {
             var ders: [Data] = []
