@@ -53,7 +53,7 @@ struct ServerBuilderTests {
         }
     }
 
-    @Test("the admin application exports the context's metrics and checks the schema; ADMIN_PORT=off builds none")
+    @Test("the admin application exports the context's metrics and answers health checks; ADMIN_PORT=off builds none")
     func theAdminApplication() async throws {
         try await TestDatabase.withFresh { db in
             var variables = ServerHarness.baseVariables(db)
@@ -68,7 +68,8 @@ struct ServerBuilderTests {
                         #expect(response.status == .ok)
                         #expect(String(buffer: response.body).contains("storeledger_builder_test_total 1"))
                     }
-                    try await client.execute(uri: "/readyz", method: .get) { #expect($0.status == .ok) }
+                    try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
+                    try await client.execute(uri: "/", method: .get) { #expect($0.status == .notFound) }
                 }
             }
             let off = ServerHarness.reader(ServerHarness.baseVariables(db))
@@ -116,7 +117,8 @@ struct ServerBuilderTests {
                 }
             )
             try await app.test(.router) { client in
-                try await client.execute(uri: "/readyz", method: .get) { #expect($0.status == .ok) }
+                // The server started: the schema was migrated before it.
+                #expect(try await db.scalar("SELECT count(*) FROM schema_migrations") == (try Migration.bundled().count))
                 try await client.execute(
                     uri: "/notifications/apple/sandbox", method: .post, body: ByteBuffer(string: #"{"signedPayload":"a.b.c"}"#)
                 ) { #expect($0.status == .ok) }
