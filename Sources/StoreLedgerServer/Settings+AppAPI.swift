@@ -67,7 +67,7 @@ extension Settings {
         var variables: [String: String] = [:]
         for key in keys { variables[key] = string(key) }
         do {
-            return try AppStoreAPIConfiguration.fromEnvironment(variables)
+            return try AppStoreAPIConfiguration.fromSettings(variables)
         } catch {
             let missing = keys.first { error.detail.contains($0) } ?? "APPSTORE_ISSUER_ID"
             throw SettingsError(code: .missing, key: missing, detail: error.detail)

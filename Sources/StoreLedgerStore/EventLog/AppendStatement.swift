@@ -6,7 +6,7 @@ import StoreLedgerCore
 
 /// The append: the receiver's one statement per request. Inserts the event and its pending queue row together and
 /// returns the event's id and received time. A named prepared statement, planned once per connection, or the same
-/// SQL unnamed behind a transaction pooler (``PostgresNIO/PostgresConnection/run(_:logger:)`` chooses).
+/// SQL unnamed behind a transaction pooler (``DatabaseSessions/run(_:on:logger:)`` chooses).
 struct AppendStatement: PostgresPreparedStatement {
     /// The statement's server-side name.
     static let name = "storeledger_append_v2"
