@@ -144,7 +144,31 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The thin `storeledger` executable: argument parsing and service wiring only.
+        // The assembled processes: settings read through one swift-configuration reader, and the builders of `serve`'s
+        // public and admin applications, `work`'s services and `dev`, which the executable calls and the tests build.
+        .target(
+            name: "StoreLedgerServer",
+            dependencies: [
+                "StoreLedgerCore",
+                "StoreLedgerVerification",
+                "StoreLedgerStore",
+                "StoreLedgerProcessing",
+                "StoreLedgerHTTP",
+                "StoreLedgerWorker",
+                "StoreLedgerSimulation",
+                "StoreLedgerAppStoreAPI",
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The thin `storeledger` executable: argument parsing, then a call into StoreLedgerServer or a store.
         .executableTarget(
             name: "StoreLedgerCLI",
             dependencies: [
@@ -156,6 +180,7 @@ let package = Package(
                 "StoreLedgerWorker",
                 "StoreLedgerSimulation",
                 "StoreLedgerAppStoreAPI",
+                "StoreLedgerServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -198,6 +223,7 @@ let package = Package(
                 "StoreLedgerProcessing",
                 "StoreLedgerHTTP",
                 "StoreLedgerWorker",
+                "StoreLedgerServer",
                 "StoreLedgerTestSupport",
                 "StoreLedgerSimulation",
                 "StoreLedgerAppStoreAPI",
@@ -213,6 +239,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Configuration", package: "swift-configuration"),
             ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings

@@ -4,7 +4,7 @@ public import Logging
 
 extension AppStoreAPIClient {
     /// Get Transaction Info: the signed transaction (JWS) with this id.
-    public func transactionInfo(transactionID: String, environment: AppStoreAPIEnvironment, logger: Logger) async throws(AppStoreAPIError) -> String {
+    public func transactionInfo(transactionID: String, environment: AppStoreAPIHost, logger: Logger) async throws(AppStoreAPIError) -> String {
         struct Answer: Decodable { var signedTransactionInfo: String }
         return try await send(.GET, "/inApps/v1/transactions/\(Self.pathComponent(transactionID))", environment: environment, logger: logger, as: Answer.self)
             .signedTransactionInfo
@@ -15,7 +15,7 @@ extension AppStoreAPIClient {
     /// that answered; throws ``AppStoreAPIError/Code/transactionNotFound`` when neither knows it.
     public func transactionInfoAnyEnvironment(
         transactionID: String, logger: Logger
-    ) async throws(AppStoreAPIError) -> (signedTransactionInfo: String, environment: AppStoreAPIEnvironment) {
+    ) async throws(AppStoreAPIError) -> (signedTransactionInfo: String, environment: AppStoreAPIHost) {
         do {
             return (try await transactionInfo(transactionID: transactionID, environment: .production, logger: logger), .production)
         } catch where error.code == .transactionNotFound || error.code == .unauthorized {
@@ -26,7 +26,7 @@ extension AppStoreAPIClient {
 
     /// One page of Get Transaction History v2.
     public func transactionHistoryPage(
-        transactionID: String, revision: String?, environment: AppStoreAPIEnvironment, logger: Logger
+        transactionID: String, revision: String?, environment: AppStoreAPIHost, logger: Logger
     ) async throws(AppStoreAPIError) -> TransactionHistoryPage {
         try await send(
             .GET, "/inApps/v2/history/\(Self.pathComponent(transactionID))", query: revision.map { [("revision", $0)] } ?? [],
@@ -35,7 +35,7 @@ extension AppStoreAPIClient {
     }
 
     /// Every signed transaction of the customer's history, following `revision` while `hasMore`.
-    public func transactionHistory(transactionID: String, environment: AppStoreAPIEnvironment, logger: Logger) async throws(AppStoreAPIError) -> [String] {
+    public func transactionHistory(transactionID: String, environment: AppStoreAPIHost, logger: Logger) async throws(AppStoreAPIError) -> [String] {
         var all: [String] = []
         var revision: String?
         while true {
@@ -48,14 +48,14 @@ extension AppStoreAPIClient {
 
     /// Get All Subscription Statuses of the customer who made this transaction.
     public func allSubscriptionStatuses(
-        transactionID: String, environment: AppStoreAPIEnvironment, logger: Logger
+        transactionID: String, environment: AppStoreAPIHost, logger: Logger
     ) async throws(AppStoreAPIError) -> SubscriptionStatusesResponse {
         try await send(.GET, "/inApps/v1/subscriptions/\(Self.pathComponent(transactionID))", environment: environment, logger: logger)
     }
 
     /// One page of Get Notification History.
     public func notificationHistoryPage(
-        _ request: NotificationHistoryRequest, paginationToken: String?, environment: AppStoreAPIEnvironment, logger: Logger
+        _ request: NotificationHistoryRequest, paginationToken: String?, environment: AppStoreAPIHost, logger: Logger
     ) async throws(AppStoreAPIError) -> NotificationHistoryPage {
         try await send(
             .POST, "/inApps/v1/notifications/history", query: paginationToken.map { [("paginationToken", $0)] } ?? [], body: request,
@@ -65,7 +65,7 @@ extension AppStoreAPIClient {
 
     /// Every notification in the window, following `paginationToken` while `hasMore`.
     public func notificationHistory(
-        _ request: NotificationHistoryRequest, environment: AppStoreAPIEnvironment, logger: Logger
+        _ request: NotificationHistoryRequest, environment: AppStoreAPIHost, logger: Logger
     ) async throws(AppStoreAPIError) -> [NotificationHistoryItem] {
         var all: [NotificationHistoryItem] = []
         var token: String?
@@ -78,13 +78,13 @@ extension AppStoreAPIClient {
     }
 
     /// Request a Test Notification; returns its `testNotificationToken`.
-    public func requestTestNotification(environment: AppStoreAPIEnvironment, logger: Logger) async throws(AppStoreAPIError) -> String {
+    public func requestTestNotification(environment: AppStoreAPIHost, logger: Logger) async throws(AppStoreAPIError) -> String {
         struct Answer: Decodable { var testNotificationToken: String }
         return try await send(.POST, "/inApps/v1/notifications/test", environment: environment, logger: logger, as: Answer.self).testNotificationToken
     }
 
     /// Get Test Notification Status: the signed test notification and its send attempts.
-    public func testNotificationStatus(token: String, environment: AppStoreAPIEnvironment, logger: Logger) async throws(AppStoreAPIError) -> NotificationHistoryItem {
+    public func testNotificationStatus(token: String, environment: AppStoreAPIHost, logger: Logger) async throws(AppStoreAPIError) -> NotificationHistoryItem {
         try await send(.GET, "/inApps/v1/notifications/test/\(Self.pathComponent(token))", environment: environment, logger: logger)
     }
 

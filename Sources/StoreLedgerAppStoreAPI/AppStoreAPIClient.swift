@@ -49,7 +49,7 @@ public struct AppStoreAPIClient: Sendable {
     /// Sends one call, retrying what may pass, and decodes Apple's JSON answer as `Response`.
     func send<Response: Decodable>(
         _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: (some Encodable)? = Optional<Int>.none,
-        environment: AppStoreAPIEnvironment, logger: Logger, as: Response.Type = Response.self
+        environment: AppStoreAPIHost, logger: Logger, as: Response.Type = Response.self
     ) async throws(AppStoreAPIError) -> Response {
         var attempt = 0
         while true {
@@ -81,7 +81,7 @@ public struct AppStoreAPIClient: Sendable {
 
     private func sendOnce<Response: Decodable>(
         _ method: HTTPMethod, _ path: String, query: [(String, String)], body: (some Encodable)?,
-        environment: AppStoreAPIEnvironment, attempt: Int, logger: Logger
+        environment: AppStoreAPIHost, attempt: Int, logger: Logger
     ) async throws(Failure) -> Response {
         var url = configuration.baseURL(environment) + path
         if !query.isEmpty {

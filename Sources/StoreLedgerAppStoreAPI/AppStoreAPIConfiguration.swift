@@ -50,9 +50,9 @@ public struct AppStoreAPIConfiguration: Sendable {
         self.maximumBackoff = maximumBackoff
     }
 
-    /// Reads the configuration from `variables`; nil when none of the credentials is set, an error naming what is
-    /// missing when only some are.
-    public static func fromEnvironment(_ variables: [String: String]) throws(AppStoreAPIError) -> AppStoreAPIConfiguration? {
+    /// Reads the configuration from settings values keyed as the README names them (`APPSTORE_KEY_ID`); nil when none
+    /// of the credentials is set, an error naming what is missing when only some are.
+    public static func fromSettings(_ variables: [String: String]) throws(AppStoreAPIError) -> AppStoreAPIConfiguration? {
         func value(_ key: String) -> String? { variables[key].flatMap { $0.isEmpty ? nil : $0 } }
         let keys = ["APPSTORE_ISSUER_ID", "APPSTORE_KEY_ID", "APPSTORE_PRIVATE_KEY"]
         let present = keys.filter { value($0) != nil }
@@ -70,7 +70,7 @@ public struct AppStoreAPIConfiguration: Sendable {
     }
 
     /// The base URL of `environment`, without a trailing slash.
-    public func baseURL(_ environment: AppStoreAPIEnvironment) -> String {
+    public func baseURL(_ environment: AppStoreAPIHost) -> String {
         let url = environment == .production ? productionURL : sandboxURL
         return url.hasSuffix("/") ? String(url.dropLast()) : url
     }

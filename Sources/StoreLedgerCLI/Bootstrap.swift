@@ -1,27 +1,28 @@
-import Foundation
-import Hummingbird
+import ArgumentParser
+import Configuration
 import Logging
-import StoreLedgerHTTP
 import Metrics
-import Prometheus
-import ServiceLifecycle
 import PostgresNIO
+import Prometheus
+import StoreLedgerServer
 import StoreLedgerStore
-import UnixSignals
 
-/// Process-wide set-up shared by the commands.
+/// Process-wide set-up shared by the commands: the one configuration reader (the process environment), logging and
+/// metrics bootstrapped once, and a database for the short-lived operator commands.
 enum Bootstrap {
-    /// Bootstraps logging once at `level` and returns a logger labelled `label`; `LOG_FORMAT=json` writes one JSON
-    /// object per line instead of text.
-    static func logger(_ label: String, level: Logger.Level) -> Logger {
-        let json = ProcessInfo.processInfo.environment["LOG_FORMAT"]?.lowercased() == "json"
+    /// The process's configuration reader.
+    static let reader = Settings.environmentReader()
+
+    /// The process's settings.
+    static var settings: Settings { Settings(reader: reader) }
+
+    /// Bootstraps logging once (`LOG_FORMAT`, and `LOG_LEVEL` unless `level` overrides it) and returns a logger
+    /// labelled `label`.
+    static func logger(_ label: String, level: Logger.Level? = nil) throws -> Logger {
+        let factory = try ServerProcess.logHandlerFactory(reader: reader)
+        let level = try level ?? settings.logLevel()
         LoggingSystem.bootstrap { label in
-            if json {
-                var handler = JSONLogHandler(label: label)
-                handler.logLevel = level
-                return handler
-            }
-            var handler = StreamLogHandler.standardOutput(label: label)
+            var handler = factory(label)
             handler.logLevel = level
             return handler
         }
@@ -30,28 +31,19 @@ enum Bootstrap {
         return logger
     }
 
-    /// A Postgres client for the configured database (run it as a service), once a single connection has shown
-    /// that the database (or the pooler in front of it) lets us in: when it does not, the command stops within 10 s
-    /// with the cause (`unsupported startup parameter`, a refused password, `connection refused`, …) in the log and
-    /// in its exit message, instead of a pool retrying until `connectionCreationCircuitBreakerTripped`.
-    static func client(_ environment: Environment, logger: Logger) async throws -> PostgresClient {
-        let url = try environment.databaseURL()
-        let pooler = try environment.databasePooler()
-        logger.info("database", metadata: ["url": "\(url)", "pooler": "\(pooler)"])
-        try await url.checkConnection(logger: logger)
-        return PostgresClient(
-            configuration: try url.clientConfiguration(maximumConnections: environment.maximumConnections()),
-            backgroundLogger: logger
-        )
+    /// Bootstraps swift-metrics with a Prometheus registry and returns it. Call it once, first: metrics created before
+    /// it stay no-ops.
+    static func metrics() -> PrometheusCollectorRegistry {
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        return registry
     }
 
-    /// A one-connection client for `DATABASE_LISTEN_URL` (the worker's LISTEN, bypassing a transaction pooler),
-    /// checked like ``client(_:logger:)``; nil when unset. Run it as a service.
-    static func listenClient(_ environment: Environment, logger: Logger) async throws -> PostgresClient? {
-        guard let url = try environment.databaseListenURL() else { return nil }
-        logger.info("LISTEN database", metadata: ["url": "\(url)"])
-        try await url.checkConnection(logger: logger)
-        return PostgresClient(configuration: try url.clientConfiguration(maximumConnections: 1), backgroundLogger: logger)
+    /// The context of a long-running command (`serve`, `work`, `dev`): logging and metrics bootstrapped, the database
+    /// checked and its clients made (`listens`: with the worker's LISTEN client, when `DATABASE_LISTEN_URL` is set).
+    static func serverContext(_ label: String, listens: Bool = true) async throws -> ServerContext {
+        let logger = try logger(label)
+        return try await ServerContext.connect(reader: reader, logger: logger, metrics: metrics(), listens: listens)
     }
 
     /// Runs a short-lived command's `body` with a running client for the configured database and a logger labelled
@@ -59,10 +51,8 @@ enum Bootstrap {
     static func withDatabase<Result: Sendable>(
         _ label: String, level: Logger.Level? = nil, _ body: @Sendable (PostgresClient, Logger) async throws -> Result
     ) async throws -> Result {
-        let environment = Environment()
-        let logger = Self.logger(label, level: try level ?? environment.logLevel())
-        let client = try await Self.client(environment, logger: logger)
-        return try await withRunningClient(client) { try await body(client, logger) }
+        let context = try await ServerContext.connect(reader: reader, logger: try logger(label, level: level), listens: false)
+        return try await withRunningClient(context.client) { try await body(context.client, context.logger) }
     }
 
     /// Runs `body` with `client` running, then shuts the client down.
@@ -75,44 +65,5 @@ enum Bootstrap {
             defer { group.cancelAll() }
             return try await body()
         }
-    }
-
-    /// Runs `services` (in start order) until SIGTERM or SIGINT, then shuts them down in reverse order within a bound
-    /// whatever state they are in, a dead database included: after `SHUTDOWN_TIMEOUT_SECONDS` (default 10) of graceful
-    /// shutdown the services are cancelled, and a service that ignores cancellation for 5 s more ends the process.
-    static func run(_ services: [any Service], _ environment: Environment, logger: Logger) async throws {
-        var configuration = ServiceGroupConfiguration(
-            services: services.map { .init(service: $0) },
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger
-        )
-        configuration.maximumGracefulShutdownDuration = .seconds(try environment.int("SHUTDOWN_TIMEOUT_SECONDS", default: 10, in: 1...3600))
-        configuration.maximumCancellationDuration = .seconds(5)
-        try await ServiceGroup(configuration: configuration).run()
-        logger.info("stopped")
-    }
-
-    /// Bootstraps swift-metrics with a Prometheus registry. Call it once, first: metrics created before it stay
-    /// no-ops.
-    static func metrics() -> PrometheusCollectorRegistry {
-        let registry = PrometheusCollectorRegistry()
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-        return registry
-    }
-
-    /// The admin server for `registry` as a service, or nil when `ADMIN_PORT=off`. `defaultPort`: 9090 for
-    /// `serve` and `dev`, 9091 for `work`.
-    static func adminService(
-        _ environment: Environment, defaultPort: Int, registry: PrometheusCollectorRegistry, client: PostgresClient, migrator: Migrator,
-        logger: Logger
-    ) throws -> (any Service)? {
-        guard let (host, port) = try environment.admin(defaultPort: defaultPort) else {
-            logger.notice("admin port disabled (ADMIN_PORT=off): no /metrics")
-            return nil
-        }
-        logger.info("admin port: /metrics, /healthz, /readyz", metadata: ["address": "\(host):\(port)"])
-        return AdminApplication.service(
-            host: host, port: port, registry: registry, client: client, migrator: migrator, timeouts: try environment.httpTimeouts(), logger: logger
-        )
     }
 }

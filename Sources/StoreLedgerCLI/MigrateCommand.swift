@@ -1,5 +1,6 @@
 import ArgumentParser
 import Logging
+import StoreLedgerServer
 import StoreLedgerStore
 
 /// `storeledger migrate`: applies pending `sql/` migrations (safe to run concurrently; a no-op when current).
@@ -14,10 +15,8 @@ struct MigrateCommand: AsyncParsableCommand {
     var check = false
 
     func run() async throws {
-        let environment = Environment()
-        let logger = Bootstrap.logger("storeledger.migrate", level: try environment.logLevel())
-        let client = try await Bootstrap.client(environment, logger: logger)
-        let migrator = Migrator(migrations: try Migration.bundled())
+        let context = try await ServerContext.connect(reader: Bootstrap.reader, logger: try Bootstrap.logger("storeledger.migrate"), listens: false)
+        let (client, migrator, logger) = (context.client, context.migrator, context.logger)
         try await Bootstrap.withRunningClient(client) {
             if check {
                 let status = try await migrator.status(client: client, logger: logger)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import StoreLedgerProcessing
+import StoreLedgerServer
 import StoreLedgerSimulation
 import StoreLedgerStore
 
@@ -35,13 +36,12 @@ struct RebuildCommand: AsyncParsableCommand {
 
     /// Runs the rebuild with the workers' verification settings.
     func run() async throws {
-        let environment = Environment()
-        let logger = Bootstrap.logger("storeledger.rebuild", level: try environment.logLevel())
-        let client = try await Bootstrap.client(environment, logger: logger)
-        let handler = try environment.ledgerHandler(verifiers: try development
-            ? environment.verifiers(defaultBundleID: DevCommand.defaultBundleID, extraRootsDER: try DevelopmentCertificateAuthority.loadOrCreate().trustedRootsDER)
-            : environment.verifiers())
-        let migrator = Migrator(migrations: try Migration.bundled())
+        let context = try await ServerContext.connect(reader: Bootstrap.reader, logger: try Bootstrap.logger("storeledger.rebuild"), listens: false)
+        let (client, migrator, logger, settings) = (context.client, context.migrator, context.logger, context.settings)
+        let verifiers = try development
+            ? settings.verifiers(defaultBundleID: developmentBundleID, extraRootsDER: try DevelopmentCertificateAuthority.loadOrCreate().trustedRootsDER)
+            : settings.verifiers()
+        let handler = LedgerHandler(verifiers: verifiers, factCache: context.factCache)
         let report = try await Bootstrap.withRunningClient(client) {
             try await migrator.requireCurrent(client: client, logger: logger)
             return try await Rebuilder(client: client, handler: handler, batchSize: batchSize, acceptNewRejections: acceptNewRejections).run(

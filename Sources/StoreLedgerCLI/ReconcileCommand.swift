@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import StoreLedgerServer
 import StoreLedgerStore
 import StoreLedgerWorker
 
@@ -24,8 +25,8 @@ struct ReconcileCommand: AsyncParsableCommand {
 
     /// Runs one reconciliation and prints what it found.
     func run() async throws {
-        let environment = Environment()
-        let logger = Bootstrap.logger("storeledger.reconcile", level: try environment.logLevel())
+        let settings = Bootstrap.settings
+        let logger = try Bootstrap.logger("storeledger.reconcile")
         let end = Date()
         let start: Date
         if let since {
@@ -34,13 +35,13 @@ struct ReconcileCommand: AsyncParsableCommand {
         } else {
             start = end.addingTimeInterval(-hours * 3600)
         }
-        guard let appStore = try await environment.appStoreClient() else {
+        guard let appStore = try await settings.appStoreClient() else {
             throw ValidationError("reconciliation needs the App Store Server API: set APPSTORE_ISSUER_ID, APPSTORE_KEY_ID, APPSTORE_PRIVATE_KEY")
         }
-        let environments = environment.reconciliationEnvironments(try environment.verifiers())
-        let client = try await Bootstrap.client(environment, logger: logger)
-        let (history, result) = try await Bootstrap.withRunningClient(client) {
-            let reconciler = Reconciler(client: client, appStore: appStore, environments: environments)
+        let environments = settings.reconciliationEnvironments(try settings.verifiers())
+        let context = try await ServerContext.connect(reader: Bootstrap.reader, logger: logger, listens: false)
+        let (history, result) = try await Bootstrap.withRunningClient(context.client) {
+            let reconciler = Reconciler(client: context.client, appStore: appStore, environments: environments, sessions: context.sessions)
             // First the windows of failovers or restores not reconciled yet (database_history), then the one asked for.
             return (
                 try await reconciler.reconcileHistoryChanges(logger: logger),

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StoreLedgerCore
+import StoreLedgerServer
 import StoreLedgerSimulation
 
 /// `storeledger simulate`: plays App Store lifecycles, signs them with the local development CA and POSTs the
@@ -92,7 +93,7 @@ struct SimulateCommand: AsyncParsableCommand {
 
     /// The app's bundle id.
     @Option(name: .customLong("bundle-id"), help: ArgumentHelp(
-        "The app's bundle id (default $APP_BUNDLE_ID, else \(DevCommand.defaultBundleID)).", valueName: "ID"))
+        "The app's bundle id (default $APP_BUNDLE_ID, else \(developmentBundleID)).", valueName: "ID"))
     var bundleID: String?
 
     /// The app's Apple id.
@@ -171,10 +172,10 @@ struct SimulateCommand: AsyncParsableCommand {
             print(try loadCertificateAuthority().rootBase64)
             return
         }
-        let settings = Environment()
+        let settings = Bootstrap.settings
         let environment = parsedEnvironment ?? .sandbox
         let bundleID = self.bundleID ?? settings.string("APP_BUNDLE_ID")?.split(separator: ",").first.map(String.init)
-            ?? DevCommand.defaultBundleID
+            ?? developmentBundleID
         let appAppleID = try self.appAppleID ?? settings.string("APP_APPLE_ID").map { text in
             guard let value = Int64(text) else { throw ValidationError("APP_APPLE_ID=\(text) is not a number") }
             return value
@@ -285,7 +286,7 @@ struct SimulateCommand: AsyncParsableCommand {
     }
 
     /// The local receiver's URL for an environment, on `PORT` (default 8080).
-    private func defaultURL(_ settings: Environment, _ environment: AppStoreEnvironment) throws -> String {
+    private func defaultURL(_ settings: Settings, _ environment: AppStoreEnvironment) throws -> String {
         let port = try settings.int("PORT", default: 8080, in: 1...65535)
         let path = environment == .production ? "/notifications/apple" : "/notifications/apple/sandbox"
         return "http://127.0.0.1:\(port)\(path)"

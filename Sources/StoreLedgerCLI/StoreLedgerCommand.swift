@@ -1,5 +1,4 @@
 import ArgumentParser
-import StoreLedgerStore
 
 /// `storeledger`: the receiver, the worker, migrations and operator tools in one executable.
 @main
@@ -27,12 +26,4 @@ struct StoreLedgerCommand: AsyncParsableCommand {
             WebhooksCommand.self,
         ]
     )
-
-    /// Runs the chosen command with `DATABASE_POOLER` bound for everything it does, so every statement it runs
-    /// reaches Postgres in the way the pooler allows (see ``DatabasePooler``). A malformed value is reported by
-    /// the first command that connects.
-    static func main() async {
-        let pooler = (try? Environment().databasePooler()) ?? .direct
-        await DatabasePooler.$current.withValue(pooler) { await main(nil) }
-    }
 }

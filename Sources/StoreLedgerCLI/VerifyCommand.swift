@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import StoreLedgerCore
+import StoreLedgerServer
 import StoreLedgerVerification
 
 #if canImport(Glibc)
@@ -213,8 +215,8 @@ struct VerifyCommand: AsyncParsableCommand {
     }
 
     /// `Sandbox` / `Production`, case-insensitively.
-    static func parseEnvironment(_ value: String) -> VerificationEnvironment? {
-        VerificationEnvironment(configurationValue: value).flatMap {
+    static func parseEnvironment(_ value: String) -> AppStoreEnvironment? {
+        AppStoreEnvironment(configurationValue: value).flatMap {
             $0 == .sandbox || $0 == .production ? $0 : nil
         }
     }
@@ -222,7 +224,7 @@ struct VerifyCommand: AsyncParsableCommand {
     private func inspectorOptions() throws(VerificationError) -> SignedDataInspector.Options {
         let trust: TrustConfiguration
         if roots.isEmpty {
-            let value = ProcessInfo.processInfo.environment[TrustConfiguration.rootsConfigurationKey]
+            let value = Bootstrap.settings.string(TrustConfiguration.rootsConfigurationKey)
             trust = try TrustConfiguration.fromConfigurationValue(value)
         } else {
             var ders: [Data] = []

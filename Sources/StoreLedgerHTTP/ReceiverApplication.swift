@@ -6,15 +6,16 @@ import StoreLedgerProcessing
 public import StoreLedgerStore
 
 /// Builds the public router: request ids, the notification routes, health checks and, when `appAPI` is given,
-/// the app-facing API.
+/// the app-facing API. Appends reach Postgres as `sessions` allow.
 public func buildReceiverRouter(
-    client: PostgresClient, migrator: Migrator, configuration: ReceiverConfiguration, appAPI: AppAPI? = nil
+    client: PostgresClient, migrator: Migrator, configuration: ReceiverConfiguration, appAPI: AppAPI? = nil,
+    sessions: DatabaseSessions = DatabaseSessions()
 ) -> Router<StoreLedgerRequestContext> {
     let router = Router(context: StoreLedgerRequestContext.self)
     router.add(middleware: RequestIDMiddleware())
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: JSONErrorMiddleware())
-    ReceiverController(log: EventLog(client: client, concurrentCommits: configuration.concurrentCommits), configuration: configuration).addRoutes(to: router)
+    ReceiverController(log: EventLog(client: client, sessions: sessions, concurrentCommits: configuration.concurrentCommits), configuration: configuration).addRoutes(to: router)
     HealthController(client: client, migrator: migrator).addRoutes(to: router)
     appAPI?.addRoutes(to: router)
     // Last, so that it sees only what no route took and knows every route: 405 for a known path, else 404.
@@ -23,26 +24,26 @@ public func buildReceiverRouter(
 }
 
 /// Builds the HTTP application (receiver, health and, when given, the app-facing API). It runs `client` and any `services` with it, and refuses to
-/// start when the database schema is not current (or, with `migrateOnStart`, migrates it first:
-/// development only).
+/// start when the database schema is not current (running `migrate` first when given: development only).
 public func buildReceiverApplication(
     client: PostgresClient,
     migrator: Migrator,
     configuration: ReceiverConfiguration,
     appAPI: AppAPI? = nil,
     services: [any Service] = [],
-    migrateOnStart: Bool = false,
+    sessions: DatabaseSessions = DatabaseSessions(),
+    migrate: (@Sendable () async throws -> Void)? = nil,
     logger: Logger
 ) -> some ApplicationProtocol {
     var app = Application(
-        router: buildReceiverRouter(client: client, migrator: migrator, configuration: configuration, appAPI: appAPI),
+        router: buildReceiverRouter(client: client, migrator: migrator, configuration: configuration, appAPI: appAPI, sessions: sessions),
         server: .http1(timeouts: configuration.timeouts, logger: logger),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "storeledger"),
         services: [client] + services,
         logger: logger
     )
     app.beforeServerStarts {
-        if migrateOnStart { try await migrator.migrate(client: client, logger: logger) }
+        try await migrate?()
         try await migrator.requireCurrent(client: client, logger: logger)
         // The catalog the routes answer with is the one SQL (entitlements_at) reads.
         try await appAPI?.dependencies.intake.publishCatalog(logger: logger)

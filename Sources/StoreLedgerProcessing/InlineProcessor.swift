@@ -18,10 +18,16 @@ public struct InlineProcessor: Sendable {
     public let owner: String
     /// Reschedules inputs whose verification failed for a reason that may pass.
     public let retryPolicy: RetryPolicy
+    /// How the append and completion reach Postgres (the process's pooler and prepared sessions).
+    public let sessions: DatabaseSessions
 
-    /// Creates a processor.
-    public init(client: PostgresClient, handler: LedgerHandler, owner: String = "inline", retryPolicy: RetryPolicy = RetryPolicy()) {
+    /// Creates a processor (`sessions` default: a direct connection).
+    public init(
+        client: PostgresClient, handler: LedgerHandler, owner: String = "inline", retryPolicy: RetryPolicy = RetryPolicy(),
+        sessions: DatabaseSessions = DatabaseSessions()
+    ) {
         self.client = client
+        self.sessions = sessions
         self.handler = handler
         self.owner = owner
         self.retryPolicy = retryPolicy
@@ -35,12 +41,12 @@ public struct InlineProcessor: Sendable {
         logger: Logger,
         then body: @Sendable (PreparedEvent, EventOutcome, PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        try await client.inTransaction(logger: logger) { connection in
-            let appended = try await EventLog.append(event, on: connection, logger: logger)
+        try await client.inTransaction(logger: logger, sessions: sessions) { connection in
+            let appended = try await EventLog.append(event, on: connection, sessions: sessions, logger: logger)
             let claimed = try await EventQueue.leaseAppended(appended, event, owner: owner, lease: .seconds(60), on: connection, logger: logger)
             let prepared = await handler.prepare(claimed, logger: logger)
             let outcome = try await handler.apply([prepared], in: connection, logger: logger).first ?? .retry(reason: "no outcome")
-            try await EventQueue.complete([(claimed, outcome)], owner: owner, policy: retryPolicy, on: connection, logger: logger)
+            try await EventQueue.complete([(claimed, outcome)], owner: owner, policy: retryPolicy, on: connection, sessions: sessions, logger: logger)
             return try await body(prepared, outcome, connection)
         }
     }

@@ -17,10 +17,13 @@ public struct LedgerHandler: EventHandler {
     public let verifiers: LedgerVerifiers
     /// Whether projecting enqueues outgoing webhook events for entitlement changes (off for rebuild's shadow).
     public var emitsWebhookEvents = true
+    /// Decoded facts kept for refolds, shared by the process's handlers (`FACT_CACHE_SIZE`).
+    public let factCache: DecodedFactCache
 
-    /// Creates the handler.
-    public init(verifiers: LedgerVerifiers) {
+    /// Creates the handler; `factCache` defaults to a cache of its own with the default capacity.
+    public init(verifiers: LedgerVerifiers, factCache: DecodedFactCache = DecodedFactCache()) {
         self.verifiers = verifiers
+        self.factCache = factCache
     }
 
     /// Verifies and decodes one event.
@@ -118,9 +121,9 @@ public struct LedgerHandler: EventHandler {
             }
         }
         // One statement per fact table, then one lock, one read and one upsert for all touched rows.
-        try await FactStore.record(facts, on: transaction, logger: logger)
+        try await FactStore.record(facts, on: transaction, cache: factCache, logger: logger)
         try await Self.project(
-            subscriptions: subscriptions, purchases: purchases, emitWebhookEvents: emitsWebhookEvents, on: transaction, logger: logger
+            subscriptions: subscriptions, purchases: purchases, emitWebhookEvents: emitsWebhookEvents, factCache: factCache, on: transaction, logger: logger
         )
         return outcomes
     }
@@ -133,10 +136,10 @@ public struct LedgerHandler: EventHandler {
     /// Refolds the given rows from all of their recorded facts. Rows are locked in a fixed order so
     /// concurrent workers cannot deadlock, and each fold sees every fact committed before it. With
     /// `emitWebhookEvents`, each entitlement change (old row → new row) is enqueued for outgoing webhooks in the
-    /// same transaction.
+    /// same transaction. Facts `factCache` holds decoded are not fetched again.
     public static func project(
         subscriptions: Set<SubscriptionKey>, purchases: Set<PurchaseKey>, emitWebhookEvents: Bool = true,
-        on connection: PostgresConnection, logger: Logger
+        factCache: DecodedFactCache, on connection: PostgresConnection, logger: Logger
     ) async throws {
         let subscriptionKeys = subscriptions.sorted()
         let purchaseKeys = purchases.sorted()
@@ -144,7 +147,7 @@ public struct LedgerHandler: EventHandler {
             subscriptionKeys.map { "subscription/\($0)" } + purchaseKeys.map { "purchase/\($0)" }, on: connection, logger: logger
         )
         if !subscriptionKeys.isEmpty {
-            let facts = try await FactStore.subscriptionFacts(subscriptionKeys, on: connection, logger: logger)
+            let facts = try await FactStore.subscriptionFacts(subscriptionKeys, on: connection, cache: factCache, logger: logger)
             var states: [SubscriptionKey: SubscriptionState?] = [:]
             for key in subscriptionKeys { states.updateValue(SubscriptionProjection.fold(facts[key] ?? [], key: key), forKey: key) }
             var events: [WebhookEvent] = []
@@ -156,7 +159,7 @@ public struct LedgerHandler: EventHandler {
             try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
         }
         if !purchaseKeys.isEmpty {
-            let facts = try await FactStore.purchaseFacts(purchaseKeys, on: connection, logger: logger)
+            let facts = try await FactStore.purchaseFacts(purchaseKeys, on: connection, cache: factCache, logger: logger)
             var states: [PurchaseKey: PurchaseState?] = [:]
             for key in purchaseKeys { states.updateValue(PurchaseProjection.fold(facts[key] ?? [], key: key), forKey: key) }
             var events: [WebhookEvent] = []

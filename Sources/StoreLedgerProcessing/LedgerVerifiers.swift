@@ -1,3 +1,4 @@
+public import StoreLedgerCore
 import Foundation
 
 public import StoreLedgerVerification
@@ -23,7 +24,7 @@ public struct LedgerVerifiers: Sendable {
     }
 
     /// The accepted environments (Sandbox, Production or both), in configuration order.
-    public var environments: [VerificationEnvironment] {
+    public var environments: [AppStoreEnvironment] {
         verifier.configuration.environments
     }
 
@@ -33,7 +34,7 @@ public struct LedgerVerifiers: Sendable {
     ///   defaults to `APPLE_ENVIRONMENTS=<the list>`.
     public init(
         apps: [AppIdentity],
-        environments: [VerificationEnvironment],
+        environments: [AppStoreEnvironment],
         environmentsSource: String? = nil,
         trust: TrustConfiguration = .appleRootCAG3,
         allowXcodeEnvironment: Bool = false
@@ -65,7 +66,7 @@ public struct LedgerVerifiers: Sendable {
     /// The environments an `APPLE_ENVIRONMENTS` value (or its absence) accepts, and how to name that choice in reasons.
     public static func environments(
         setting: String?, apps: [AppIdentity]
-    ) throws(VerificationError) -> (environments: [VerificationEnvironment], source: String) {
+    ) throws(VerificationError) -> (environments: [AppStoreEnvironment], source: String) {
         let everyAppHasAppleID = apps.allSatisfy { $0.appAppleID != nil }
         guard let setting, !setting.allSatisfy(\.isWhitespace) else {
             if everyAppHasAppleID { return ([.production, .sandbox], "\(environmentsKey) unset: Production,Sandbox") }
@@ -73,9 +74,9 @@ public struct LedgerVerifiers: Sendable {
             let why = without.count == apps.count ? "APP_APPLE_ID is not set" : "app '\(without[0].bundleID)' has no App Apple ID"
             return ([.sandbox], "\(environmentsKey) unset: Sandbox only, as \(why)")
         }
-        var environments: [VerificationEnvironment] = []
+        var environments: [AppStoreEnvironment] = []
         for name in setting.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
-            guard let environment = VerificationEnvironment(configurationValue: name),
+            guard let environment = AppStoreEnvironment(configurationValue: name),
                 environment == .production || environment == .sandbox
             else {
                 throw VerificationError(

@@ -122,7 +122,7 @@ public struct FakeAppStoreServer: Sendable {
 
     private static func router(state: FakeAppStoreState, checker: TokenChecker) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
-        for environment in AppStoreAPIEnvironment.allCases {
+        for environment in AppStoreAPIHost.allCases {
             let prefix = environment == .production ? "production" : "sandbox"
             let group = router.group(RouterPath(prefix))
             @Sendable func guarded(

@@ -32,19 +32,19 @@ public actor FakeAppStoreState {
         /// The path after the environment prefix.
         public var path: String
         /// Which environment's host it addressed.
-        public var environment: AppStoreAPIEnvironment
+        public var environment: AppStoreAPIHost
         /// Whether its token was accepted.
         public var authorized: Bool
     }
 
     /// Signed transactions by environment and transaction id (Get Transaction Info).
-    var transactions: [AppStoreAPIEnvironment: [String: String]] = [:]
+    var transactions: [AppStoreAPIHost: [String: String]] = [:]
     /// Signed transactions of a customer's history by environment and any of its transaction ids.
-    var histories: [AppStoreAPIEnvironment: [String: [String]]] = [:]
+    var histories: [AppStoreAPIHost: [String: [String]]] = [:]
     /// Get All Subscription Statuses answers by environment and transaction id.
-    var statuses: [AppStoreAPIEnvironment: [String: SubscriptionStatusesResponse]] = [:]
+    var statuses: [AppStoreAPIHost: [String: SubscriptionStatusesResponse]] = [:]
     /// Notification history by environment.
-    var notifications: [AppStoreAPIEnvironment: [NotificationHistoryItem]] = [:]
+    var notifications: [AppStoreAPIHost: [NotificationHistoryItem]] = [:]
     /// Faults to answer the next requests with, in order.
     var faults: [Fault] = []
     /// Whether production answers 401 to everything (the app is not yet released there).
@@ -60,22 +60,22 @@ public actor FakeAppStoreState {
     public init() {}
 
     /// Makes `jws` the answer to Get Transaction Info for `transactionID` in `environment`.
-    public func addTransaction(_ jws: String, id transactionID: String, environment: AppStoreAPIEnvironment) {
+    public func addTransaction(_ jws: String, id transactionID: String, environment: AppStoreAPIHost) {
         transactions[environment, default: [:]][transactionID] = jws
     }
 
     /// Makes `transactions` the history answered for `transactionID`.
-    public func setHistory(_ transactions: [String], for transactionID: String, environment: AppStoreAPIEnvironment) {
+    public func setHistory(_ transactions: [String], for transactionID: String, environment: AppStoreAPIHost) {
         histories[environment, default: [:]][transactionID] = transactions
     }
 
     /// Makes `response` the statuses answered for `transactionID`.
-    public func setStatuses(_ response: SubscriptionStatusesResponse, for transactionID: String, environment: AppStoreAPIEnvironment) {
+    public func setStatuses(_ response: SubscriptionStatusesResponse, for transactionID: String, environment: AppStoreAPIHost) {
         statuses[environment, default: [:]][transactionID] = response
     }
 
     /// Sets the notification history of `environment`.
-    public func setNotificationHistory(_ items: [NotificationHistoryItem], environment: AppStoreAPIEnvironment) {
+    public func setNotificationHistory(_ items: [NotificationHistoryItem], environment: AppStoreAPIHost) {
         notifications[environment] = items
     }
 

@@ -1,3 +1,4 @@
+public import StoreLedgerCore
 public import Foundation
 
 /// The envelope fields of a verified notification that routing and deduplication need.
@@ -13,7 +14,7 @@ public struct NotificationClaims: Hashable, Sendable {
     /// `signedDate`: ordering key.
     public let signedDate: Date?
     /// The environment from `data`, `summary`, `appData` or `externalPurchaseToken`.
-    public let environment: VerificationEnvironment?
+    public let environment: AppStoreEnvironment?
     /// The bundle id from the same place.
     public let bundleID: String?
     /// The app Apple id from the same place.
@@ -26,7 +27,7 @@ public struct NotificationClaims: Hashable, Sendable {
         subtype: String?,
         version: String?,
         signedDate: Date?,
-        environment: VerificationEnvironment?,
+        environment: AppStoreEnvironment?,
         bundleID: String?,
         appAppleID: Int64?
     ) {

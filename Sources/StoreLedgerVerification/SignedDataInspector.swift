@@ -1,3 +1,4 @@
+public import StoreLedgerCore
 public import Foundation
 
 /// Verifies one piece of signed data of unknown kind and explains it: the logic behind `storeledger verify`.
@@ -14,7 +15,7 @@ public struct SignedDataInspector: Sendable {
         /// Accepted apps, or `nil` to accept the payload's own bundle id / app Apple id.
         public var apps: [AppIdentity]?
         /// Required environment, or `nil` to accept the payload's Sandbox or Production.
-        public var environment: VerificationEnvironment?
+        public var environment: AppStoreEnvironment?
         /// Accept Xcode / LocalTesting data without chain or signature checks.
         public var allowXcodeEnvironment: Bool
 
@@ -22,7 +23,7 @@ public struct SignedDataInspector: Sendable {
         public init(
             trust: TrustConfiguration = .appleRootCAG3,
             apps: [AppIdentity]? = nil,
-            environment: VerificationEnvironment? = nil,
+            environment: AppStoreEnvironment? = nil,
             allowXcodeEnvironment: Bool = false
         ) {
             self.trust = trust
@@ -147,11 +148,11 @@ public struct SignedDataInspector: Sendable {
         }
 
         var notes: [String] = []
-        let environment: VerificationEnvironment
+        let environment: AppStoreEnvironment
         if let required = options.environment {
             environment = required
         } else {
-            let payloadEnvironment = stated.environment.map(VerificationEnvironment.init(rawValue:))
+            let payloadEnvironment = stated.environment.map(AppStoreEnvironment.init(rawValue:))
             if let payloadEnvironment, payloadEnvironment == .sandbox || payloadEnvironment == .production {
                 environment = payloadEnvironment
                 notes.append("environment not checked: taken from the payload ('\(payloadEnvironment)')")

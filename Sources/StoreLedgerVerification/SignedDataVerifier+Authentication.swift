@@ -1,3 +1,4 @@
+import StoreLedgerCore
 import Crypto
 public import Foundation
 import JWTKit
@@ -22,7 +23,7 @@ struct AuthenticatedJWS: Sendable {
         VerifiedSignedData(
             signedData: jws.token,
             payloadJSON: jws.payloadJSON,
-            environment: environment.map(VerificationEnvironment.init(rawValue:)),
+            environment: environment.map(AppStoreEnvironment.init(rawValue:)),
             signedDate: signedDate,
             isLocalTestData: isLocalTestData
         )
@@ -42,7 +43,7 @@ extension SignedDataVerifier {
         let signedDate = claims.signedDate.map { Date(timeIntervalSince1970: $0 / 1000) }
         let stated = environmentOf(claims)
 
-        if let environment = stated.map(VerificationEnvironment.init(rawValue:)), environment.isLocalTestEnvironment {
+        if let environment = stated.map(AppStoreEnvironment.init(rawValue:)), environment.isLocalTestEnvironment {
             guard configuration.allowXcodeEnvironment else {
                 throw .untrustedChain(
                     "signed for \(environment), whose data is signed locally by Xcode, not by the App Store; "

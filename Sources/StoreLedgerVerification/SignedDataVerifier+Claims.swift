@@ -1,3 +1,5 @@
+import StoreLedgerCore
+
 extension SignedDataVerifier {
     /// Checks a payload's claims in the order that names the real cause: the app (`bundleId` must be a configured
     /// app, whatever the environment), then the environment the payload is signed for (it must be accepted), then
@@ -20,7 +22,7 @@ extension SignedDataVerifier {
             throw .wrongApp("bundleId '\(bundleID)' is not a configured app (configured: \(configured))")
         }
         try checkEnvironment(environment, isLocalTestData: isLocalTestData)
-        guard checksAppAppleID, !isLocalTestData, environment == VerificationEnvironment.production.rawValue else {
+        guard checksAppAppleID, !isLocalTestData, environment == AppStoreEnvironment.production.rawValue else {
             return
         }
         let configured = candidates.compactMap(\.appAppleID).map(String.init).joined(separator: ", ")
@@ -41,7 +43,7 @@ extension SignedDataVerifier {
                 "the payload states no environment, so no environment's rules apply (\(configuration.acceptedEnvironmentsDescription))"
             )
         }
-        guard configuration.environments.contains(VerificationEnvironment(rawValue: environment)) else {
+        guard configuration.environments.contains(AppStoreEnvironment(rawValue: environment)) else {
             throw .wrongEnvironment(
                 "signed for \(environment), which this deployment does not accept (\(configuration.acceptedEnvironmentsDescription))"
             )

@@ -1,3 +1,4 @@
+import StoreLedgerCore
 public import Foundation
 import JWTKit
 
@@ -104,7 +105,7 @@ public struct SignedDataVerifier: Sendable {
             subtype: outer.claims.subtype,
             version: outer.claims.version,
             signedDate: outer.signedDate,
-            environment: scope.environment.map(VerificationEnvironment.init(rawValue:)),
+            environment: scope.environment.map(AppStoreEnvironment.init(rawValue:)),
             bundleID: scope.bundleId,
             appAppleID: scope.appAppleId
         )

@@ -1,3 +1,4 @@
+public import StoreLedgerCore
 public import Foundation
 
 /// A JWS that passed verification: the token as received and its payload, ready for the payload models.
@@ -7,7 +8,7 @@ public struct VerifiedSignedData: Hashable, Sendable {
     /// The decoded payload: JSON bytes exactly as signed.
     public let payloadJSON: Data
     /// The payload's environment (for app transactions, its `receiptType`).
-    public let environment: VerificationEnvironment?
+    public let environment: AppStoreEnvironment?
     /// The payload's `signedDate` (milliseconds, possibly fractional, as a `Date`).
     public let signedDate: Date?
     /// `true` when accepted as Xcode / LocalTesting data without any chain or signature check.
@@ -17,7 +18,7 @@ public struct VerifiedSignedData: Hashable, Sendable {
     public init(
         signedData: String,
         payloadJSON: Data,
-        environment: VerificationEnvironment?,
+        environment: AppStoreEnvironment?,
         signedDate: Date?,
         isLocalTestData: Bool
     ) {

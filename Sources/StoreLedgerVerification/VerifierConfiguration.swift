@@ -1,3 +1,5 @@
+public import StoreLedgerCore
+
 /// Everything a ``SignedDataVerifier`` checks against: trusted roots, the apps, the accepted environments.
 ///
 /// A payload is judged by the rules of the environment it is signed for (its own `environment`, once its signature
@@ -8,10 +10,10 @@ public struct VerifierConfiguration: Hashable, Sendable {
 
     /// The apps whose data is accepted: a payload's `bundleId` must equal one of them.
     public var apps: [AppIdentity]
-    /// The environments whose data is accepted: ``VerificationEnvironment/sandbox``,
-    /// ``VerificationEnvironment/production`` or both. Xcode / LocalTesting data is governed by
+    /// The environments whose data is accepted: ``AppStoreEnvironment/sandbox``,
+    /// ``AppStoreEnvironment/production`` or both. Xcode / LocalTesting data is governed by
     /// ``allowXcodeEnvironment`` instead.
-    public var environments: [VerificationEnvironment]
+    public var environments: [AppStoreEnvironment]
     /// How ``environments`` was configured, quoted in wrong-environment reasons (e.g. `APPLE_ENVIRONMENTS=Production`);
     /// nil quotes the list itself.
     public var environmentsSource: String?
@@ -24,7 +26,7 @@ public struct VerifierConfiguration: Hashable, Sendable {
 
     /// The single environment of a one-environment configuration (the first of ``environments``); setting it
     /// accepts that environment only.
-    public var environment: VerificationEnvironment {
+    public var environment: AppStoreEnvironment {
         get { environments.first ?? .sandbox }
         set { environments = [newValue] }
     }
@@ -39,7 +41,7 @@ public struct VerifierConfiguration: Hashable, Sendable {
     ///   - chainCacheCapacity: Defaults to ``defaultChainCacheCapacity``.
     public init(
         apps: [AppIdentity],
-        environment: VerificationEnvironment,
+        environment: AppStoreEnvironment,
         trust: TrustConfiguration = .appleRootCAG3,
         allowXcodeEnvironment: Bool = false,
         chainCacheCapacity: Int = VerifierConfiguration.defaultChainCacheCapacity
@@ -61,7 +63,7 @@ public struct VerifierConfiguration: Hashable, Sendable {
     ///   - chainCacheCapacity: Defaults to ``defaultChainCacheCapacity``.
     public init(
         apps: [AppIdentity],
-        environments: [VerificationEnvironment],
+        environments: [AppStoreEnvironment],
         environmentsSource: String? = nil,
         trust: TrustConfiguration = .appleRootCAG3,
         allowXcodeEnvironment: Bool = false,

@@ -5,13 +5,13 @@ public import PostgresNIO
 public import ServiceLifecycle
 import StoreLedgerCore
 public import StoreLedgerProcessing
-import StoreLedgerStore
+public import StoreLedgerStore
 
 /// The worker: claim loops that run an ``EventHandler`` over the queue, a LISTEN connection that
 /// wakes them within milliseconds of an insert, and the lease-rescue and partition sweeps.
 ///
-/// It LISTENs on `listenClient` when given (`DATABASE_LISTEN_URL`), else on `client` where sessions are kept
-/// (``DatabasePooler/keepsSessions``). Behind a transaction pooler without a listen client it does not LISTEN (a
+/// It LISTENs on `listenClient` when given (`DATABASE_LISTEN_URL`), else on `client` where `sessions` are kept
+/// whole (``DatabasePooler/keepsSessions``). Behind a transaction pooler without a listen client it does not LISTEN (a
 /// LISTEN there would belong to a server session other clients get next) and its loops poll every
 /// ``WorkerConfiguration/pollInterval``, which it logs once at start.
 ///
@@ -30,6 +30,8 @@ public struct WorkerService<Handler: EventHandler>: Service {
     /// A client for the LISTEN connection alone (`DATABASE_LISTEN_URL`: a direct connection when `client` goes
     /// through a transaction pooler; run it as a service too), or nil to LISTEN on `client` where that works.
     public let listenClient: PostgresClient?
+    /// How the claim and completion reach Postgres (the process's pooler and prepared sessions).
+    public let sessions: DatabaseSessions
     /// Runs before the first claim (e.g. the schema check); a throw stops the worker.
     public let preflight: @Sendable () async throws -> Void
 
@@ -48,9 +50,11 @@ public struct WorkerService<Handler: EventHandler>: Service {
         logger: Logger,
         workerID: String? = nil,
         listenClient: PostgresClient? = nil,
+        sessions: DatabaseSessions = DatabaseSessions(),
         preflight: @escaping @Sendable () async throws -> Void = {}
     ) {
         self.preflight = preflight
+        self.sessions = sessions
         self.listenClient = listenClient
         self.client = client
         self.handler = handler
@@ -69,9 +73,9 @@ public struct WorkerService<Handler: EventHandler>: Service {
     /// Runs until graceful shutdown or cancellation.
     public func run() async throws {
         try await preflight()
-        let queue = EventQueue(client: client)
+        let queue = EventQueue(client: client, sessions: sessions)
         let stopping = StopFlag()
-        let listener = listenClient ?? (DatabasePooler.current.keepsSessions ? client : nil)
+        let listener = listenClient ?? (sessions.pooler.keepsSessions ? client : nil)
         if listener == nil {
             logger.notice(
                 "not listening for new work: DATABASE_POOLER=transaction and no DATABASE_LISTEN_URL; polling instead",
@@ -141,7 +145,7 @@ public struct WorkerService<Handler: EventHandler>: Service {
             let prepared = prepared
             // Effects and outcomes commit together, and count only once the COMMIT said so: an autocommitted
             // completion would report success before its commit, which can still fail.
-            let outcomes = try await client.inTransaction(logger: logger) { connection in
+            let outcomes = try await client.inTransaction(logger: logger, sessions: sessions) { connection in
                 try await applyAndComplete(prepared, of: batch, owner: owner, on: connection)
             }
             count(outcomes, of: batch)
@@ -170,7 +174,7 @@ public struct WorkerService<Handler: EventHandler>: Service {
         }
         try await EventQueue.complete(
             Array(zip(batch, outcomes)).map { (event: $0.0, outcome: $0.1) },
-            owner: owner, policy: configuration.retryPolicy, on: connection, logger: logger
+            owner: owner, policy: configuration.retryPolicy, on: connection, sessions: sessions, logger: logger
         )
         return outcomes
     }
@@ -180,10 +184,10 @@ public struct WorkerService<Handler: EventHandler>: Service {
             "worker": "\(owner)", "event": "\(event.id)", "attempt": "\(event.attempt)", "error": "\(String(reflecting: error))",
         ])
         do {
-            try await client.inTransaction(logger: logger) { connection in
+            try await client.inTransaction(logger: logger, sessions: sessions) { connection in
                 try await EventQueue.complete(
                     [(event: event, outcome: .retry(reason: String(reflecting: error)))],
-                    owner: owner, policy: configuration.retryPolicy, on: connection, logger: logger
+                    owner: owner, policy: configuration.retryPolicy, on: connection, sessions: sessions, logger: logger
                 )
             }
             configuration.retryPolicy.isExhausted(afterAttempt: event.attempt) ? dead.increment() : retried.increment()
@@ -227,7 +231,7 @@ public struct WorkerService<Handler: EventHandler>: Service {
 
     /// Periodically rescues expired leases, looks at the database's history, and creates partitions ahead.
     private func sweep(queue: EventQueue, stopping: StopFlag) async {
-        let log = EventLog(client: client)
+        let log = EventLog(client: client, sessions: sessions)
         let history = DatabaseHistory(client: client)
         var lastPartitionCheck: ContinuousClock.Instant?
         while !stopping.isSet && !Task.isCancelled {

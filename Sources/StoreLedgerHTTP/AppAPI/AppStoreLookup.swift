@@ -17,7 +17,7 @@ struct AppStoreLookup: Sendable {
         /// released there).
         case anyEnvironment
         /// One environment only.
-        case only(AppStoreAPIEnvironment)
+        case only(AppStoreAPIHost)
     }
 
     /// Looks `transactionID` up and submits Apple's signed answer on behalf of `user`; nil when Apple knows no such
@@ -29,7 +29,7 @@ struct AppStoreLookup: Sendable {
             throw APIError(.serviceUnavailable, code: "app_store_api_not_configured",
                            message: "looking transactions up needs APPSTORE_ISSUER_ID, APPSTORE_KEY_ID and APPSTORE_PRIVATE_KEY")
         }
-        let answer: (jws: String, environment: AppStoreAPIEnvironment)
+        let answer: (jws: String, environment: AppStoreAPIHost)
         switch await Self.fetch(transactionID, scope: scope, client: client, logger: context.logger) {
         case .success(let fetched):
             answer = fetched
@@ -51,7 +51,7 @@ struct AppStoreLookup: Sendable {
     /// Asks Apple, as a result so callers can branch on the typed error.
     private static func fetch(
         _ transactionID: String, scope: Scope, client: AppStoreAPIClient, logger: Logger
-    ) async -> Result<(jws: String, environment: AppStoreAPIEnvironment), AppStoreAPIError> {
+    ) async -> Result<(jws: String, environment: AppStoreAPIHost), AppStoreAPIError> {
         do {
             switch scope {
             case .anyEnvironment:

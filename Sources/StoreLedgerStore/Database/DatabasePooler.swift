@@ -11,8 +11,8 @@ import Foundation
 ///   extended-protocol queries (same SQL, same binds; parsed and planned on each call), no session setting is
 ///   made, and the worker LISTENs only on `DATABASE_LISTEN_URL` (a direct connection), else polls.
 ///
-/// No mode sends a startup parameter a pooler could refuse. The setting is bound for a whole process with
-/// ``current`` (the `storeledger` command binds it once from the environment); code that runs statements reads it.
+/// No mode sends a startup parameter a pooler could refuse. A process reads the setting once and hands it, inside its
+/// ``DatabaseSessions``, to what runs statements.
 public enum DatabasePooler: String, Sendable, CaseIterable, CustomStringConvertible {
     /// A direct connection to Postgres (`DATABASE_POOLER=none`).
     case direct = "none"
@@ -20,10 +20,6 @@ public enum DatabasePooler: String, Sendable, CaseIterable, CustomStringConverti
     case session
     /// A transaction-pooling pooler (PgBouncer `pool_mode = transaction`): only a transaction is kept whole.
     case transaction
-
-    /// The pooler the current task's statements go through (default ``direct``). The `storeledger` command binds it
-    /// once for the whole process; tests bind it around the code they run through a pooler.
-    @TaskLocal public static var current: DatabasePooler = .direct
 
     /// Parses a `DATABASE_POOLER` value (`none`, `session`, `transaction`; case-insensitive), throwing a
     /// ``StoreError`` that lists the accepted values.

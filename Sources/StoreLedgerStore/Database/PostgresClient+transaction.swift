@@ -10,33 +10,35 @@ extension PostgresClient {
     /// sent, so a failing commit (a deferred constraint, a crash before the WAL flush) is invisible to its caller.
     /// An explicit `COMMIT` answers only after the commit is durable, and says `ROLLBACK` when an earlier statement
     /// failed; anything but `COMMIT` throws ``StoreError/Code/notCommitted``. The body's own error is rethrown
-    /// unwrapped after a rollback, so callers can match on it.
+    /// unwrapped after a rollback, so callers can match on it. A transaction that runs hot statements passes the
+    /// process's `sessions`, which prepares the connection's session first (``DatabaseSessions/prepare(_:logger:)``).
     @discardableResult
     public func inTransaction<Result>(
         logger: Logger,
+        sessions: DatabaseSessions? = nil,
         isolation: isolated (any Actor)? = #isolation,
         _ body: (PostgresConnection) async throws -> sending Result
     ) async throws -> sending Result {
         try await withConnection(isolation: isolation) { connection in
-            try await connection.inTransaction(logger: logger, isolation: isolation, body)
+            try await connection.inTransaction(logger: logger, sessions: sessions, isolation: isolation, body)
         }
     }
 }
 
 extension PostgresConnection {
     /// Runs `body` between `BEGIN` and a `COMMIT` whose command tag is checked; see
-    /// ``PostgresNIO/PostgresClient/inTransaction(logger:_:)``. Where sessions are kept whole (``DatabasePooler``), a
-    /// connection's first transaction is preceded by its session's `plan_cache_mode` setting (``GenericPlanSessions``).
+    /// ``PostgresNIO/PostgresClient/inTransaction(logger:sessions:isolation:_:)``. With `sessions` (a transaction that
+    /// runs hot statements), the connection's session is prepared first where sessions are kept whole
+    /// (``DatabaseSessions/prepare(_:logger:)``).
     @discardableResult
     public func inTransaction<Result>(
         logger: Logger,
+        sessions: DatabaseSessions? = nil,
         isolation: isolated (any Actor)? = #isolation,
         _ body: (PostgresConnection) async throws -> sending Result
     ) async throws -> sending Result {
-        if DatabasePooler.current.keepsSessions {
-            // Before BEGIN, so that a rollback cannot undo it.
-            try await GenericPlanSessions.shared.ensure(on: self, logger: logger)
-        }
+        // Before BEGIN, so that a rollback cannot undo it.
+        try await sessions?.prepare(self, logger: logger)
         try await query("BEGIN", logger: logger).readToEnd()
         let result: Result
         do {

@@ -6,7 +6,7 @@ import StoreLedgerCore
 
 /// The append: one statement for any number of events. Inserts each event and its pending queue row and returns,
 /// per input in order, the event's id and received time. A named prepared statement, planned once per connection,
-/// or the same SQL unnamed behind a transaction pooler (``PostgresNIO/PostgresConnection/run(_:logger:)`` chooses).
+/// or the same SQL unnamed behind a transaction pooler (``DatabaseSessions/run(_:on:logger:)`` chooses).
 ///
 /// Every column travels as one array (`unnest` turns them back into rows), so a batch of 64 costs one round trip
 /// like a batch of one: the receiver's group commit (``GroupCommit``) depends on that.

@@ -6,17 +6,23 @@ import StoreLedgerCore
 public struct EventLog: Sendable {
     /// The Postgres client the log writes through.
     public let client: PostgresClient
+    /// How the append reaches Postgres (the process's pooler and prepared sessions).
+    public let sessions: DatabaseSessions
     /// Where ``append(_:logger:)`` batches concurrent appends into shared transactions.
     private let groupCommit: GroupCommit
 
-    /// Creates a log over `client` whose ``append(_:logger:)`` keeps at most `concurrentCommits` transactions (and
-    /// pooled connections) in flight; appends arriving meanwhile share the next one (see ``GroupCommit``).
-    public init(client: PostgresClient, concurrentCommits: Int = EventLog.defaultConcurrentCommits) {
+    /// Creates a log over `client`, appending as `sessions` allow (default: a direct connection), whose
+    /// ``append(_:logger:)`` keeps at most `concurrentCommits` transactions (and pooled connections) in flight;
+    /// appends arriving meanwhile share the next one (see ``GroupCommit``).
+    public init(
+        client: PostgresClient, sessions: DatabaseSessions = DatabaseSessions(), concurrentCommits: Int = EventLog.defaultConcurrentCommits
+    ) {
         self.client = client
-        self.groupCommit = GroupCommit(client: client, concurrentCommits: concurrentCommits)
+        self.sessions = sessions
+        self.groupCommit = GroupCommit(client: client, sessions: sessions, concurrentCommits: concurrentCommits)
     }
 
-    /// The default for ``init(client:concurrentCommits:)`` (`RECEIVER_CONCURRENT_COMMITS`).
+    /// The default for ``init(client:sessions:concurrentCommits:)`` (`RECEIVER_CONCURRENT_COMMITS`).
     public static let defaultConcurrentCommits = 4
 
     /// Appends an event and its pending queue row. Returns only after the database confirmed the commit of the
@@ -27,15 +33,19 @@ public struct EventLog: Sendable {
     }
 
     /// Appends an event and its queue row on an existing connection, inside the caller's transaction (which must
-    /// commit before anything is acknowledged).
-    public static func append(_ event: NewEvent, on connection: PostgresConnection, logger: Logger) async throws -> AppendedEvent {
-        try await append([event], on: connection, logger: logger)[0]
+    /// commit before anything is acknowledged, and which was opened with the same `sessions`).
+    public static func append(
+        _ event: NewEvent, on connection: PostgresConnection, sessions: DatabaseSessions, logger: Logger
+    ) async throws -> AppendedEvent {
+        try await append([event], on: connection, sessions: sessions, logger: logger)[0]
     }
 
     /// Appends events and their queue rows in one statement on an existing connection, inside the caller's
     /// transaction; returns their ids and received times in the order of `events`.
-    static func append(_ events: [NewEvent], on connection: PostgresConnection, logger: Logger) async throws -> [AppendedEvent] {
-        let rows = try await connection.run(AppendStatement(events: events), logger: logger)
+    static func append(
+        _ events: [NewEvent], on connection: PostgresConnection, sessions: DatabaseSessions, logger: Logger
+    ) async throws -> [AppendedEvent] {
+        let rows = try await sessions.run(AppendStatement(events: events), on: connection, logger: logger)
         guard rows.count == events.count else {
             throw StoreError(code: .invariantBroken, detail: "the append of \(events.count) events returned \(rows.count) rows")
         }

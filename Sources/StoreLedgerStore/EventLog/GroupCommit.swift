@@ -38,6 +38,8 @@ final class GroupCommit: Sendable {
 
     /// Where batches are committed.
     private let client: PostgresClient
+    /// How the batches' statements reach Postgres.
+    private let sessions: DatabaseSessions
     /// How many transactions may be in flight at once (each holds one pooled connection).
     let concurrentCommits: Int
     /// The most events one transaction takes.
@@ -48,9 +50,10 @@ final class GroupCommit: Sendable {
     private let state = Mutex(State())
 
     /// Creates a group commit over `client`.
-    init(client: PostgresClient, concurrentCommits: Int, maxBatchEvents: Int = 128, maxBatchBytes: Int = 8 << 20) {
+    init(client: PostgresClient, sessions: DatabaseSessions, concurrentCommits: Int, maxBatchEvents: Int = 128, maxBatchBytes: Int = 8 << 20) {
         precondition(concurrentCommits >= 1 && maxBatchEvents >= 1)
         self.client = client
+        self.sessions = sessions
         self.concurrentCommits = concurrentCommits
         self.maxBatchEvents = maxBatchEvents
         self.maxBatchBytes = maxBatchBytes
@@ -122,8 +125,8 @@ final class GroupCommit: Sendable {
 
     /// Appends `events` in one transaction and returns their ids in order, once `COMMIT` answered `COMMIT`.
     private func insert(_ events: [NewEvent], logger: Logger) async throws -> [AppendedEvent] {
-        try await client.inTransaction(logger: logger) { connection in
-            try await EventLog.append(events, on: connection, logger: logger)
+        try await client.inTransaction(logger: logger, sessions: sessions) { [sessions] connection in
+            try await EventLog.append(events, on: connection, sessions: sessions, logger: logger)
         }
     }
 

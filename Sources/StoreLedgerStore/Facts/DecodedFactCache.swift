@@ -2,7 +2,8 @@ import StoreLedgerCore
 import Synchronization
 
 /// Decoded facts by kind and content digest (the SHA-256 of the verified bytes, as stored beside each fact), shared
-/// by a process's claim loops.
+/// by a process's claim loops: the process makes one, sized by `FACT_CACHE_SIZE`, and hands it to its
+/// `LedgerHandler`s, which pass it to ``FactStore``.
 ///
 /// Refolding a row reads all of its facts again whenever a new one arrives. Fetching their JSON and decoding it
 /// again was a fifth of a worker's time when a subscription's notifications come close together (a burst, Apple's
@@ -12,7 +13,7 @@ import Synchronization
 ///
 /// Bounded, least recently used first out, approximately: two generations of at most `capacity / 2` facts each;
 /// a hit in the older one moves the fact to the newer, and when the newer is full the older is dropped.
-final class DecodedFactCache: Sendable {
+public final class DecodedFactCache: Sendable {
     /// A fact's kind and content digest (lower-case hex).
     struct Key: Hashable, Sendable {
         /// The fact's kind (the tables hash different bytes).
@@ -28,20 +29,17 @@ final class DecodedFactCache: Sendable {
     }
 
     /// The default capacity: 20,000 facts (about 36 MB in a worker, measured with notification facts).
-    static let defaultCapacity = 20_000
-
-    /// The process-wide cache.
-    static let shared = DecodedFactCache(capacity: defaultCapacity)
+    public static let defaultCapacity = 20_000
 
     private let generations: Mutex<Generations>
 
     /// Creates a cache holding at most `capacity` facts; 0 holds none.
-    init(capacity: Int) {
+    public init(capacity: Int = defaultCapacity) {
         generations = Mutex(Generations(capacity: max(capacity, 0)))
     }
 
     /// The most facts held at once.
-    var capacity: Int {
+    public internal(set) var capacity: Int {
         get { generations.withLock { $0.capacity } }
         set {
             generations.withLock { generations in

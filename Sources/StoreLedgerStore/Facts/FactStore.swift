@@ -12,7 +12,8 @@ public enum FactStore {
     /// Equivalent to recording each fact on its own in event order: Apple's retries within the batch become
     /// deliveries of one notification row, counted; an event already recorded is not counted again. A
     /// notification's nested JWS texts are not stored (its nested payloads are, decoded), like ``NotificationFact``.
-    public static func record(_ batch: FactBatch, on connection: PostgresConnection, logger: Logger) async throws {
+    /// The batch's decoded facts are remembered in `cache` for later refolds.
+    public static func record(_ batch: FactBatch, on connection: PostgresConnection, cache: DecodedFactCache, logger: Logger) async throws {
         if !batch.notifications.isEmpty {
             // Absent nested payloads travel as '' (a JSON text is never empty) because arrays carry no NULLs here.
             let notifications = batch.notifications
@@ -55,7 +56,7 @@ public enum FactStore {
         }
         try await recordSignedFacts(Array(batch.transactions.values), table: "transactions", on: connection, logger: logger)
         try await recordSignedFacts(Array(batch.renewalInfos.values), table: "renewal_infos", on: connection, logger: logger)
-        DecodedFactCache.shared.remember(batch.refoldedFacts.map { (.init(kind: $0.fact.kind, digestHex: $0.digestHex), $0.fact) })
+        cache.remember(batch.refoldedFacts.map { (.init(kind: $0.fact.kind, digestHex: $0.digestHex), $0.fact) })
     }
 
     /// Upserts distinct transactions or renewal infos in one statement.
@@ -80,37 +81,27 @@ public enum FactStore {
         try await connection.query(query, logger: logger)
     }
 
-    /// The default of ``decodedFactCacheCapacity``.
-    public static let defaultDecodedFactCacheCapacity = DecodedFactCache.defaultCapacity
-
-    /// How many decoded facts this process keeps for refolds (`FACT_CACHE_SIZE`; default 20,000, 0 for none).
-    /// Without them, every refold fetches and decodes all of the row's facts.
-    public static var decodedFactCacheCapacity: Int {
-        get { DecodedFactCache.shared.capacity }
-        set { DecodedFactCache.shared.capacity = newValue }
-    }
-
     /// Every fact of each subscription in `keys` (one statement, and one more for facts not held decoded); the result
-    /// has one entry per key.
+    /// has one entry per key. Facts `cache` holds are not fetched.
     public static func subscriptionFacts(
-        _ keys: [SubscriptionKey], on connection: PostgresConnection, logger: Logger
+        _ keys: [SubscriptionKey], on connection: PostgresConnection, cache: DecodedFactCache, logger: Logger
     ) async throws -> [SubscriptionKey: [LedgerFact]] {
         try await facts(
             of: keys, ids: keys.map(\.originalTransactionID.rawValue), environments: keys.map(\.environment.rawValue),
             idColumn: "original_transaction_id", standalone: [("transactions", "transaction"), ("renewal_infos", "renewal_info")],
-            on: connection, logger: logger
+            on: connection, cache: cache, logger: logger
         )
     }
 
     /// Every fact of each one-time purchase in `keys` (one statement, and one more for facts not held decoded); the
-    /// result has one entry per key.
+    /// result has one entry per key. Facts `cache` holds are not fetched.
     public static func purchaseFacts(
-        _ keys: [PurchaseKey], on connection: PostgresConnection, logger: Logger
+        _ keys: [PurchaseKey], on connection: PostgresConnection, cache: DecodedFactCache, logger: Logger
     ) async throws -> [PurchaseKey: [LedgerFact]] {
         try await facts(
             of: keys, ids: keys.map(\.transactionID.rawValue), environments: keys.map(\.environment.rawValue),
             idColumn: "transaction_id", standalone: [("transactions", "transaction")],
-            on: connection, logger: logger
+            on: connection, cache: cache, logger: logger
         )
     }
 
@@ -122,7 +113,7 @@ public enum FactStore {
     /// statement. Notifications recorded before digests were stored have none and are always fetched.
     private static func facts<Key: Hashable>(
         of keys: [Key], ids: [String], environments: [String], idColumn: String, standalone tables: [(table: String, kind: String)],
-        on connection: PostgresConnection, logger: Logger
+        on connection: PostgresConnection, cache: DecodedFactCache, logger: Logger
     ) async throws -> [Key: [LedgerFact]] {
         guard !keys.isEmpty else { return [:] }
         let standalone = tables.map { table, kind in
@@ -144,7 +135,6 @@ public enum FactStore {
         query.binds.append(environments, context: .default)
         query.binds.append(ids, context: .default)
 
-        let cache = DecodedFactCache.shared
         var listed: [(key: Key, row: StoredFact)] = []
         let rows = try await connection.query(query, logger: logger)
         for try await (ordinal, kindName, id, digest) in rows.decode((Int64, String, String, String?).self) {

@@ -41,26 +41,33 @@ public struct OperatorStore: Sendable {
         }
         return QueueStatistics(
             depth: depth, oldestPendingAgeSeconds: oldest, finishedLastMinute: finished, receivedLastMinute: received,
-            rejectedByReason: try await classes(column: "reject_reason", state: "rejected", logger: logger),
-            deadByError: try await classes(column: "last_error", state: "dead", logger: logger)
+            rejectedByReason: try await classes(column: .rejectReason, state: "rejected", logger: logger),
+            deadByError: try await classes(column: .lastError, state: "dead", logger: logger)
         )
     }
 
-    private func classes(column: String, state: String, logger: Logger) async throws -> [String: Int] {
-        var bindings = PostgresBindings()
-        bindings.append(state)
-        let rows = try await client.query(
-            PostgresQuery(
-                unsafeSQL: """
-                    SELECT coalesce(nullif(split_part(\(column), ':', 1), ''), '(none)'), count(*)
-                    FROM event_queue WHERE state = $1 GROUP BY 1
-                    """,
-                binds: bindings
-            ),
-            logger: logger
-        )
+    /// The column whose text before the first `:` classifies parked events.
+    private enum ReasonColumn {
+        case rejectReason, lastError
+    }
+
+    /// How many events in `state` have each class of `column` (`(none)` for an empty one).
+    private func classes(column: ReasonColumn, state: String, logger: Logger) async throws -> [String: Int] {
+        let query: PostgresQuery =
+            switch column {
+            case .rejectReason:
+                """
+                SELECT coalesce(nullif(split_part(reject_reason, ':', 1), ''), '(none)'), count(*)
+                FROM event_queue WHERE state = \(state) GROUP BY 1
+                """
+            case .lastError:
+                """
+                SELECT coalesce(nullif(split_part(last_error, ':', 1), ''), '(none)'), count(*)
+                FROM event_queue WHERE state = \(state) GROUP BY 1
+                """
+            }
         var result: [String: Int] = [:]
-        for try await (reason, count) in rows.decode((String, Int).self) { result[reason] = count }
+        for try await (reason, count) in try await client.query(query, logger: logger).decode((String, Int).self) { result[reason] = count }
         return result
     }
 
@@ -123,51 +130,9 @@ public struct OperatorStore: Sendable {
     /// facts), so a replayed event changes nothing unless the code that handles it changed.
     @discardableResult
     public func requeue(_ selection: Selection, action: String = "requeue", by operatorName: String, reason: String, logger: Logger) async throws -> Int {
-        let filter: String
-        var bindings = PostgresBindings()
-        bindings.append(action)
-        bindings.append(operatorName)
-        bindings.append(reason)
-        switch selection {
-        case .dead:
-            filter = "q.state = 'dead'"
-        case .rejected(let prefix):
-            bindings.append(prefix)
-            filter = "q.state = 'rejected' AND starts_with(coalesce(q.reject_reason, ''), $4)"
-        case .ids(let ids):
-            bindings.append(ids)
-            filter = "q.state IN ('done', 'rejected', 'dead') AND q.event_id = ANY($4::int8[])"
-        case .idRange(let range):
-            bindings.append(range.lowerBound)
-            bindings.append(range.upperBound)
-            filter = "q.state IN ('done', 'rejected', 'dead') AND q.event_id BETWEEN $4 AND $5"
-        case .receivedBetween(let from, let to):
-            bindings.append(from)
-            bindings.append(to)
-            filter = "q.state IN ('done', 'rejected', 'dead') AND q.event_received_at >= $4 AND q.event_received_at < $5"
-        }
+        let query = Self.requeueStatement(selection, action: action, by: operatorName, reason: reason)
         let count = try await client.inTransaction(logger: logger) { connection in
-            let count = try await connection.query(
-            PostgresQuery(
-                unsafeSQL: """
-                    WITH selected AS (
-                        SELECT q.event_id, q.state FROM event_queue q WHERE \(filter) FOR UPDATE SKIP LOCKED
-                    ), requeued AS (
-                        UPDATE event_queue q
-                        SET state = 'pending', attempts = 0, available_at = now(), reject_reason = NULL,
-                            finished_at = NULL, updated_at = now()
-                        FROM selected WHERE q.event_id = selected.event_id
-                        RETURNING q.event_id, selected.state AS previous_state
-                    ), recorded AS (
-                        INSERT INTO operator_actions (action, event_id, previous_state, requested_by, reason)
-                        SELECT $1, event_id, previous_state, $2, $3 FROM requeued
-                    )
-                    SELECT count(*) FROM requeued
-                    """,
-                binds: bindings
-            ),
-            logger: logger
-            ).decode(Int.self).readToEnd().last ?? 0
+            let count = try await connection.query(query, logger: logger).decode(Int.self).readToEnd().last ?? 0
             // Delivered to listeners at commit, with the rows.
             if count > 0 { try await connection.query("SELECT pg_notify(\(EventQueue.notificationChannel), '')", logger: logger).readToEnd() }
             return count
@@ -176,5 +141,56 @@ public struct OperatorStore: Sendable {
             logger.notice("events requeued", metadata: ["count": "\(count)", "action": "\(action)", "by": "\(operatorName)", "reason": "\(reason)"])
         }
         return count
+    }
+
+    /// The requeue statement for `selection`: one statement whatever the selection, its values interpolated as binds
+    /// like every other statement's; only the selection's predicate differs, so each keeps its index.
+    static func requeueStatement(_ selection: Selection, action: String, by operatorName: String, reason: String) -> PostgresQuery {
+        var sql = PostgresQuery.StringInterpolation(literalCapacity: 1024, interpolationCount: 5)
+        sql.appendLiteral("WITH selected AS (\n    SELECT q.event_id, q.state FROM event_queue q WHERE ")
+        switch selection {
+        case .dead:
+            sql.appendLiteral("q.state = 'dead'")
+        case .rejected(let prefix):
+            sql.appendLiteral("q.state = 'rejected' AND starts_with(coalesce(q.reject_reason, ''), ")
+            sql.appendInterpolation(prefix)
+            sql.appendLiteral(")")
+        case .ids(let ids):
+            sql.appendLiteral("q.state IN ('done', 'rejected', 'dead') AND q.event_id = ANY(")
+            sql.appendInterpolation(ids)
+            sql.appendLiteral("::int8[])")
+        case .idRange(let range):
+            sql.appendLiteral("q.state IN ('done', 'rejected', 'dead') AND q.event_id BETWEEN ")
+            sql.appendInterpolation(range.lowerBound)
+            sql.appendLiteral(" AND ")
+            sql.appendInterpolation(range.upperBound)
+        case .receivedBetween(let from, let to):
+            sql.appendLiteral("q.state IN ('done', 'rejected', 'dead') AND q.event_received_at >= ")
+            sql.appendInterpolation(from)
+            sql.appendLiteral(" AND q.event_received_at < ")
+            sql.appendInterpolation(to)
+        }
+        sql.appendLiteral(
+            """
+             FOR UPDATE SKIP LOCKED
+            ), requeued AS (
+                UPDATE event_queue q
+                SET state = 'pending', attempts = 0, available_at = now(), reject_reason = NULL,
+                    finished_at = NULL, updated_at = now()
+                FROM selected WHERE q.event_id = selected.event_id
+                RETURNING q.event_id, selected.state AS previous_state
+            ), recorded AS (
+                INSERT INTO operator_actions (action, event_id, previous_state, requested_by, reason)
+                SELECT
+            """
+        )
+        sql.appendLiteral(" ")
+        sql.appendInterpolation(action)
+        sql.appendLiteral(", event_id, previous_state, ")
+        sql.appendInterpolation(operatorName)
+        sql.appendLiteral(", ")
+        sql.appendInterpolation(reason)
+        sql.appendLiteral(" FROM requeued\n)\nSELECT count(*) FROM requeued")
+        return PostgresQuery(stringInterpolation: sql)
     }
 }

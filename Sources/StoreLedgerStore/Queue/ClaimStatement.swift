@@ -3,7 +3,7 @@ import NIOCore
 import PostgresNIO
 
 /// The claim: a named prepared statement that every connection plans once, not on every batch, or the same SQL
-/// unnamed behind a transaction pooler (``PostgresNIO/PostgresConnection/run(_:logger:)`` chooses).
+/// unnamed behind a transaction pooler (``DatabaseSessions/run(_:on:logger:)`` chooses).
 ///
 /// Takes up to `$1` ready events in available-time order with `FOR UPDATE SKIP LOCKED` (so concurrent claimers
 /// never wait for or share a row), leases them to `$2` for `$3` seconds, counts the attempt, and returns them

@@ -1,7 +1,7 @@
 import PostgresNIO
 
 /// Recording outcomes (a named prepared statement, or the same SQL unnamed behind a transaction pooler: see
-/// ``PostgresNIO/PostgresConnection/run(_:logger:)``): one row per event in five parallel arrays
+/// ``DatabaseSessions/run(_:on:logger:)``): one row per event in five parallel arrays
 /// (`$1` ids, `$2` attempts, `$3` new states, `$4` errors, `$5` retry delays in seconds) and the lease owner `$6`.
 ///
 /// Only rows still leased to `$6` at the same attempt change (the fence; the table's CHECK makes a lease owner

@@ -11,10 +11,13 @@ public struct EventQueue: Sendable {
 
     /// The Postgres client the queue runs on.
     public let client: PostgresClient
+    /// How the claim reaches Postgres (the process's pooler and prepared sessions).
+    public let sessions: DatabaseSessions
 
-    /// Creates a queue over `client`.
-    public init(client: PostgresClient) {
+    /// Creates a queue over `client`, claiming as `sessions` allow (default: a direct connection).
+    public init(client: PostgresClient, sessions: DatabaseSessions = DatabaseSessions()) {
         self.client = client
+        self.sessions = sessions
     }
 
     /// Claims up to `limit` ready events for `owner` in one statement, leasing them for `lease`.
@@ -23,8 +26,8 @@ public struct EventQueue: Sendable {
     public func claim(limit: Int, owner: String, lease: Duration, logger: Logger) async throws -> [ClaimedEvent] {
         let leaseSeconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
         // In a checked transaction like every write: a claim that did not commit is not handed to the handler.
-        let rows = try await client.inTransaction(logger: logger) { connection in
-            try await connection.run(ClaimStatement(limit: Int64(limit), owner: owner, leaseSeconds: leaseSeconds), logger: logger)
+        let rows = try await client.inTransaction(logger: logger, sessions: sessions) { [sessions] connection in
+            try await sessions.run(ClaimStatement(limit: Int64(limit), owner: owner, leaseSeconds: leaseSeconds), on: connection, logger: logger)
         }
         var events: [ClaimedEvent] = []
         events.reserveCapacity(rows.count)
@@ -42,7 +45,7 @@ public struct EventQueue: Sendable {
     }
 
     /// Records the outcomes of claimed events on `connection` (normally inside the transaction that
-    /// also wrote their effects), fenced by `owner` and each event's attempt.
+    /// also wrote their effects, opened with the same `sessions`), fenced by `owner` and each event's attempt.
     ///
     /// Retries are rescheduled by `policy`; a retry that exhausts it becomes `dead`; every failure is
     /// added to `event_attempt_errors`. Throws ``StoreError/Code/leaseLost`` when any event is no
@@ -52,6 +55,7 @@ public struct EventQueue: Sendable {
         owner: String,
         policy: RetryPolicy,
         on connection: PostgresConnection,
+        sessions: DatabaseSessions,
         logger: Logger
     ) async throws {
         guard !results.isEmpty else { return }
@@ -75,10 +79,11 @@ public struct EventQueue: Sendable {
                 delays.append(exhausted ? 0 : policy.delay(afterAttempt: event.attempt))
             }
         }
-        let finished = try await connection.run(
+        let finished = try await sessions.run(
             CompleteStatement(
                 ids: ids, attempts: attempts, states: states, errors: errors, delays: delays, owner: owner
             ),
+            on: connection,
             logger: logger
         ).last.map(Int.init) ?? 0
         if finished != results.count {
@@ -124,48 +129,12 @@ public struct EventQueue: Sendable {
         if rescued > 0 { logger.warning("rescued expired leases", metadata: ["count": "\(rescued)"]) }
         return rescued
     }
-
-    /// Hands claimed events back unprocessed (graceful shutdown): they become `pending` at once and
-    /// the attempt is not counted. Fenced like completion; returns how many were released.
-    @discardableResult
-    public func release(_ events: [ClaimedEvent], owner: String, logger: Logger) async throws -> Int {
-        guard !events.isEmpty else { return 0 }
-        let ids = events.map(\.id.rawValue)
-        let attempts = events.map { Int32($0.attempt) }
-        return try await client.inTransaction(logger: logger) { connection in
-            try await connection.query(
-                """
-                WITH released AS (
-                    UPDATE event_queue q
-                    SET state = 'pending', attempts = q.attempts - 1, available_at = now(),
-                        lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
-                    FROM unnest(\(ids)::int8[], \(attempts)::int4[]) AS r(event_id, attempt)
-                    WHERE q.event_id = r.event_id AND q.state = 'processing'
-                      AND q.lease_owner = \(owner) AND q.attempts = r.attempt
-                    RETURNING q.event_id
-                )
-                SELECT count(*) FROM released
-                """,
-                logger: logger
-            ).decode(Int.self).readToEnd().last ?? 0
-        }
-    }
-
-    /// The number of events in each state.
-    public func depthByState(logger: Logger) async throws -> [QueueState: Int] {
-        let rows = try await client.query("SELECT state, count(*) FROM event_queue GROUP BY state", logger: logger)
-        var depth = Dictionary(uniqueKeysWithValues: QueueState.allCases.map { ($0, 0) })
-        for try await (state, count) in rows.decode((String, Int).self) {
-            if let state = QueueState(rawValue: state) { depth[state] = count }
-        }
-        return depth
-    }
 }
 
 extension EventQueue {
     /// Leases a just-appended event to `owner` inside the caller's transaction, for inline processing by the
     /// app-facing API: workers cannot see it before the commit, and its completion goes through the same fenced
-    /// ``complete(_:owner:policy:on:logger:)`` as a claimed one.
+    /// ``complete(_:owner:policy:on:sessions:logger:)`` as a claimed one.
     public static func leaseAppended(
         _ appended: AppendedEvent, _ event: NewEvent, owner: String, lease: Duration, on connection: PostgresConnection, logger: Logger
     ) async throws -> ClaimedEvent {

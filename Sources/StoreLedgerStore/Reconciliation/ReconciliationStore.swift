@@ -10,10 +10,13 @@ public import StoreLedgerCore
 public struct ReconciliationStore: Sendable {
     /// The database.
     public let client: PostgresClient
+    /// How the append reaches Postgres (the process's pooler and prepared sessions).
+    public let sessions: DatabaseSessions
 
-    /// Creates the store.
-    public init(client: PostgresClient) {
+    /// Creates the store (`sessions` default: a direct connection).
+    public init(client: PostgresClient, sessions: DatabaseSessions = DatabaseSessions()) {
         self.client = client
+        self.sessions = sessions
     }
 
     /// Appends `signedPayload` as an event with source `reconciliation` (in one checked transaction) unless it is already
@@ -23,7 +26,7 @@ public struct ReconciliationStore: Sendable {
     public func appendUnlessKnown(
         _ signedPayload: String, notificationUUID uuid: String?, environmentHint: EnvironmentHint, environmentName: String, logger: Logger
     ) async throws -> Bool {
-        try await client.inTransaction(logger: logger) { connection in
+        try await client.inTransaction(logger: logger, sessions: sessions) { [sessions] connection in
             if let uuid {
                 try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("reconcile/" + uuid), 0))", logger: logger).readToEnd()
                 let known = try await connection.query(
@@ -44,7 +47,7 @@ public struct ReconciliationStore: Sendable {
                     source: .reconciliation, environmentHint: environmentHint, route: "reconciliation", body: ByteBuffer(bytes: body),
                     contentType: "application/json"
                 ),
-                on: connection, logger: logger
+                on: connection, sessions: sessions, logger: logger
             )
             if let uuid {
                 try await connection.query(

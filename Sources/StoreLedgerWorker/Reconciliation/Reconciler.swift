@@ -4,7 +4,7 @@ import Metrics
 public import PostgresNIO
 public import StoreLedgerAppStoreAPI
 import StoreLedgerCore
-import StoreLedgerStore
+public import StoreLedgerStore
 import StoreLedgerVerification
 
 /// Finds notifications Apple sent (or failed to send) that the log never received, with Get Notification
@@ -18,11 +18,16 @@ public struct Reconciler: Sendable {
     /// Apple's API.
     public let appStore: AppStoreAPIClient
     /// The environments to ask.
-    public let environments: [AppStoreAPIEnvironment]
+    public let environments: [AppStoreAPIHost]
+    /// How its appends reach Postgres (the process's pooler and prepared sessions).
+    public let sessions: DatabaseSessions
 
-    /// Creates a reconciler.
-    public init(client: PostgresClient, appStore: AppStoreAPIClient, environments: [AppStoreAPIEnvironment]) {
+    /// Creates a reconciler (`sessions` default: a direct connection).
+    public init(
+        client: PostgresClient, appStore: AppStoreAPIClient, environments: [AppStoreAPIHost], sessions: DatabaseSessions = DatabaseSessions()
+    ) {
         self.client = client
+        self.sessions = sessions
         self.appStore = appStore
         self.environments = environments
         // Export each environment's counter at 0 from the start, so Prometheus sees the first append as growth.
@@ -30,7 +35,7 @@ public struct Reconciler: Sendable {
     }
 
     /// `storeledger_reconciliation_appended_total{environment}`: missed notifications found and appended.
-    static func appendedCounter(_ environment: AppStoreAPIEnvironment) -> Counter {
+    static func appendedCounter(_ environment: AppStoreAPIHost) -> Counter {
         Counter(label: "storeledger_reconciliation_appended_total", dimensions: [("environment", environment.rawValue.lowercased())])
     }
 
@@ -101,7 +106,7 @@ public struct Reconciler: Sendable {
 
     /// Appends one notification unless it is already known; returns whether it did, and counts each append in
     /// `storeledger_reconciliation_appended_total{environment}` (a missed notification found: alert on its growth).
-    private func append(_ signedPayload: String, uuid: String?, environment: AppStoreAPIEnvironment, logger: Logger) async throws -> Bool {
+    private func append(_ signedPayload: String, uuid: String?, environment: AppStoreAPIHost, logger: Logger) async throws -> Bool {
         let appended = try await appendUnlessKnown(signedPayload, uuid: uuid, environment: environment, logger: logger)
         if appended {
             Self.appendedCounter(environment).increment()
@@ -110,8 +115,8 @@ public struct Reconciler: Sendable {
     }
 
     /// Appends one notification unless it is already known (``ReconciliationStore``); returns whether it did.
-    private func appendUnlessKnown(_ signedPayload: String, uuid: String?, environment: AppStoreAPIEnvironment, logger: Logger) async throws -> Bool {
-        try await ReconciliationStore(client: client).appendUnlessKnown(
+    private func appendUnlessKnown(_ signedPayload: String, uuid: String?, environment: AppStoreAPIHost, logger: Logger) async throws -> Bool {
+        try await ReconciliationStore(client: client, sessions: sessions).appendUnlessKnown(
             signedPayload, notificationUUID: uuid, environmentHint: environment == .sandbox ? .sandbox : .production,
             environmentName: environment.rawValue, logger: logger
         )

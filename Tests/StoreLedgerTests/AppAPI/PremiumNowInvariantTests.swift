@@ -28,7 +28,7 @@ struct PremiumNowInvariantTests {
         var transactionID: String
         /// The signed transaction the app posts (and Apple's API returns).
         var jws: String
-        var environment: AppStoreAPIEnvironment = .sandbox
+        var environment: AppStoreAPIHost = .sandbox
         /// Facts Apple sends after the purchase (notifications), applied through the worker's path.
         var notifications: [String] = []
         var premium: Bool

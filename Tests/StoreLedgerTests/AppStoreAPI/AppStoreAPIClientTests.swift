@@ -157,11 +157,11 @@ struct AppStoreAPIClientTests {
     }
 
     @Test func configurationFromTheEnvironmentNamesWhatIsMissing() throws {
-        #expect(try AppStoreAPIConfiguration.fromEnvironment([:]) == nil)
+        #expect(try AppStoreAPIConfiguration.fromSettings([:]) == nil)
         #expect {
-            _ = try AppStoreAPIConfiguration.fromEnvironment(["APPSTORE_ISSUER_ID": "i", "APP_BUNDLE_ID": "b"])
+            _ = try AppStoreAPIConfiguration.fromSettings(["APPSTORE_ISSUER_ID": "i", "APP_BUNDLE_ID": "b"])
         } throws: { "\($0)".contains("APPSTORE_KEY_ID") && "\($0)".contains("APPSTORE_PRIVATE_KEY") }
-        let configuration = try #require(try AppStoreAPIConfiguration.fromEnvironment([
+        let configuration = try #require(try AppStoreAPIConfiguration.fromSettings([
             "APPSTORE_ISSUER_ID": "i", "APPSTORE_KEY_ID": "k", "APPSTORE_PRIVATE_KEY": "-----BEGIN PRIVATE KEY-----\\nabc\\n-----END PRIVATE KEY-----",
             "APP_BUNDLE_ID": "com.a, com.b", "APPSTORE_API_SANDBOX_URL": "http://localhost:1/",
         ]))

@@ -27,16 +27,20 @@ struct DatabasePoolerTests {
 
     /// Appends, claims and completes two events through `client`; returns the appended and claimed ids and how many
     /// ended `done`.
-    func appendClaimComplete(_ client: PostgresClient, _ db: TestDatabase) async throws -> (appended: [EventID], claimed: [EventID], done: Int) {
-        let log = EventLog(client: client)
+    func appendClaimComplete(
+        _ client: PostgresClient, _ sessions: DatabaseSessions, _ db: TestDatabase
+    ) async throws -> (appended: [EventID], claimed: [EventID], done: Int) {
+        let log = EventLog(client: client, sessions: sessions)
         var appended: [EventID] = []
         for index in 0..<2 {
             let event = NewEvent(source: .appleNotification, body: ByteBuffer(string: #"{"signedPayload":"a.b.\#(index)"}"#))
             appended.append(try await log.append(event, logger: db.logger).id)
         }
-        let claimed = try await EventQueue(client: client).claim(limit: 10, owner: "w", lease: .seconds(30), logger: db.logger)
-        try await client.inTransaction(logger: db.logger) { connection in
-            try await EventQueue.complete(claimed.map { ($0, .done) }, owner: "w", policy: .init(), on: connection, logger: db.logger)
+        let claimed = try await EventQueue(client: client, sessions: sessions).claim(limit: 10, owner: "w", lease: .seconds(30), logger: db.logger)
+        try await client.inTransaction(logger: db.logger, sessions: sessions) { connection in
+            try await EventQueue.complete(
+                claimed.map { ($0, .done) }, owner: "w", policy: .init(), on: connection, sessions: sessions, logger: db.logger
+            )
         }
         return (appended, claimed.map(\.id), try await db.scalar("SELECT count(*) FROM event_queue WHERE state = 'done'"))
     }
@@ -45,9 +49,9 @@ struct DatabasePoolerTests {
     func whereSessionsAreKeptTheStatementsAreNamedWithGenericPlans(_ pooler: DatabasePooler) async throws {
         try await TestDatabase.withFresh { db in
             // A client of its own, with one connection, so the session asked is the one the statements ran on.
-            try await DatabasePooler.$current.withValue(pooler) {
+            do {
                 try await TestDatabase.withClient(db.url, maximumConnections: 1) { client in
-                    let result = try await appendClaimComplete(client, db)
+                    let result = try await appendClaimComplete(client, DatabaseSessions(pooler: pooler), db)
                     #expect(result.claimed == result.appended)
                     #expect(result.done == 2)
                     let session = try await session(client, db)
@@ -60,9 +64,9 @@ struct DatabasePoolerTests {
 
     @Test func behindATransactionPoolerTheyAreUnnamedAndNothingIsSetOnTheSession() async throws {
         try await TestDatabase.withFresh { db in
-            try await DatabasePooler.$current.withValue(.transaction) {
+            do {
                 try await TestDatabase.withClient(db.url, maximumConnections: 1) { client in
-                    let result = try await appendClaimComplete(client, db)
+                    let result = try await appendClaimComplete(client, DatabaseSessions(pooler: .transaction), db)
                     #expect(result.claimed == result.appended)
                     #expect(result.done == 2)
                     let session = try await session(client, db)

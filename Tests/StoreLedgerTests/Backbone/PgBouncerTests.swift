@@ -28,7 +28,7 @@ struct PgBouncerTests {
     let migrator = Migrator(migrations: try! Migration.bundled())
 
     /// Runs `body` with a fresh database, a PgBouncer in `mode` in front of it, and a client through the pooler, with
-    /// ``DatabasePooler/current`` bound to `mode` as the `storeledger` command binds `DATABASE_POOLER`.
+    /// the ``DatabaseSessions`` a process configured with `DATABASE_POOLER=mode` hands to what runs statements.
     ///
     /// The client has 8 connections. A session-mode pool holds a server connection per client connection for the
     /// client connection's life, so it gets 8 (with fewer, the surplus would wait for `query_wait_timeout`); a
@@ -36,16 +36,14 @@ struct PgBouncerTests {
     func throughPgBouncer<Result: Sendable>(
         _ mode: DatabasePooler,
         migrated: Bool = true,
-        _ body: @Sendable (TestDatabase, PostgresClient) async throws -> Result
+        _ body: @Sendable (TestDatabase, PostgresClient, DatabaseSessions) async throws -> Result
     ) async throws -> Result {
         let clientConnections = 8
         return try await TestDatabase.withFresh(migrated: migrated) { db in
             let poolSize = mode == .session ? clientConnections : 2
             return try await ThrowawayPgBouncer.with(mode: mode, in: db.url, poolSize: poolSize) { bouncer in
-                try await DatabasePooler.$current.withValue(mode) {
-                    try await TestDatabase.withClient(bouncer.url(for: db.url), maximumConnections: clientConnections) { pooled in
-                        try await body(db, pooled)
-                    }
+                try await TestDatabase.withClient(bouncer.url(for: db.url), maximumConnections: clientConnections) { pooled in
+                    try await body(db, pooled, DatabaseSessions(pooler: mode))
                 }
             }
         }
@@ -68,10 +66,10 @@ struct PgBouncerTests {
 
     @Test(arguments: modes)
     func theReceiverStoresEveryNotificationItAcknowledges(_ mode: DatabasePooler) async throws {
-        try await throughPgBouncer(mode) { db, pooled in
+        try await throughPgBouncer(mode) { db, pooled, sessions in
             // A store timeout no loaded test machine reaches: this is about what the pooler lets through, not speed.
             let configuration = ReceiverConfiguration(port: 0, storeTimeout: .seconds(120))
-            let app = Application(router: buildReceiverRouter(client: pooled, migrator: migrator, configuration: configuration))
+            let app = Application(router: buildReceiverRouter(client: pooled, migrator: migrator, configuration: configuration, sessions: sessions))
             let bodies = (0..<40).map { #"{"signedPayload":"header.payload.\#($0)"}"# }
             let statuses = try await app.test(.router) { client in
                 try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
@@ -98,7 +96,7 @@ struct PgBouncerTests {
 
     @Test func aWorkerDrainsThroughTransactionPoolingByPolling() async throws {
         let lifecycle = SubscriptionLifecycles.renewThenExpire()
-        try await throughPgBouncer(.transaction) { db, pooled in
+        try await throughPgBouncer(.transaction) { db, pooled, sessions in
             let pipeline = try LedgerPipeline(db, pki: LedgerHandlerTests.pki)
             try await pipeline.append(lifecycle.facts)
             // No DATABASE_LISTEN_URL: behind a transaction pooler the worker does not LISTEN (and says so once), it polls.
@@ -107,7 +105,7 @@ struct PgBouncerTests {
             logger.logLevel = .notice
             let worker = WorkerService(
                 client: pooled, handler: pipeline.handler,
-                configuration: .init(concurrency: 2, batchSize: 2, pollInterval: .milliseconds(200)), logger: logger
+                configuration: .init(concurrency: 2, batchSize: 2, pollInterval: .milliseconds(200)), logger: logger, sessions: sessions
             )
             try await running(worker) {
                 let drained = try await eventually(within: .seconds(30), every: .milliseconds(50)) { try await count(db, .done) == lifecycle.facts.count }
@@ -121,14 +119,14 @@ struct PgBouncerTests {
     }
 
     @Test func aWorkerBehindTransactionPoolingWakesThroughItsDirectListenConnection() async throws {
-        try await throughPgBouncer(.transaction) { db, pooled in
+        try await throughPgBouncer(.transaction) { db, pooled, sessions in
             let logs = AppStoreAPIClientTests.CapturedLogs()
             var logger = Logger(label: "worker") { _ in AppStoreAPIClientTests.CapturedLogs.Handler(sink: logs) }
             logger.logLevel = .notice
             let worker = WorkerService(
                 client: pooled, handler: EnvelopeHandler(),
                 configuration: .init(concurrency: 1, pollInterval: .seconds(600), rescueInterval: .seconds(600)),
-                logger: logger, listenClient: db.client
+                logger: logger, listenClient: db.client, sessions: sessions
             )
             try await running(worker) {
                 try await Task.sleep(for: .milliseconds(500))  // the loop has found nothing and sleeps
@@ -147,7 +145,7 @@ struct PgBouncerTests {
 
     @Test(arguments: modes)
     func theMigratorRunsThroughPgBouncer(_ mode: DatabasePooler) async throws {
-        try await throughPgBouncer(mode, migrated: false) { db, pooled in
+        try await throughPgBouncer(mode, migrated: false) { db, pooled, sessions in
             // Two release steps at once, through the pooler.
             async let first = migrator.migrate(client: pooled, logger: db.logger)
             async let second = migrator.migrate(client: pooled, logger: db.logger)

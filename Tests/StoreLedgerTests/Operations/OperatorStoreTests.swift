@@ -102,4 +102,60 @@ struct OperatorStoreTests {
             #expect(try await db.scalar("SELECT count(*) FROM notification_deliveries") == (try await db.scalar("SELECT count(DISTINCT event_id) FROM notification_deliveries")))
         }
     }
+
+    /// Six events in every state a selection must tell apart: 1 done, 2 and 3 rejected for different reasons, 4 dead,
+    /// 5 processing, 6 pending.
+    func everyState(_ db: TestDatabase) async throws {
+        try await db.client.query(
+            """
+            UPDATE event_queue SET state = s.state, reject_reason = s.reason, last_error = NULL,
+                   finished_at = CASE WHEN s.state IN ('done', 'rejected', 'dead') THEN now() END,
+                   lease_owner = CASE WHEN s.state = 'processing' THEN 'w' END,
+                   lease_expires_at = CASE WHEN s.state = 'processing' THEN now() + interval '1 hour' END
+            FROM (VALUES (1::int8, 'done', NULL), (2, 'rejected', 'wrong_environment: Sandbox data'),
+                         (3, 'rejected', 'malformed: no payload'), (4, 'dead', NULL), (5, 'processing', NULL), (6, 'pending', NULL))
+                 AS s(event_id, state, reason)
+            WHERE event_queue.event_id = s.event_id
+            """,
+            logger: db.logger
+        )
+    }
+
+    @Test("each selection requeues exactly the finished events it names; its values are binds, never SQL")
+    func eachSelectionRequeuesWhatItNames() async throws {
+        try await TestDatabase.withFresh { db in
+            let log = EventLog(client: db.client)
+            for index in 1...6 {
+                _ = try await log.append(NewEvent(source: .appleNotification, body: ByteBuffer(string: #"{"signedPayload":"a.b.\#(index)"}"#)), logger: db.logger)
+            }
+            let store = OperatorStore(client: db.client)
+            let hour: TimeInterval = 3600
+            let cases: [(label: String, selection: OperatorStore.Selection, expected: [Int64])] = [
+                ("dead", .dead, [4]),
+                ("one reason", .rejected(reasonPrefix: "wrong_environment"), [2]),
+                ("every reason", .rejected(reasonPrefix: ""), [2, 3]),
+                ("a LIKE wildcard is a character", .rejected(reasonPrefix: "%"), []),
+                ("a quote is a character", .rejected(reasonPrefix: "x'); DELETE FROM events; --"), []),
+                ("ids", .ids([1, 3, 5, 6, 99]), [1, 3]),
+                ("id range", .idRange(2...5), [2, 3, 4]),
+                ("received now", .receivedBetween(Date().addingTimeInterval(-hour), Date().addingTimeInterval(hour)), [1, 2, 3, 4]),
+                ("received later", .receivedBetween(Date().addingTimeInterval(hour), Date().addingTimeInterval(2 * hour)), []),
+            ]
+            for (label, selection, expected) in cases {
+                try await everyState(db)
+                let count = try await store.requeue(selection, by: "ops", reason: label, logger: db.logger)
+                #expect(count == expected.count, "\(label)")
+                let recorded = try await db.client.query(
+                    "SELECT event_id FROM operator_actions WHERE reason = \(label) ORDER BY event_id", logger: db.logger
+                ).decode(Int64.self).readToEnd()
+                #expect(recorded == expected, "\(label)")
+                let pending = try await db.client.query(
+                    "SELECT event_id FROM event_queue WHERE state = 'pending' ORDER BY event_id", logger: db.logger
+                ).decode(Int64.self).readToEnd()
+                #expect(pending == (expected + [6]).sorted(), "\(label)")
+                #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE state = 'processing'") == 1, "\(label)")
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM events") == 6)
+        }
+    }
 }

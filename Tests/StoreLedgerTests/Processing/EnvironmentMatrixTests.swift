@@ -283,7 +283,7 @@ struct EnvironmentMatrixTests {
 
             // Apple's API and Get Notification History only ever hold Production and Sandbox data.
             guard environment == "Production" || environment == "Sandbox" else { continue }
-            let apiEnvironment: AppStoreAPIEnvironment = environment == "Production" ? .production : .sandbox
+            let apiEnvironment: AppStoreAPIHost = environment == "Production" ? .production : .sandbox
 
             let reconciledID = nextID()
             let reconciledUUID = UUID()

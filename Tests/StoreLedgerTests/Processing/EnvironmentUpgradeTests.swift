@@ -32,7 +32,7 @@ struct EnvironmentUpgradeTests {
         let batch = try await EventQueue(client: db.client).claim(limit: 100, owner: "old-worker", lease: .seconds(60), logger: db.logger)
         try await db.client.inTransaction(logger: db.logger) { connection in
             try await EventQueue.complete(
-                batch.map { (event: $0, outcome: outcome($0)) }, owner: "old-worker", policy: .init(), on: connection, logger: db.logger
+                batch.map { (event: $0, outcome: outcome($0)) }, owner: "old-worker", policy: .init(), on: connection, sessions: DatabaseSessions(), logger: db.logger
             )
         }
     }

@@ -89,7 +89,7 @@ struct LedgerHandlerTests {
                     try await connection.query("DELETE FROM purchases", logger: db.logger)
                     try await LedgerHandler.project(
                         subscriptions: Set(facts.compactMap(\.subscriptionKey)), purchases: Set(facts.compactMap(\.purchaseKey)),
-                        on: connection, logger: db.logger
+                        factCache: DecodedFactCache(), on: connection, logger: db.logger
                     )
                 }
                 return (live, try await pipeline.readModel())
@@ -204,13 +204,13 @@ struct LedgerHandlerTests {
             ) == 0)
             #expect(try await db.scalar("SELECT count(*) FROM notifications WHERE payload #>> '{data,bundleId}' = 'com.example.app'") == 1)
             let stored = try await db.client.withConnection { connection in
-                try await FactStore.subscriptionFacts([key], on: connection, logger: db.logger)
+                try await FactStore.subscriptionFacts([key], on: connection, cache: pipeline.handler.factCache, logger: db.logger)
             }
             #expect(stored[key] == [fact])
             // Without a digest the row is fetched and decoded from its stored JSON, never taken from the cache.
             try await db.client.query("UPDATE notifications SET fact_sha256 = NULL", logger: db.logger)
             let decoded = try await db.client.withConnection { connection in
-                try await FactStore.subscriptionFacts([key], on: connection, logger: db.logger)
+                try await FactStore.subscriptionFacts([key], on: connection, cache: pipeline.handler.factCache, logger: db.logger)
             }
             #expect(decoded[key] == [fact])
         }

@@ -52,7 +52,7 @@ struct LedgerPipeline {
             try await db.client.inTransaction(logger: db.logger) { connection in
                 let outcomes = try await handler.apply(prepared, in: connection, logger: db.logger)
                 try await EventQueue.complete(
-                    zip(batch, outcomes).map { (event: $0, outcome: $1) }, owner: "test", policy: .init(), on: connection, logger: db.logger
+                    zip(batch, outcomes).map { (event: $0, outcome: $1) }, owner: "test", policy: .init(), on: connection, sessions: DatabaseSessions(), logger: db.logger
                 )
             }
         }

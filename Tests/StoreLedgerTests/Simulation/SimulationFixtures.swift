@@ -1,3 +1,4 @@
+import StoreLedgerCore
 import Foundation
 import StoreLedgerSimulation
 import StoreLedgerVerification
@@ -23,7 +24,7 @@ enum SimulationFixtures {
     }
 
     /// A verifier for the test app trusting `rootDER` (default trust, Apple Root CA - G3, when `nil`).
-    static func verifier(trusting rootDER: Data?, environment: VerificationEnvironment = .sandbox) throws -> SignedDataVerifier {
+    static func verifier(trusting rootDER: Data?, environment: AppStoreEnvironment = .sandbox) throws -> SignedDataVerifier {
         let trust = try rootDER.map { try TrustConfiguration(rootCertificatesDER: [$0]) }
             ?? TrustConfiguration.fromConfigurationValue(nil)
         return try SignedDataVerifier(

@@ -1,3 +1,4 @@
+import StoreLedgerCore
 import Foundation
 import StoreLedgerVerification
 import Testing

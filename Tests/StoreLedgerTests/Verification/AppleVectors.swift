@@ -1,3 +1,4 @@
+import StoreLedgerCore
 import Foundation
 import StoreLedgerVerification
 
@@ -38,7 +39,7 @@ enum AppleVectors {
 
     /// A verifier for `com.example` (app Apple id 1234) in `environment`, trusting `trust` (default testCA.der).
     static func verifier(
-        environment: VerificationEnvironment = .sandbox,
+        environment: AppStoreEnvironment = .sandbox,
         trust: TrustConfiguration? = nil,
         apps: [AppIdentity] = [AppIdentity(bundleID: bundleID, appAppleID: appAppleID)],
         allowXcode: Bool = false

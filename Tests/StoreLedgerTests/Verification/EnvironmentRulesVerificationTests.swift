@@ -1,3 +1,4 @@
+import StoreLedgerCore
 import Foundation
 import StoreLedgerTestSupport
 import StoreLedgerVerification
@@ -12,7 +13,7 @@ struct EnvironmentRulesVerificationTests {
     static let app = AppIdentity(bundleID: TestSigner.defaultBundleID, appAppleID: TestSigner.defaultAppAppleID)
 
     func verifier(
-        _ environments: [VerificationEnvironment] = [.production, .sandbox], source: String? = nil, allowXcode: Bool = false
+        _ environments: [AppStoreEnvironment] = [.production, .sandbox], source: String? = nil, allowXcode: Bool = false
     ) throws -> SignedDataVerifier {
         try SignedDataVerifier(configuration: VerifierConfiguration(
             apps: [Self.app], environments: environments, environmentsSource: source,

@@ -1,3 +1,4 @@
+import StoreLedgerCore
 import Foundation
 import StoreLedgerTestSupport
 import StoreLedgerVerification
@@ -7,7 +8,7 @@ import Testing
 @Suite("Verification: signed data inspector (storeledger verify)")
 struct SignedDataInspectorVerificationTests {
     /// Options as `storeledger verify --root testCA.der --bundle-id com.example --environment Sandbox` builds them.
-    func appleOptions(environment: VerificationEnvironment? = .sandbox) throws -> SignedDataInspector.Options {
+    func appleOptions(environment: AppStoreEnvironment? = .sandbox) throws -> SignedDataInspector.Options {
         SignedDataInspector.Options(
             trust: try AppleVectors.testCATrust(),
             apps: [AppIdentity(bundleID: AppleVectors.bundleID)],

@@ -1,3 +1,4 @@
+import StoreLedgerCore
 import Crypto
 import Foundation
 import StoreLedgerVerification

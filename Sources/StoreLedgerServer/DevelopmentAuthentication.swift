@@ -1,16 +1,21 @@
-import Foundation
+public import Foundation
 import JWTKit
-import Logging
-import StoreLedgerHTTP
+public import Logging
+public import StoreLedgerHTTP
 
 /// `dev`'s authentication: the configured one, or else a development secret kept in `.local/dev-auth-secret`
 /// (made once) with `ADMIN_API_KEY=dev`, and a ready-made user token printed for curl.
-enum DevelopmentAuthentication {
-    /// The configuration `dev` runs the app-facing API with.
-    static func configuration(_ environment: Environment, logger: Logger) async throws -> AuthenticationConfiguration {
-        var configuration = environment.authentication()
+public enum DevelopmentAuthentication {
+    /// Where `dev` keeps its secret, relative to the working directory (the repository root under `swift run`).
+    public static let defaultSecretFile = URL(fileURLWithPath: ".local/dev-auth-secret")
+
+    /// The configuration `dev` runs the app-facing API with: `settings`' when it configures any, else the development
+    /// secret in `file`.
+    public static func configuration(
+        _ settings: Settings, file: URL = defaultSecretFile, logger: Logger
+    ) async throws -> AuthenticationConfiguration {
+        var configuration = settings.authentication()
         guard !configuration.isConfigured else { return configuration }
-        let file = URL(fileURLWithPath: ".local/dev-auth-secret")
         let secret: String
         if let stored = try? String(contentsOf: file, encoding: .utf8), stored.utf8.count >= 32 {
             secret = stored.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -37,7 +42,7 @@ enum DevelopmentAuthentication {
     }
 
     /// An HS256 token for `user`, valid for a day.
-    static func userToken(for user: String, secret: String) async throws -> String {
+    public static func userToken(for user: String, secret: String) async throws -> String {
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
         return try await keys.sign(Claims(sub: .init(value: user), exp: .init(value: Date().addingTimeInterval(86_400))))

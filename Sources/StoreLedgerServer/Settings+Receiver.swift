@@ -1,0 +1,26 @@
+import StoreLedgerStore
+public import StoreLedgerHTTP
+
+extension Settings {
+    /// The receiver's settings: `HOST`, `PORT`, `RECEIVER_MAX_BODY_BYTES`, `RECEIVER_STORE_TIMEOUT_MS`,
+    /// `RECEIVER_CONCURRENT_COMMITS` and the listener's timeouts (``httpTimeouts()``).
+    public func receiver() throws(SettingsError) -> ReceiverConfiguration {
+        ReceiverConfiguration(
+            host: string("HOST") ?? "0.0.0.0",
+            port: try int("PORT", default: 8080, in: 0...65535),
+            maximumBodySize: try int("RECEIVER_MAX_BODY_BYTES", default: 64 * 1024, in: 1024...(16 << 20)),
+            storeTimeout: .milliseconds(try int("RECEIVER_STORE_TIMEOUT_MS", default: 5000, in: 100...60000)),
+            concurrentCommits: try int("RECEIVER_CONCURRENT_COMMITS", default: EventLog.defaultConcurrentCommits, in: 1...256),
+            timeouts: try httpTimeouts()
+        )
+    }
+
+    /// The HTTP listeners' timeouts (public and admin port): `HTTP_IDLE_TIMEOUT_SECONDS` (default 75) and
+    /// `HTTP_REQUEST_TIMEOUT_SECONDS` (default 15).
+    public func httpTimeouts() throws(SettingsError) -> HTTPTimeouts {
+        HTTPTimeouts(
+            idle: .seconds(try int("HTTP_IDLE_TIMEOUT_SECONDS", default: 75, in: 1...86_400)),
+            request: .seconds(try int("HTTP_REQUEST_TIMEOUT_SECONDS", default: 15, in: 1...3_600))
+        )
+    }
+}

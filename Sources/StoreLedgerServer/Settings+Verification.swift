@@ -1,0 +1,67 @@
+public import Foundation
+public import StoreLedgerProcessing
+public import StoreLedgerVerification
+
+extension Settings {
+    /// The apps whose signed data is accepted: `APPS` (`bundle.id:appAppleId,…`), else `APP_BUNDLE_ID`
+    /// (comma-separated for several) with `APP_APPLE_ID`. `defaultBundleID` applies when none is set.
+    public func apps(defaultBundleID: String? = nil) throws(SettingsError) -> [AppIdentity] {
+        if let list = string("APPS") {
+            var apps: [AppIdentity] = []
+            for entry in list.split(separator: ",") {
+                let parts = entry.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard let bundle = parts.first, !bundle.isEmpty else {
+                    throw SettingsError(code: .malformed, key: "APPS", detail: "APPS entry '\(entry)' has no bundle id")
+                }
+                guard parts.count == 2 else {
+                    apps.append(AppIdentity(bundleID: bundle))
+                    continue
+                }
+                guard let appleID = Int64(parts[1]) else {
+                    throw SettingsError(code: .malformed, key: "APPS", detail: "APPS entry '\(entry)': '\(parts[1])' is not a numeric App Apple ID")
+                }
+                apps.append(AppIdentity(bundleID: bundle, appAppleID: appleID))
+            }
+            return apps
+        }
+        var appleID: Int64?
+        if let text = string("APP_APPLE_ID") {
+            guard let value = Int64(text) else {
+                throw SettingsError(code: .malformed, key: "APP_APPLE_ID", detail: "APP_APPLE_ID=\(text) is not a number")
+            }
+            appleID = value
+        }
+        guard let bundles = string("APP_BUNDLE_ID") ?? defaultBundleID else {
+            throw SettingsError(
+                code: .missing, key: "APP_BUNDLE_ID",
+                detail: "APP_BUNDLE_ID is not set: name the app whose notifications this ledger accepts (or APPS=bundle.id:appAppleId,…)"
+            )
+        }
+        return bundles.split(separator: ",").map { AppIdentity(bundleID: $0.trimmingCharacters(in: .whitespaces), appAppleID: appleID) }
+    }
+
+    /// The verifiers: the apps (``apps(defaultBundleID:)``), `APPLE_ENVIRONMENTS` (default Production and Sandbox
+    /// when every app has its App Apple ID, else Sandbox only), `APPLE_ROOT_CAS_DER_BASE64` (default Apple Root CA -
+    /// G3) with `extraRootsDER` beside them, `ALLOW_XCODE_DATA` (default false; development only). Each payload is
+    /// judged by the environment it is signed for, whatever route it arrived on.
+    public func verifiers(defaultBundleID: String? = nil, extraRootsDER: [Data] = []) throws(SettingsError) -> LedgerVerifiers {
+        let apps = try apps(defaultBundleID: defaultBundleID)
+        let allowXcode = try bool("ALLOW_XCODE_DATA", default: false)
+        var trust: TrustConfiguration
+        do {
+            trust = try TrustConfiguration.fromConfigurationValue(string(TrustConfiguration.rootsConfigurationKey))
+            if !extraRootsDER.isEmpty {
+                trust = try TrustConfiguration(rootCertificatesDER: trust.rootCertificatesDER + extraRootsDER)
+            }
+        } catch {
+            throw malformed(TrustConfiguration.rootsConfigurationKey, error)
+        }
+        do {
+            return try LedgerVerifiers(
+                apps: apps, environmentsSetting: string(LedgerVerifiers.environmentsKey), trust: trust, allowXcodeEnvironment: allowXcode
+            )
+        } catch {
+            throw malformed(LedgerVerifiers.environmentsKey, error)
+        }
+    }
+}

@@ -1,0 +1,76 @@
+public import Configuration
+import Foundation
+import StoreLedgerAppStoreAPI
+import StoreLedgerStore
+import StoreLedgerVerification
+
+/// The settings of a `storeledger` process, read through one swift-configuration ``ConfigReader``.
+///
+/// Keys are written as the README's configuration table names them (`DATABASE_URL`); the reader is asked for the
+/// matching configuration key (`database.url`), which ``EnvironmentVariablesProvider`` maps back to the variable, and
+/// an in-memory provider gives tests. A value that is set but malformed is a ``SettingsError`` naming the key, never
+/// silently replaced by a default; an empty value counts as unset. Typed readers for each group of settings are in
+/// `Settings+*.swift`.
+public struct Settings: Sendable {
+    /// Where every setting is read from.
+    public let reader: ConfigReader
+
+    /// Settings read through `reader`.
+    public init(reader: ConfigReader) {
+        self.reader = reader
+    }
+
+    /// The reader for the process environment, the one production uses.
+    public static func environmentReader() -> ConfigReader {
+        ConfigReader(provider: EnvironmentVariablesProvider())
+    }
+
+    /// The configuration key the reader is asked for `key` (`DATABASE_URL` → `database.url`).
+    public static func configKey(_ key: String) -> ConfigKey {
+        ConfigKey(key.lowercased().split(separator: "_").map(String.init))
+    }
+
+    /// A string value, or nil when unset or empty.
+    public func string(_ key: String) -> String? {
+        reader.string(forKey: Self.configKey(key)).flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// A whole number in `range`, `defaultValue` when unset.
+    public func int(_ key: String, default defaultValue: Int, in range: ClosedRange<Int>) throws(SettingsError) -> Int {
+        guard let text = string(key) else { return defaultValue }
+        guard let value = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(value) else {
+            throw SettingsError(
+                code: .malformed, key: key, detail: "\(key)=\(text) is not a whole number in \(range.lowerBound)...\(range.upperBound)"
+            )
+        }
+        return value
+    }
+
+    /// A boolean (`true`/`false`, `1`/`0`, `yes`/`no`, any case), `defaultValue` when unset.
+    public func bool(_ key: String, default defaultValue: Bool) throws(SettingsError) -> Bool {
+        guard let text = string(key) else { return defaultValue }
+        switch text.trimmingCharacters(in: .whitespaces).lowercased() {
+        case "1", "true", "yes": return true
+        case "0", "false", "no": return false
+        default: throw SettingsError(code: .malformed, key: key, detail: "\(key)=\(text) is not true or false")
+        }
+    }
+
+    /// A value that is required: throws ``SettingsError/Code/missing`` with `hint` when unset.
+    public func required(_ key: String, _ hint: String) throws(SettingsError) -> String {
+        guard let text = string(key) else { throw SettingsError(code: .missing, key: key, detail: "\(key) is not set: \(hint)") }
+        return text
+    }
+
+    /// Wraps an error thrown while interpreting `key`'s value, so that it names the key.
+    func malformed(_ key: String, _ error: any Error) -> SettingsError {
+        let text: String
+        switch error {
+        case let error as StoreError: text = error.detail
+        case let error as VerificationError: text = error.detail
+        case let error as AppStoreAPIError: text = error.detail
+        default: text = String(describing: error)
+        }
+        return SettingsError(code: .malformed, key: key, detail: text.contains(key) ? text : "\(key): \(text)")
+    }
+}

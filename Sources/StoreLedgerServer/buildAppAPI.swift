@@ -1,0 +1,59 @@
+public import Configuration
+import Foundation
+import Logging
+import StoreLedgerAppStoreAPI
+import StoreLedgerCore
+public import StoreLedgerHTTP
+public import StoreLedgerProcessing
+import StoreLedgerStore
+
+/// Builds the app-facing API from the authentication settings (``Settings/authentication()``, or `authentication`
+/// when given: `dev`'s), anonymous validate, `PRODUCT_CATALOG`, `PURCHASE_INTENT_TTL_SECONDS`, `WORKER_MAX_ATTEMPTS`,
+/// the App Store Server API credentials and the verifiers `verifiers` makes (read only when the API is served). Nil,
+/// with a notice, when no way to authenticate callers is configured: the routes are then not served at all, rather
+/// than served open.
+public func buildAppAPI(
+    reader: ConfigReader, context: ServerContext, verifiers: () throws -> LedgerVerifiers,
+    authentication: AuthenticationConfiguration? = nil
+) async throws -> AppAPI? {
+    let settings = Settings(reader: reader)
+    let logger = context.logger
+    let authentication = authentication ?? settings.authentication()
+    let anonymousValidation = try settings.anonymousValidation()
+    guard authentication.isConfigured || anonymousValidation != nil else {
+        logger.notice("app-facing API disabled: set AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY (users) and/or ADMIN_API_KEY (servers)")
+        return nil
+    }
+    if let anonymousValidation {
+        logger.notice(
+            "anonymous validate enabled: /api/iap/validate answers callers without credentials, linked to no user",
+            metadata: [
+                "per_client_per_minute": "\(anonymousValidation.limiter.perClient)",
+                "total_per_minute": "\(anonymousValidation.limiter.total)",
+                "trusted_proxies": "\(anonymousValidation.addresses.trustedProxies.count)",
+            ])
+    }
+    let authenticator: Authenticator
+    do {
+        authenticator = try await Authenticator(configuration: authentication, apiKeys: APIKeyStore(client: context.client))
+    } catch {
+        let key = authentication.jwtPublicKeyPEM != nil ? "AUTH_JWT_PUBLIC_KEY" : "AUTH_JWT_SECRET"
+        throw SettingsError(code: .malformed, key: key, detail: "authentication configuration: \(error)")
+    }
+    let processor = InlineProcessor(
+        client: context.client, handler: LedgerHandler(verifiers: try verifiers(), factCache: context.factCache),
+        owner: "inline:\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)",
+        retryPolicy: try settings.retryPolicy(), sessions: context.sessions
+    )
+    let catalog = try settings.productCatalog()
+    let appStore = try await settings.appStoreClient()
+    if appStore == nil {
+        logger.notice("App Store Server API not configured: validate, sync and legacy receipts answer 503 (set APPSTORE_ISSUER_ID, APPSTORE_KEY_ID, APPSTORE_PRIVATE_KEY)")
+    }
+    logger.info("app-facing API enabled", metadata: ["catalog_products": "\(catalog.products.count)"])
+    return AppAPI(dependencies: AppAPIDependencies(
+        intake: PurchaseIntake(processor: processor, catalog: catalog), authenticator: authenticator,
+        intents: PurchaseIntentStore(client: context.client), appStore: appStore, intentLifetime: try settings.purchaseIntentLifetime(),
+        anonymousValidation: anonymousValidation
+    ))
+}

@@ -1,0 +1,70 @@
+public import Logging
+public import PostgresNIO
+import Synchronization
+
+/// How one process's statements reach Postgres: the pooler in front of it (`DATABASE_POOLER`) and which of its
+/// connections already run with `plan_cache_mode = force_generic_plan`.
+///
+/// Built once per process from its configuration and handed to what runs the hot statements (``EventLog``,
+/// ``EventQueue``, the worker, the inline processor, reconciliation); nothing reads a process-global.
+///
+/// Where sessions are kept whole (``DatabasePooler/keepsSessions``) the append, claim and completion are named
+/// prepared statements, planned once per connection, and a connection sets `plan_cache_mode = force_generic_plan`
+/// for its session before its first transaction that runs one (``prepare(_:logger:)``, outside the transaction, so
+/// that a rollback cannot undo it). The setting used to be a startup parameter, which PgBouncer refuses
+/// (`unsupported startup parameter: plan_cache_mode`), and PostgresNIO has no hook for a new connection. Connections
+/// are held weakly: a closed connection drops out, and a new one at the same address is not mistaken for it. Behind
+/// a transaction pooler nothing is set (a session `SET` would land on whichever server session the statement
+/// happened to get, and stay there for other clients) and the statements go unnamed.
+public final class DatabaseSessions: Sendable {
+    /// What sits between this process and Postgres.
+    public let pooler: DatabasePooler
+
+    private struct Entry {
+        weak var connection: PostgresConnection?
+    }
+
+    private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+
+    /// Sessions behind `pooler` (default: a direct connection).
+    public init(pooler: DatabasePooler = .direct) {
+        self.pooler = pooler
+    }
+
+    /// Sets `plan_cache_mode = force_generic_plan` on `connection` unless this object already did, where sessions
+    /// are kept whole; does nothing behind a transaction pooler. Call it outside a transaction.
+    public func prepare(_ connection: PostgresConnection, logger: Logger) async throws {
+        guard pooler.keepsSessions else { return }
+        let key = ObjectIdentifier(connection)
+        let known = entries.withLock { $0[key]?.connection === connection }
+        if known { return }
+        // Named statements are planned once per connection; their generic plans are index-driven whatever the
+        // batch (see ClaimStatement, CompleteStatement), while custom plans would be made on every call.
+        try await connection.query("SET plan_cache_mode = force_generic_plan", logger: logger).readToEnd()
+        entries.withLock { entries in
+            entries = entries.filter { $0.value.connection != nil }
+            entries[key] = Entry(connection: connection)
+        }
+    }
+
+    /// Runs one of the hot statements (the append, the claim, the completion) on `connection` and reads its rows to
+    /// the end, so an error that follows the rows is thrown here. Callers run it inside
+    /// ``PostgresNIO/PostgresClient/inTransaction(logger:sessions:isolation:_:)``, whose checked `COMMIT` is what
+    /// makes its effects count.
+    ///
+    /// This is the one place that chooses how they reach the server: where sessions are kept whole, as the named
+    /// prepared statement `Statement.name` (parsed once per connection; its session runs with generic plans); behind
+    /// a transaction pooler, as an unnamed extended-protocol statement with the same SQL and binds, parsed and
+    /// planned on each call (PgBouncer before 1.21 cannot carry a named statement from one transaction to the next,
+    /// and a custom plan of these statements is the generic one's shape: docs/operations.md#pgbouncer).
+    func run<Statement: PostgresPreparedStatement>(
+        _ statement: Statement, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [Statement.Row] {
+        if pooler.keepsSessions {
+            try await prepare(connection, logger: logger)
+            return try await connection.execute(statement, logger: logger).readToEnd()
+        }
+        let query = PostgresQuery(unsafeSQL: Statement.sql, binds: try statement.makeBindings())
+        return try await connection.query(query, logger: logger).map { try statement.decodeRow($0) }.readToEnd()
+    }
+}

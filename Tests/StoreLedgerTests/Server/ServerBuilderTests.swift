@@ -1,0 +1,135 @@
+import Configuration
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import PostgresNIO
+import Prometheus
+import StoreLedgerServer
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import Synchronization
+import Testing
+
+/// The applications the executable runs, built by the same functions and exercised in-process.
+@Suite("Server builders")
+struct ServerBuilderTests {
+    @Test("serve's public application stores a notification and serves the app-facing API when an API key is configured")
+    func thePublicApplicationAsServeBuildsIt() async throws {
+        try await TestDatabase.withFresh { db in
+            var variables = ServerHarness.baseVariables(db)
+            variables["ADMIN_API_KEY"] = "server-key"
+            let reader = ServerHarness.reader(variables)
+            let app = try await buildServeApplication(reader: reader, context: try await ServerHarness.context(reader))
+            try await app.test(.router) { client in
+                try await client.execute(
+                    uri: "/notifications/apple/sandbox", method: .post, headers: [.contentType: "application/json"],
+                    body: ByteBuffer(string: #"{"signedPayload":"a.b.c"}"#)
+                ) { response in
+                    #expect(response.status == .ok)
+                }
+                try await client.execute(uri: "/v1/users/someone/entitlements", method: .get, headers: [HTTPField.Name("X-API-Key")!: "server-key"]) {
+                    #expect($0.status == .ok)
+                }
+                try await client.execute(uri: "/v1/users/someone/entitlements", method: .get, headers: [HTTPField.Name("X-API-Key")!: "wrong"]) {
+                    #expect($0.status == .unauthorized)
+                }
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM events") == 1)
+        }
+    }
+
+    @Test("without any way to authenticate callers the app-facing routes are not served")
+    func theAppFacingAPIIsOffWithoutAuthentication() async throws {
+        try await TestDatabase.withFresh { db in
+            let reader = ServerHarness.reader(ServerHarness.baseVariables(db))
+            let app = try await buildPublicApplication(reader: reader, context: try await ServerHarness.context(reader))
+            try await app.test(.router) { client in
+                try await client.execute(uri: "/v1/users/someone/entitlements", method: .get) { #expect($0.status == .notFound) }
+                try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
+            }
+        }
+    }
+
+    @Test("the admin application exports the context's metrics and answers health checks; ADMIN_PORT=off builds none")
+    func theAdminApplication() async throws {
+        try await TestDatabase.withFresh { db in
+            var variables = ServerHarness.baseVariables(db)
+            variables["ADMIN_PORT"] = "0"
+            let reader = ServerHarness.reader(variables)
+            let context = try await ServerHarness.context(reader)
+            context.metrics.makeCounter(name: "storeledger_builder_test_total").increment()
+            let admin = try #require(try buildAdminApplication(reader: reader, context: context, defaultPort: 9090))
+            try await ServerHarness.withRunning(context.client) {
+                try await Self.test(admin) { client in
+                    try await client.execute(uri: "/metrics", method: .get) { response in
+                        #expect(response.status == .ok)
+                        #expect(String(buffer: response.body).contains("storeledger_builder_test_total 1"))
+                    }
+                    try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
+                    try await client.execute(uri: "/", method: .get) { #expect($0.status == .notFound) }
+                }
+            }
+            let off = ServerHarness.reader(ServerHarness.baseVariables(db))
+            #expect(try buildAdminApplication(reader: off, context: context, defaultPort: 9090) == nil)
+        }
+    }
+
+    /// Opens the existential to test it with the router framework.
+    static func test<App: ApplicationProtocol>(_ app: App, _ body: @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        try await app.test(.router, body)
+    }
+
+    @Test("work's services: its clients first, then the worker, metrics, admin port and webhook dispatcher")
+    func theWorkerServices() async throws {
+        try await TestDatabase.withFresh { db in
+            var variables = ServerHarness.baseVariables(db)
+            variables["ADMIN_PORT"] = "0"
+            variables["DATABASE_LISTEN_URL"] = db.url.connectionString
+            let reader = ServerHarness.reader(variables)
+            let context = try await ServerHarness.context(reader)
+            let services = try await buildWorkerServices(reader: reader, context: context)
+            #expect(services.count == 6)
+            #expect((services[0] as? PostgresClient) === context.client)
+            #expect((services[1] as? PostgresClient) === context.listenClient)
+            #expect(services.contains { String(describing: type(of: $0)).hasPrefix("WorkerService") })
+            #expect(services.contains { String(describing: type(of: $0)) == "WebhookDispatcher" })
+        }
+    }
+
+    @Test("dev migrates once, though its server and its worker both wait for the schema, then processes what it receives")
+    func devMigratesOnce() async throws {
+        try await TestDatabase.withFresh(migrated: false) { db in
+            let folder = try ServerHarness.temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            var variables = ServerHarness.baseVariables(db)
+            variables["WORKER_POLL_SECONDS"] = "1"
+            let reader = ServerHarness.reader(variables)
+            let migrations = Mutex(0)
+            let app = try await buildDevelopmentApplication(
+                reader: reader, context: try await ServerHarness.context(reader), certificateAuthority: folder.appendingPathComponent("dev-ca"),
+                authenticationSecretFile: folder.appendingPathComponent("dev-auth-secret"),
+                migrate: { client, logger in
+                    migrations.withLock { $0 += 1 }
+                    try await Migrator(migrations: try Migration.bundled()).migrate(client: client, logger: logger)
+                }
+            )
+            try await app.test(.router) { client in
+                // The server started: the schema was migrated before it.
+                #expect(try await db.scalar("SELECT count(*) FROM schema_migrations") == (try Migration.bundled().count))
+                try await client.execute(
+                    uri: "/notifications/apple/sandbox", method: .post, body: ByteBuffer(string: #"{"signedPayload":"a.b.c"}"#)
+                ) { #expect($0.status == .ok) }
+                // The worker judged it (it passed its preflight, which waits for the same migration).
+                let judged = try await eventually(within: .seconds(30)) {
+                    try await db.scalar("SELECT count(*) FROM event_queue WHERE state = 'rejected'") == 1
+                }
+                #expect(judged)
+            }
+            #expect(migrations.withLock { $0 } == 1)
+            #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("dev-auth-secret").path))
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import Configuration
+import Foundation
+import StoreLedgerServer
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import Testing
+
+/// Every setting goes through the one reader the builders are given, and a bad one names its key.
+@Suite("Server settings")
+struct ServerSettingsTests {
+    /// The keys of the README's configuration table (every backticked name in a row's first cell).
+    static func readmeKeys() throws -> Set<String> {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        guard let start = readme.range(of: "## Configuration") else { return [] }
+        let section = readme[start.upperBound...].prefix { _ in true }
+        let end = section.range(of: "\n## ")?.lowerBound ?? section.endIndex
+        var keys: Set<String> = []
+        for line in section[..<end].split(separator: "\n") where line.hasPrefix("| `") {
+            let firstCell = line.dropFirst(2).prefix { $0 != "|" }
+            for (index, part) in firstCell.split(separator: "`", omittingEmptySubsequences: false).enumerated() where index % 2 == 1 {
+                keys.insert(String(part))
+            }
+        }
+        return keys
+    }
+
+    @Test("every key of the README's configuration table is read through the builders' reader, and every key read is in it")
+    func everyDocumentedSettingIsReadThroughTheReader() async throws {
+        let documented = try Self.readmeKeys()
+        #expect(documented.count > 40)
+        #expect(documented.isSuperset(of: ["LOG_FORMAT", "WEBHOOK_MAX_ATTEMPTS", "DATABASE_URL", "HOST", "PORT"]))
+        try await TestDatabase.withFresh { db in
+            let folder = try ServerHarness.temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            // Switch on what reads more settings: the app-facing API (an API key), anonymous validate, the admin port.
+            var variables = ServerHarness.baseVariables(db)
+            variables["ADMIN_API_KEY"] = "k"
+            variables["IAP_VALIDATE_ANONYMOUS"] = "true"
+            variables["ADMIN_PORT"] = "0"
+            let recorder = ServerHarness.KeyRecorder()
+            try await ServerHarness.buildEverything(ServerHarness.reader(variables, recorder: recorder), folder: folder)
+            let read = recorder.all
+            #expect(documented.subtracting(read).isEmpty, "documented but never read: \(documented.subtracting(read).sorted())")
+            #expect(read.subtracting(documented).isEmpty, "read but not documented: \(read.subtracting(documented).sorted())")
+        }
+    }
+
+    /// Malformed values, each with the settings it needs to be read at all.
+    static let badValues: [(key: String, value: String, with: [String: String])] = [
+        ("DATABASE_URL", "mysql://db/ledger", [:]),
+        ("DATABASE_POOLER", "statement", [:]),
+        ("DATABASE_LISTEN_URL", "not a url", [:]),
+        ("DATABASE_MAX_CONNECTIONS", "0", [:]),
+        ("FACT_CACHE_SIZE", "-1", [:]),
+        ("LOG_LEVEL", "loud", [:]),
+        ("LOG_FORMAT", "xml", [:]),
+        ("SHUTDOWN_TIMEOUT_SECONDS", "0", [:]),
+        ("PORT", "http", [:]),
+        ("RECEIVER_MAX_BODY_BYTES", "12", [:]),
+        ("RECEIVER_STORE_TIMEOUT_MS", "soon", [:]),
+        ("HTTP_IDLE_TIMEOUT_SECONDS", "0", [:]),
+        ("HTTP_REQUEST_TIMEOUT_SECONDS", "forever", [:]),
+        ("WORKER_CONCURRENCY", "-2", [:]),
+        ("WORKER_BATCH_SIZE", "0", [:]),
+        ("WORKER_LEASE_SECONDS", "1h", [:]),
+        ("WORKER_POLL_SECONDS", "0", [:]),
+        ("WORKER_MAX_ATTEMPTS", "1000", [:]),
+        ("WEBHOOK_MAX_ATTEMPTS", "many", [:]),
+        ("RECONCILE_INTERVAL_SECONDS", "5", [:]),
+        ("ADMIN_PORT", "70000", [:]),
+        ("APP_APPLE_ID", "abc", [:]),
+        ("APPS", ":123", [:]),
+        ("APPLE_ENVIRONMENTS", "Staging", [:]),
+        ("APPLE_ROOT_CAS_DER_BASE64", "not base64!", [:]),
+        ("ALLOW_XCODE_DATA", "perhaps", [:]),
+        ("IAP_VALIDATE_ANONYMOUS", "maybe", [:]),
+        ("IAP_VALIDATE_ANONYMOUS_PER_MINUTE", "0", ["IAP_VALIDATE_ANONYMOUS": "true"]),
+        ("IAP_VALIDATE_ANONYMOUS_TOTAL_PER_MINUTE", "lots", ["IAP_VALIDATE_ANONYMOUS": "true"]),
+        ("TRUSTED_PROXIES", "the load balancer", ["IAP_VALIDATE_ANONYMOUS": "true"]),
+        ("PRODUCT_CATALOG", "/nonexistent/catalog.json", ["ADMIN_API_KEY": "k"]),
+        ("PURCHASE_INTENT_TTL_SECONDS", "1", ["ADMIN_API_KEY": "k"]),
+        ("AUTH_JWT_SECRET", "short", [:]),
+        ("APPSTORE_KEY_ID", "", ["APPSTORE_ISSUER_ID": "issuer", "APPSTORE_PRIVATE_KEY": "key"]),
+        ("APPSTORE_PRIVATE_KEY", "not a key", ["APPSTORE_ISSUER_ID": "issuer", "APPSTORE_KEY_ID": "key"]),
+    ]
+
+    @Test("a malformed value stops the build with an error naming its key")
+    func badValuesNameTheirKey() async throws {
+        try await TestDatabase.withFresh { db in
+            let folder = try ServerHarness.temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            // The valid base builds.
+            try await ServerHarness.buildEverything(ServerHarness.reader(ServerHarness.baseVariables(db)), folder: folder)
+            for (key, value, extra) in Self.badValues {
+                var variables = ServerHarness.baseVariables(db).merging(extra) { $1 }
+                variables[key] = value
+                let error = await #expect(throws: (any Error).self, "\(key)=\(value)") {
+                    try await ServerHarness.buildEverything(ServerHarness.reader(variables), folder: folder)
+                }
+                #expect(error.map { String(describing: $0).contains(key) } == true, "\(key)=\(value): \(error.map { String(describing: $0) } ?? "")")
+            }
+        }
+    }
+
+    @Test("the database settings reach what runs statements: the pooler's sessions and the fact cache's size")
+    func theDatabaseSettingsAreInjected() async throws {
+        try await TestDatabase.withFresh { db in
+            var variables = ServerHarness.baseVariables(db)
+            variables["DATABASE_POOLER"] = "transaction"
+            variables["FACT_CACHE_SIZE"] = "7"
+            let context = try await ServerHarness.context(ServerHarness.reader(variables))
+            #expect(context.sessions.pooler == .transaction)
+            #expect(context.factCache.capacity == 7)
+            #expect(context.listenClient == nil)
+            let defaults = try await ServerHarness.context(ServerHarness.reader(ServerHarness.baseVariables(db)))
+            #expect(defaults.sessions.pooler == .direct)
+            #expect(defaults.factCache.capacity == DecodedFactCache.defaultCapacity)
+            #expect(defaults.sessions !== context.sessions)
+        }
+    }
+}
