@@ -34,6 +34,7 @@ public struct ConsoleController: Sendable {
     let customers: CustomerLookupStore
     let webhooks: WebhookEndpoints
     let charts: ChartStore
+    let chartCache: ChartCache
 
     /// Creates the console over `client`; fails when its templates are missing from the build.
     public init(configuration: ConsoleConfiguration, client: PostgresClient) throws(ConsoleError) {
@@ -46,6 +47,7 @@ public struct ConsoleController: Sendable {
         self.customers = CustomerLookupStore(client: client)
         self.webhooks = WebhookEndpoints(client: client)
         self.charts = ChartStore(client: client)
+        self.chartCache = ChartCache()
     }
 
     /// Adds the console's middleware and routes to `router` (call before the router's 405 middleware).
