@@ -39,6 +39,7 @@ public enum AdminApplication {
             router: router(registry: registry, client: client, migrator: migrator, console: console),
             server: .http1(timeouts: timeouts, logger: logger),
             configuration: .init(address: .hostname(host, port: port), serverName: "storeledger-admin"),
+            services: console.map { [$0.refresher] } ?? [],
             logger: logger
         )
     }

@@ -2,9 +2,8 @@ import Foundation
 import Logging
 import StoreLedgerStore
 
-/// The charts' numbers, remembered for a few minutes per filter: the analytics views compute every subscription's
-/// periods before a month can be read, which takes seconds on a large ledger, so the page, its six charts (two of
-/// which share one query) and their CSV downloads read each result once per ``lifetime``.
+/// The charts' numbers per snapshot and filter: the page, its six charts (two of which share one query) and their CSV
+/// downloads read each result once per snapshot (kept at most ``lifetime``).
 actor ChartCache {
     /// How long a result is served before it is read again.
     let lifetime: TimeInterval
@@ -13,7 +12,7 @@ actor ChartCache {
     private var entries: [String: (at: Date, value: any Sendable)] = [:]
 
     /// Creates an empty cache.
-    init(lifetime: TimeInterval = 300, capacity: Int = 120) {
+    init(lifetime: TimeInterval = 600, capacity: Int = 120) {
         self.lifetime = lifetime
         self.capacity = capacity
     }
@@ -36,10 +35,12 @@ struct ChartLoader: Sendable {
     let cache: ChartCache
     /// The logger for the statements.
     let logger: Logger
+    /// The snapshot read (its time), part of every key: a new snapshot is read afresh.
+    let version: String
 
     /// The key of one query for `filter`.
     private func key(_ query: String, _ filter: ChartFilter) -> String {
-        [query, "\(filter.fromMonth.timeIntervalSince1970)", "\(filter.toMonth.timeIntervalSince1970)", filter.app ?? "\u{0}",
+        [query, version, "\(filter.fromMonth.timeIntervalSince1970)", "\(filter.toMonth.timeIntervalSince1970)", filter.app ?? "\u{0}",
          filter.environment ?? "\u{0}", filter.product ?? "\u{0}"].joined(separator: "\u{1}")
     }
 

@@ -3,7 +3,7 @@ import Foundation
 /// The web console's settings.
 ///
 /// Environment keys (read by the `storeledger` command): `CONSOLE` (`on` or `off`, default `off`) and
-/// `CONSOLE_SESSION_HOURS` (1...720, default 12). The console is served on the admin listener only
+/// `CONSOLE_SESSION_HOURS` (1...720, default 12) and `CONSOLE_CHART_REFRESH_MINUTES` (1...1440, default 10). The console is served on the admin listener only
 /// (`ADMIN_HOST`/`ADMIN_PORT`), under `/console`; `ADMIN_API_KEY`, when set, also signs in (as a viewer).
 public struct ConsoleConfiguration: Sendable, Equatable {
     /// Whether `/console` is served.
@@ -12,18 +12,21 @@ public struct ConsoleConfiguration: Sendable, Equatable {
     public var sessionLifetime: Double
     /// The `ADMIN_API_KEY`, accepted on the sign-in page with the viewer role.
     public var adminAPIKey: String?
+    /// How often the charts' snapshots are retaken in the background, in minutes.
+    public var chartRefreshMinutes: Int
 
     /// Creates a configuration.
-    public init(enabled: Bool, sessionHours: Int = 12, adminAPIKey: String? = nil) {
+    public init(enabled: Bool, sessionHours: Int = 12, adminAPIKey: String? = nil, chartRefreshMinutes: Int = 10) {
         self.enabled = enabled
         self.sessionLifetime = Double(sessionHours) * 3_600
         self.adminAPIKey = adminAPIKey
+        self.chartRefreshMinutes = chartRefreshMinutes
     }
 
     /// The console switched off.
     public static let off = ConsoleConfiguration(enabled: false)
 
-    /// Reads `CONSOLE` and `CONSOLE_SESSION_HOURS` through `value` (a lookup of a configuration key, nil when unset
+    /// Reads `CONSOLE`, `CONSOLE_SESSION_HOURS` and `CONSOLE_CHART_REFRESH_MINUTES` through `value` (a lookup of a configuration key, nil when unset
     /// or empty); a malformed value is an error naming the key.
     public init(reading value: (String) -> String?, adminAPIKey: String? = nil) throws(ConsoleError) {
         let enabled: Bool
@@ -39,6 +42,13 @@ public struct ConsoleConfiguration: Sendable, Equatable {
             }
             hours = parsed
         }
-        self.init(enabled: enabled, sessionHours: hours, adminAPIKey: adminAPIKey)
+        var minutes = 10
+        if let text = value("CONSOLE_CHART_REFRESH_MINUTES") {
+            guard let parsed = Int(text.trimmingCharacters(in: .whitespaces)), (1...1_440).contains(parsed) else {
+                throw ConsoleError(.configuration, "CONSOLE_CHART_REFRESH_MINUTES=\(text) is not a whole number in 1...1440")
+            }
+            minutes = parsed
+        }
+        self.init(enabled: enabled, sessionHours: hours, adminAPIKey: adminAPIKey, chartRefreshMinutes: minutes)
     }
 }

@@ -35,6 +35,8 @@ public struct ConsoleController: Sendable {
     let webhooks: WebhookEndpoints
     let charts: ChartStore
     let chartCache: ChartCache
+    /// Retakes the charts' snapshots in the background; run it beside the admin server.
+    public let refresher: ConsoleChartRefresher
 
     /// Creates the console over `client`; fails when its templates are missing from the build.
     public init(configuration: ConsoleConfiguration, client: PostgresClient) throws(ConsoleError) {
@@ -48,6 +50,7 @@ public struct ConsoleController: Sendable {
         self.webhooks = WebhookEndpoints(client: client)
         self.charts = ChartStore(client: client)
         self.chartCache = ChartCache()
+        self.refresher = ConsoleChartRefresher(store: charts, interval: .seconds(configuration.chartRefreshMinutes * 60), logger: Self.logger)
     }
 
     /// Adds the console's middleware and routes to `router` (call before the router's 405 middleware).

@@ -2,9 +2,10 @@ public import Foundation
 public import Logging
 public import PostgresNIO
 
-/// The numbers behind the console's charts, per UTC month of a bounded range, read from the analytics views
-/// (migrations 0008 and 0014) with the definitions they document (docs/analytics.md): each query restricts the
-/// views' rows by the filter and never redefines a metric.
+/// The numbers behind the console's charts, per UTC month of a bounded range, read from snapshots of the analytics
+/// views (`console_chart_periods` = `analytics.subscription_periods`, `console_chart_refunds` = `analytics.refunds`,
+/// migration 0015) with the definitions the views document (docs/analytics.md). ``refresh(minimumAge:logger:)`` retakes
+/// the snapshots.
 public struct ChartStore: Sendable {
     /// Paid subscriptions, trials and MRR at the end of a month (now for the current month), per currency.
     public struct Activity: Sendable, Equatable {
@@ -75,6 +76,54 @@ public struct ChartStore: Sendable {
         self.client = client
     }
 
+    /// The snapshots' state: when they were last taken (nil: never), how long that took, and whether events arrived
+    /// since (the newest event id then and now differ).
+    public func snapshot(logger: Logger) async throws -> (takenAt: Date?, durationMilliseconds: Double, behind: Bool) {
+        let row = try await client.query(
+            """
+            SELECT s.refreshed_at, coalesce(s.duration_ms, 0), s.last_event_id IS DISTINCT FROM (SELECT max(id) FROM events)
+            FROM (SELECT 1) one LEFT JOIN console_chart_snapshot s ON s.id = 1
+            """,
+            logger: logger
+        ).decode((Date?, Double, Bool).self).firstAfterReadingAll()
+        return (row?.0, row?.1 ?? 0, row?.2 ?? true)
+    }
+
+    /// Retakes the snapshots unless they are younger than `minimumAge` seconds or another process is retaking them
+    /// (an advisory lock); returns whether it did. The first one blocks readers while it runs; later ones are taken
+    /// `CONCURRENTLY`, so the charts keep answering from the previous snapshot meanwhile.
+    @discardableResult
+    public func refresh(minimumAge: Double = 0, logger: Logger) async throws -> Bool {
+        try await client.inTransaction(logger: logger) { connection in
+            let locked = try await connection.query(
+                "SELECT pg_try_advisory_xact_lock(hashtext('storeledger.console_chart_snapshot'))", logger: logger
+            ).decode(Bool.self).firstAfterReadingAll() ?? false
+            guard locked else { return false }
+            let fresh = try await connection.query(
+                "SELECT count(*) FROM console_chart_snapshot WHERE refreshed_at > now() - make_interval(secs => \(minimumAge))", logger: logger
+            ).decode(Int.self).firstAfterReadingAll() ?? 0
+            guard fresh == 0 else { return false }
+            let populated = try await connection.query(
+                "SELECT relispopulated FROM pg_class WHERE oid = 'console_chart_periods'::regclass", logger: logger
+            ).decode(Bool.self).firstAfterReadingAll() ?? false
+            let started = Date()
+            let mode = populated ? "CONCURRENTLY " : ""
+            try await connection.query(PostgresQuery(unsafeSQL: "REFRESH MATERIALIZED VIEW \(mode)console_chart_periods"), logger: logger).readToEnd()
+            try await connection.query(PostgresQuery(unsafeSQL: "REFRESH MATERIALIZED VIEW \(mode)console_chart_refunds"), logger: logger).readToEnd()
+            let duration = Date().timeIntervalSince(started) * 1_000
+            try await connection.query(
+                """
+                INSERT INTO console_chart_snapshot (id, refreshed_at, duration_ms, last_event_id)
+                VALUES (1, now(), \(duration), (SELECT max(id) FROM events))
+                ON CONFLICT (id) DO UPDATE
+                SET refreshed_at = excluded.refreshed_at, duration_ms = excluded.duration_ms, last_event_id = excluded.last_event_id
+                """,
+                logger: logger
+            ).readToEnd()
+            return true
+        }
+    }
+
     /// Paid subscriptions, trials and MRR at each month's end: `analytics.active_subscriptions_at` over the filtered
     /// periods (one row per month and currency; a month with none has one row with a nil currency).
     public func activity(_ filter: ChartFilter, logger: Logger) async throws -> [Activity] {
@@ -87,7 +136,7 @@ public struct ChartStore: Sendable {
             ), periods AS MATERIALIZED (
                 SELECT environment, original_transaction_id, transaction_id, period_start, active_until, is_paid, is_trial, currency,
                        monthly_revenue
-                FROM analytics.subscription_periods
+                FROM console_chart_periods
                 WHERE (\(environment)::text IS NULL OR environment = \(environment))
                   AND (\(app)::text IS NULL OR bundle_id = \(app))
                   AND (\(product)::text IS NULL OR product_id = \(product))
@@ -122,7 +171,7 @@ public struct ChartStore: Sendable {
                 FROM generate_series(\(from)::timestamptz AT TIME ZONE 'UTC', \(to)::timestamptz AT TIME ZONE 'UTC', interval '1 month') AS g(m)
             ), periods AS MATERIALIZED (
                 SELECT environment, original_transaction_id, period_start, active_until, is_paid
-                FROM analytics.subscription_periods
+                FROM console_chart_periods
                 WHERE (\(environment)::text IS NULL OR environment = \(environment))
                   AND (\(app)::text IS NULL OR bundle_id = \(app))
                   AND (\(product)::text IS NULL OR product_id = \(product))
@@ -159,7 +208,7 @@ public struct ChartStore: Sendable {
                 FROM generate_series(\(from)::timestamptz AT TIME ZONE 'UTC', \(to)::timestamptz AT TIME ZONE 'UTC', interval '1 month') AS g(m)
             ), refunds AS MATERIALIZED (
                 SELECT r.transaction_id, r.revoked_at, r.currency, r.refunded_amount
-                FROM analytics.refunds r
+                FROM console_chart_refunds r
                 WHERE r.revocation_type IS DISTINCT FROM 'FAMILY_REVOKE'
                   AND (\(environment)::text IS NULL OR r.environment = \(environment))
                   AND (\(app)::text IS NULL OR r.bundle_id = \(app))
@@ -185,14 +234,32 @@ public struct ChartStore: Sendable {
                 SELECT g.m::date AS month
                 FROM generate_series(\(from)::timestamptz AT TIME ZONE 'UTC', \(to)::timestamptz AT TIME ZONE 'UTC', interval '1 month') AS g(m)
             ), trials AS MATERIALIZED (
-                SELECT t.cohort_month, t.original_transaction_id, t.converted, t.pending, t.abandoned
-                FROM analytics.trials t
-                WHERE (\(environment)::text IS NULL OR t.environment = \(environment))
-                  AND (\(product)::text IS NULL OR t.product_id = \(product))
-                  AND (\(app)::text IS NULL OR EXISTS (
-                      SELECT 1 FROM subscriptions s
-                      WHERE s.environment = t.environment AND s.original_transaction_id = t.original_transaction_id AND s.bundle_id = \(app)))
-                  AND t.cohort_month BETWEEN (SELECT min(month) FROM months) AND (SELECT max(month) FROM months)
+                -- analytics.trials (migration 0014) over the snapshot: a subscription whose first period is a free
+                -- trial; converted = its first paid period exists and was not refunded; pending = no paid period, still
+                -- giving access, auto-renew on; abandoned = no paid period and auto-renew off.
+                SELECT date_trunc('month', f.period_start AT TIME ZONE 'UTC')::date AS cohort_month, f.original_transaction_id,
+                       c.transaction_id IS NOT NULL AND c.revoked_at IS NULL AS converted,
+                       c.transaction_id IS NULL AND f.active_until > now() AND NOT coalesce(r.auto_renew_status, 1) = 0 AS pending,
+                       c.transaction_id IS NULL AND coalesce(r.auto_renew_status, 1) = 0 AS abandoned
+                FROM console_chart_periods f
+                LEFT JOIN LATERAL (
+                    SELECT p.transaction_id, p.revoked_at FROM console_chart_periods p
+                    WHERE p.environment = f.environment AND p.original_transaction_id = f.original_transaction_id
+                      AND p.period_start > f.period_start AND NOT p.is_trial AND p.price > 0
+                    ORDER BY p.period_start, p.transaction_id LIMIT 1
+                ) c ON true
+                LEFT JOIN LATERAL (
+                    SELECT ri.auto_renew_status FROM renewal_infos ri
+                    WHERE ri.environment = f.environment AND ri.original_transaction_id = f.original_transaction_id
+                      AND ri.signed_at <= least(f.period_end, now())
+                    ORDER BY ri.signed_at DESC, ri.fact_sha256 DESC LIMIT 1
+                ) r ON true
+                WHERE f.period_number = 1 AND f.is_trial
+                  AND (\(environment)::text IS NULL OR f.environment = \(environment))
+                  AND (\(product)::text IS NULL OR f.product_id = \(product))
+                  AND (\(app)::text IS NULL OR f.bundle_id = \(app))
+                  AND f.period_start >= (SELECT min(month) FROM months)::timestamp AT TIME ZONE 'UTC'
+                  AND f.period_start < ((SELECT max(month) FROM months) + interval '1 month') AT TIME ZONE 'UTC'
             )
             SELECT m.month::timestamp AT TIME ZONE 'UTC', count(t.original_transaction_id),
                    count(t.original_transaction_id) FILTER (WHERE t.converted),
@@ -217,7 +284,7 @@ public struct ChartStore: Sendable {
                 FROM generate_series(\(from)::timestamptz AT TIME ZONE 'UTC', \(to)::timestamptz AT TIME ZONE 'UTC', interval '1 month') AS g(m)
             ), periods AS MATERIALIZED (
                 SELECT p.transaction_id, p.period_start, p.period_number
-                FROM analytics.subscription_periods p
+                FROM console_chart_periods p
                 WHERE (\(environment)::text IS NULL OR p.environment = \(environment))
                   AND (\(app)::text IS NULL OR p.bundle_id = \(app))
                   AND (\(product)::text IS NULL OR p.product_id = \(product))

@@ -44,3 +44,27 @@ CREATE INDEX webhook_deliveries_endpoint_state_idx ON webhook_deliveries (endpoi
 -- (transactions_transaction_idx, purchases primary key, app_account_tokens_user_idx, user_links_user_idx).
 -- A notification lookup by a transaction id a notification carried (the timeline's raw event links) uses
 -- notifications_transaction_idx.
+
+-- The console's charts read the analytics views' billing periods and refunds from snapshots, refreshed in the
+-- background by the serving process (CONSOLE_CHART_REFRESH_MINUTES): computing analytics.subscription_periods takes
+-- seconds per pass on a large ledger (window functions over every transaction), too slow for a page. The snapshots
+-- are the views' rows as they are, nothing redefined; console_chart_snapshot says when they were taken.
+CREATE MATERIALIZED VIEW console_chart_periods AS SELECT * FROM analytics.subscription_periods WITH NO DATA;
+CREATE UNIQUE INDEX console_chart_periods_key ON console_chart_periods (environment, transaction_id);
+CREATE INDEX console_chart_periods_subscription_idx ON console_chart_periods (environment, original_transaction_id, period_start);
+CREATE INDEX console_chart_periods_start_idx ON console_chart_periods (period_start);
+
+CREATE MATERIALIZED VIEW console_chart_refunds AS SELECT * FROM analytics.refunds WITH NO DATA;
+CREATE UNIQUE INDEX console_chart_refunds_key ON console_chart_refunds (environment, transaction_id);
+CREATE INDEX console_chart_refunds_revoked_idx ON console_chart_refunds (revoked_at);
+
+CREATE TABLE console_chart_snapshot (
+    id           integer     PRIMARY KEY CHECK (id = 1),
+    refreshed_at  timestamptz NOT NULL,
+    duration_ms   double precision NOT NULL,
+    last_event_id bigint
+);
+
+COMMENT ON MATERIALIZED VIEW console_chart_periods IS 'Snapshot of analytics.subscription_periods for the web console''s charts (refreshed in the background).';
+COMMENT ON MATERIALIZED VIEW console_chart_refunds IS 'Snapshot of analytics.refunds for the web console''s charts (refreshed in the background).';
+COMMENT ON TABLE console_chart_snapshot IS 'When the console''s chart snapshots were last refreshed, and how long it took.';

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import PostgresNIO
 import Prometheus
 import StoreLedgerCore
 import StoreLedgerHTTP
@@ -155,4 +156,83 @@ struct ConsoleChartTests {
 extension ConsoleTests {
     /// The charts the contract names.
     static let chartNames = ["active-subscriptions", "mrr", "churn", "refunds", "trial-conversion", "new-vs-renewing"]
+}
+
+@Suite("Console: the charts' snapshot queries give the analytics views' numbers")
+struct ConsoleChartViewAgreementTests {
+    /// Sums the view's rows per month: `SELECT to_char(month,'YYYY-MM'), a, b, … FROM …` as text columns joined by spaces.
+    func perMonth(_ db: TestDatabase, _ sql: String) async throws -> [String: [Int]] {
+        var result: [String: [Int]] = [:]
+        let rows = try await db.client.query(PostgresQuery(unsafeSQL: sql), logger: db.logger).decode(String.self)
+        for try await line in rows {
+            let parts = line.split(separator: " ")
+            let values = parts.dropFirst().map { Int(Double($0)!.rounded()) }
+            result[String(parts[0]), default: Array(repeating: 0, count: values.count)] = zip(result[String(parts[0])] ?? values.map { _ in 0 }, values).map(+)
+        }
+        return result
+    }
+
+    @Test func activeMRRChurnTrialsStartsAndRefundsMatchTheViewsOnTheSyntheticBusiness() async throws {
+        try await SyntheticBusinessTests().withBusiness { db in
+            let store = ChartStore(client: db.client)
+            #expect(try await store.refresh(logger: db.logger))
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = TimeZone(identifier: "UTC")!
+            let filter = ChartFilter(
+                fromMonth: calendar.date(from: DateComponents(year: 2025, month: 1, day: 1))!,
+                toMonth: calendar.date(from: DateComponents(year: 2025, month: 6, day: 1))!, environment: "Production"
+            )
+            let month = { (date: Date) -> String in
+                let parts = calendar.dateComponents([.year, .month], from: date)
+                return String(format: "%04d-%02d", parts.year!, parts.month!)
+            }
+
+            let activity = try await store.activity(filter, logger: db.logger)
+            let mrrView = try await perMonth(db, """
+                SELECT to_char(month, 'YYYY-MM') || ' ' || paid_subscriptions || ' ' || round(mrr * 100) FROM analytics.mrr_by_month
+                WHERE environment = 'Production' AND month BETWEEN '2025-01-01' AND '2025-06-01'
+                """)
+            for row in activity where row.currency != nil {
+                #expect([row.paid, Int((row.mrr * 100).rounded())] == mrrView[month(row.month)], "\(month(row.month))")
+            }
+            #expect(activity.filter { $0.currency != nil }.count == 6)
+
+            let churn = try await store.churn(filter, logger: db.logger)
+            let churnView = try await perMonth(db, """
+                SELECT to_char(month, 'YYYY-MM') || ' ' || active_at_start || ' ' || churned FROM analytics.monthly_churn
+                WHERE environment = 'Production' AND month BETWEEN '2025-01-01' AND '2025-06-01'
+                """)
+            for row in churn { #expect([row.activeAtStart, row.churned] == (churnView[month(row.month)] ?? [0, 0]), "\(month(row.month))") }
+
+            let trials = try await store.trials(filter, logger: db.logger)
+            let trialView = try await perMonth(db, """
+                SELECT to_char(cohort_month, 'YYYY-MM') || ' ' || trials || ' ' || converted || ' ' || pending || ' ' || abandoned
+                FROM analytics.trial_conversion WHERE environment = 'Production' AND cohort_month BETWEEN '2025-01-01' AND '2025-06-01'
+                """)
+            for row in trials {
+                #expect([row.trials, row.converted, row.pending, row.abandoned] == (trialView[month(row.month)] ?? [0, 0, 0, 0]), "\(month(row.month))")
+            }
+            #expect(trials.map(\.trials).reduce(0, +) == 6)
+
+            let starts = try await store.starts(filter, logger: db.logger)
+            let newView = try await perMonth(db, """
+                SELECT to_char(month, 'YYYY-MM') || ' ' || new_subscriptions FROM analytics.new_subscriptions_by_month
+                WHERE environment = 'Production' AND month BETWEEN '2025-01-01' AND '2025-06-01'
+                """)
+            for row in starts { #expect([row.new] == (newView[month(row.month)] ?? [0]), "\(month(row.month))") }
+
+            let refunds = try await store.refunds(filter, logger: db.logger)
+            let refundView = try await perMonth(db, """
+                SELECT to_char(month, 'YYYY-MM') || ' ' || refunds_in_month || ' ' || round(refunded_amount_in_month * 100)
+                FROM analytics.refund_rate_by_month WHERE environment = 'Production' AND month BETWEEN '2025-01-01' AND '2025-06-01'
+                """)
+            var refundsPerMonth: [String: [Int]] = [:]
+            for row in refunds {
+                refundsPerMonth[month(row.month), default: [0, 0]][0] += row.refunds
+                refundsPerMonth[month(row.month), default: [0, 0]][1] += Int((row.amount * 100).rounded())
+            }
+            for (key, value) in refundsPerMonth { #expect(value == (refundView[key] ?? [0, 0]), "\(key)") }
+            #expect(refunds.map(\.refunds).reduce(0, +) >= 2)
+        }
+    }
 }
