@@ -169,23 +169,22 @@ public struct ChartStore: Sendable {
                 SELECT g.m::date AS month, g.m AT TIME ZONE 'UTC' AS month_start,
                        least((g.m + interval '1 month') AT TIME ZONE 'UTC', now()) AS month_end
                 FROM generate_series(\(from)::timestamptz AT TIME ZONE 'UTC', \(to)::timestamptz AT TIME ZONE 'UTC', interval '1 month') AS g(m)
-            ), periods AS MATERIALIZED (
-                SELECT environment, original_transaction_id, period_start, active_until, is_paid
-                FROM console_chart_periods
-                WHERE (\(environment)::text IS NULL OR environment = \(environment))
-                  AND (\(app)::text IS NULL OR bundle_id = \(app))
-                  AND (\(product)::text IS NULL OR product_id = \(product))
-                  AND period_start <= (SELECT max(month_end) FROM months) AND active_until > (SELECT min(month_start) FROM months)
             ), at_start AS (
                 SELECT DISTINCT m.month, m.month_start, m.month_end, p.environment, p.original_transaction_id
                 FROM months m
-                JOIN periods p ON p.is_paid AND p.period_start <= m.month_start AND p.active_until > m.month_start
+                JOIN console_chart_periods p ON p.is_paid AND p.period_start <= m.month_start AND p.active_until > m.month_start
+                WHERE (\(environment)::text IS NULL OR p.environment = \(environment))
+                  AND (\(app)::text IS NULL OR p.bundle_id = \(app))
+                  AND (\(product)::text IS NULL OR p.product_id = \(product))
             ), flagged AS (
+                -- One index probe per subscription and month (console_chart_periods_subscription_idx).
                 SELECT s.month, s.original_transaction_id,
                        NOT EXISTS (
-                           SELECT 1 FROM periods e
+                           SELECT 1 FROM console_chart_periods e
                            WHERE e.environment = s.environment AND e.original_transaction_id = s.original_transaction_id
-                             AND e.period_start <= s.month_end AND e.active_until > s.month_end) AS gone
+                             AND e.period_start <= s.month_end AND e.active_until > s.month_end
+                             AND (\(app)::text IS NULL OR e.bundle_id = \(app))
+                             AND (\(product)::text IS NULL OR e.product_id = \(product))) AS gone
                 FROM at_start s
             )
             SELECT m.month::timestamp AT TIME ZONE 'UTC', count(f.original_transaction_id), count(f.original_transaction_id) FILTER (WHERE f.gone)
