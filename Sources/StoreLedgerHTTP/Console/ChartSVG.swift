@@ -34,8 +34,9 @@ enum ChartSVG {
             let originX = left + Double(x) * groupWidth + groupWidth * 0.1 + Double(s) * barWidth
             svg += """
                 <rect class="series-\(s % 6)" x="\(format(originX))" y="\(format(top + plotHeight - barHeight))" width="\(format(barWidth))" \
-                height="\(format(barHeight))" data-value="\(ConsoleFormat.html(number(point.value)))" data-label="\(ConsoleFormat.html(point.label))" \
-                data-series="\(ConsoleFormat.html(point.series))"><title>\(ConsoleFormat.html("\(point.label) \(point.series): \(number(point.value))\(table.unit)"))</title></rect>
+                height="\(format(barHeight))" data-value="\(ConsoleFormat.html(number(point.value)))" \
+                data-label="\(ConsoleFormat.html(point.label))" data-series="\(ConsoleFormat.html(point.series))">\
+                <title>\(ConsoleFormat.html("\(point.label) \(point.series): \(number(point.value))\(table.unit)"))</title></rect>
 
                 """
         }

@@ -37,8 +37,10 @@ enum ConsoleChart: String, CaseIterable, Sendable {
         case .mrr: "Monthly recurring revenue at each month's end, per currency (weekly × 4, yearly ÷ 12; trials and family-shared count 0)."
         case .churn: "Of the paid subscriptions active at a month's start, the share not active at its end (net of resubscriptions), in %."
         case .refunds: "Transactions refunded in each month (by refund date; Family Sharing revocations excluded) and the amount, per currency."
-        case .trialConversion: "Trials by the month they started: converted (first payment not refunded), pending, abandoned; rate of ended trials in %."
-        case .newVsRenewing: "Billing periods that began in each month: a subscription's first period (new) and later ones (renewals, resubscriptions, conversions)."
+        case .trialConversion:
+            "Trials by the month they started: converted (first payment not refunded), pending, abandoned; rate of ended trials in %."
+        case .newVsRenewing:
+            "Billing periods that began in each month: a subscription's first period (new) and later ones (renewals, resubscriptions, conversions)."
         }
     }
 
@@ -60,7 +62,9 @@ enum ConsoleChart: String, CaseIterable, Sendable {
             return (ChartTable(
                 columns: ["month", "paid", "trials"],
                 rows: months.map { [$0.0, String($0.1), String($0.2)] },
-                points: months.flatMap { [.init(label: $0.0, series: "paid", value: Double($0.1)), .init(label: $0.0, series: "trials", value: Double($0.2))] },
+                points: months.flatMap {
+                    [.init(label: $0.0, series: "paid", value: Double($0.1)), .init(label: $0.0, series: "trials", value: Double($0.2))]
+                },
                 unit: ""
             ), at)
         case .mrr:
@@ -77,7 +81,9 @@ enum ConsoleChart: String, CaseIterable, Sendable {
             let (rows, at) = try await loader.churn(filter)
             return (ChartTable(
                 columns: ["month", "active_at_start", "churned", "churn_rate"],
-                rows: rows.map { [ConsoleFormat.month($0.month), String($0.activeAtStart), String($0.churned), Self.rate($0.churned, of: $0.activeAtStart)] },
+                rows: rows.map {
+                    [ConsoleFormat.month($0.month), String($0.activeAtStart), String($0.churned), Self.rate($0.churned, of: $0.activeAtStart)]
+                },
                 points: rows.map {
                     .init(label: ConsoleFormat.month($0.month), series: "churn %", value: Self.percent($0.churned, of: $0.activeAtStart))
                 },
@@ -90,7 +96,11 @@ enum ConsoleChart: String, CaseIterable, Sendable {
             for row in rows {
                 let month = ConsoleFormat.month(row.month)
                 table.rows.append([month, row.currency ?? "", String(row.refunds), String(format: "%.2f", row.amount)])
-                if let index = perMonth.firstIndex(where: { $0.0 == month }) { perMonth[index].1 += row.refunds } else { perMonth.append((month, row.refunds)) }
+                if let index = perMonth.firstIndex(where: { $0.0 == month }) {
+                    perMonth[index].1 += row.refunds
+                } else {
+                    perMonth.append((month, row.refunds))
+                }
             }
             table.points = perMonth.map { .init(label: $0.0, series: "refunds", value: Double($0.1)) }
             return (table, at)

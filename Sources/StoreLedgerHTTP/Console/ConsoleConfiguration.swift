@@ -3,7 +3,8 @@ import Foundation
 /// The web console's settings.
 ///
 /// Environment keys (read by the `storeledger` command): `CONSOLE` (`on` or `off`, default `off`) and
-/// `CONSOLE_SESSION_HOURS` (1...720, default 12) and `CONSOLE_CHART_REFRESH_MINUTES` (1...1440, default 10). The console is served on the admin listener only
+/// `CONSOLE_SESSION_HOURS` (1...720, default 12) and `CONSOLE_CHART_REFRESH_MINUTES` (1...1440, default 10). The
+/// console is served on the admin listener only
 /// (`ADMIN_HOST`/`ADMIN_PORT`), under `/console`; `ADMIN_API_KEY`, when set, also signs in (as a viewer).
 public struct ConsoleConfiguration: Sendable, Equatable {
     /// Whether `/console` is served.

@@ -11,7 +11,8 @@ extension ConsoleController {
         let loader = ChartLoader(store: charts, cache: chartCache, logger: context.logger, version: "\(snapshot?.timeIntervalSince1970 ?? 0)")
         var figures: [[String: Any]] = []
         for chart in ConsoleChart.allCases {
-            let table = snapshot == nil ? ChartTable(columns: [], rows: [], points: [], unit: "") : try await chart.table(query.filter, loader: loader).0
+            let table =
+                snapshot == nil ? ChartTable(columns: [], rows: [], points: [], unit: "") : try await chart.table(query.filter, loader: loader).0
             figures.append([
                 "name": chart.rawValue, "title": chart.title, "note": chart.note, "query": query.queryString,
                 "svg": ChartSVG.render(table, title: chart.title), "columns": table.columns,

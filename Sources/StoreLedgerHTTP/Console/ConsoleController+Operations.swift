@@ -20,7 +20,8 @@ extension ConsoleController {
     func queuePage(_ session: ConsoleSignedIn, context: some RequestContext) async throws -> Response {
         let statistics = try await operators.statistics(logger: context.logger)
         let problems = try await operators.problemEvents(limit: Self.problemLimit, logger: context.logger)
-        let states = QueueState.allCases.map(\.rawValue) + statistics.depth.keys.filter { key in !QueueState.allCases.contains { $0.rawValue == key } }.sorted()
+        let known = QueueState.allCases.map(\.rawValue)
+        let states = known + statistics.depth.keys.filter { !known.contains($0) }.sorted()
         let byCount: ([String: Int]) -> [[String: Any]] = { classes in
             classes.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { ["reason": $0.key, "count": $0.value] }
         }
@@ -85,7 +86,8 @@ extension ConsoleController {
             switch flash {
             case "requeued": values["flash"] = "Event \(event.id) requeued: it is pending again with a fresh attempt budget."
             case "replayed": values["flash"] = "Event \(event.id) replayed: the workers will process it again."
-            case "unchanged": values["flash"] = "Nothing changed: event \(event.id) is not finished (it is \(event.state)), so it was not requeued or replayed."
+            case "unchanged":
+                values["flash"] = "Nothing changed: event \(event.id) is not finished (it is \(event.state)), so it was not requeued or replayed."
             default: break
             }
         }
@@ -162,7 +164,10 @@ extension ConsoleController {
         return render("webhooks", session: session, title: "Webhooks", nav: "Webhooks", [
             "limit": limit,
             "endpoints": endpoints.map { endpoint -> [String: Any] in
-                ["id": endpoint.id, "url": endpoint.url, "active": endpoint.active ? "yes" : "no", "pending": endpoint.pending, "failed": endpoint.failed]
+                [
+                    "id": endpoint.id, "url": endpoint.url, "active": endpoint.active ? "yes" : "no", "pending": endpoint.pending,
+                    "failed": endpoint.failed,
+                ]
             },
             "deliveries": deliveries.map { delivery -> [String: Any] in
                 [

@@ -35,7 +35,9 @@ public struct ConsoleSecurityMiddleware<Context: RequestContext>: RouterMiddlewa
             context.logger.error("console request failed", metadata: ["path": "\(path)", "error": "\(String(reflecting: error))"])
             response = Response(
                 status: .internalServerError, headers: [.contentType: "text/html; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(string: "<!DOCTYPE html><title>Error</title><p>Something went wrong; the server log says what.</p>"))
+                body: .init(
+                    byteBuffer: ByteBuffer(string: "<!DOCTYPE html><title>Error</title><p>Something went wrong; the server log says what.</p>")
+                )
             )
         }
         response.headers[.contentSecurityPolicy] = Self.contentSecurityPolicy
