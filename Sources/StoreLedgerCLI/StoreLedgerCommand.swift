@@ -24,6 +24,7 @@ struct StoreLedgerCommand: AsyncParsableCommand {
             ReconcileCommand.self,
             PartitionsCommand.self,
             WebhooksCommand.self,
+            ConsoleUserCommand.self,
         ]
     )
 }

@@ -5,16 +5,25 @@ import StoreLedgerHTTP
 
 /// Builds the admin port's application (Prometheus `/metrics` from the context's registry, `/healthz`, `/readyz`)
 /// from `ADMIN_HOST`, `ADMIN_PORT` (`defaultPort` when unset: 9090 for `serve` and `dev`, 9091 for `work`) and the
-/// HTTP timeouts; nil when `ADMIN_PORT=off`. Run it as a service beside the process's others.
-public func buildAdminApplication(reader: ConfigReader, context: ServerContext, defaultPort: Int) throws -> (any ApplicationProtocol)? {
+/// HTTP timeouts; nil when `ADMIN_PORT=off`. Run it as a service beside the process's others. With `console`
+/// (`serve` and `dev`; never a worker), the web console is served on it too when `CONSOLE=on` (``Settings/console()``).
+public func buildAdminApplication(
+    reader: ConfigReader, context: ServerContext, defaultPort: Int, console: Bool = false
+) throws -> (any ApplicationProtocol)? {
     let settings = Settings(reader: reader)
     guard let (host, port) = try settings.admin(defaultPort: defaultPort) else {
         context.logger.notice("admin port disabled (ADMIN_PORT=off): no /metrics")
         return nil
     }
     context.logger.info("admin port: /metrics, /healthz, /readyz", metadata: ["address": "\(host):\(port)"])
+    // The web console: on this listener only, under /console.
+    let consoleConfiguration = console ? try settings.console() : .off
+    let consoleController = consoleConfiguration.enabled ? try ConsoleController(configuration: consoleConfiguration, client: context.client) : nil
+    if consoleController != nil {
+        context.logger.notice("web console on the admin port", metadata: ["url": "http://\(host):\(port)/console"])
+    }
     return AdminApplication.service(
         host: host, port: port, registry: context.metrics, client: context.client, migrator: context.migrator,
-        timeouts: try settings.httpTimeouts(), logger: context.logger
+        timeouts: try settings.httpTimeouts(), console: consoleController, logger: context.logger
     )
 }

@@ -58,7 +58,7 @@ public func buildDevelopmentApplication(
     )
     let authentication = try await DevelopmentAuthentication.configuration(settings, file: authenticationSecretFile, logger: logger)
     let appAPI = try await buildAppAPI(reader: reader, context: context, verifiers: { verifiers }, authentication: authentication)
-    let admin = try buildAdminApplication(reader: reader, context: context, defaultPort: 9090)
+    let admin = try buildAdminApplication(reader: reader, context: context, defaultPort: 9090, console: true)
     let queueMetrics = QueueMetricsService(client: client, logger: logger)
     let webhooks = WebhookDispatcher(client: client, maximumAttempts: try settings.webhookMaximumAttempts(), logger: logger)
     return buildReceiverApplication(

@@ -22,6 +22,6 @@ public func buildPublicApplication(
 /// Builds the whole `storeledger serve` process as one application: the public port with the admin port
 /// (``buildAdminApplication(reader:context:defaultPort:)``, default 9090) as its service.
 public func buildServeApplication(reader: ConfigReader, context: ServerContext) async throws -> some ApplicationProtocol {
-    let admin = try buildAdminApplication(reader: reader, context: context, defaultPort: 9090)
+    let admin = try buildAdminApplication(reader: reader, context: context, defaultPort: 9090, console: true)
     return try await buildPublicApplication(reader: reader, context: context, services: admin.map { [$0] } ?? [])
 }

@@ -1,0 +1,238 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import PostgresNIO
+import Prometheus
+import StoreLedgerCore
+import StoreLedgerHTTP
+import StoreLedgerSimulation
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import Testing
+
+@Suite("Console: charts and their CSV against hand-computed numbers")
+struct ConsoleChartTests {
+    /// 2024-01-10 00:00 UTC.
+    static let january10: Int64 = 1_704_844_800_000
+    static let day: Int64 = 86_400_000
+
+    /// A tiny business in Sandbox, every figure below computed by hand:
+    /// - A (90001, 9.99 USD monthly, 30-day periods): bought 2024-01-10, renewed 02-09 and 03-10, auto-renew off,
+    ///   expired 04-09.
+    /// - B (91001, 9.99 USD): bought 2024-02-15, refunded 2024-02-20 (access ends at the refund).
+    func withBusiness(_ body: @Sendable @escaping (ConsoleBrowser) async throws -> Void) async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: ConsoleTests.pki)
+            var a = SubscriptionLifecycleBuilder(originalTransactionID: "90001", start: Timestamp(millisecondsSince1970: Double(Self.january10)))
+            a.subscribe()
+            a.renew()
+            a.renew()
+            a.setAutoRenew(false)
+            a.expire()
+            var b = SubscriptionLifecycleBuilder(
+                originalTransactionID: "91001", start: Timestamp(millisecondsSince1970: Double(Self.january10 + 36 * Self.day)),
+                appAccountToken: nil
+            )
+            b.subscribe()
+            b.advance(by: 5 * Self.day)
+            b.refund()
+            try await pipeline.append(a.facts + b.facts)
+            try await pipeline.drain()
+            #expect(try await pipeline.count(.done) == a.facts.count + b.facts.count)
+            #expect(try await ConsoleUserStore(client: db.client).create(
+                name: "fran", role: .viewer, passwordHash: try ConsolePassword.hash("pw", rounds: 1_000), logger: db.logger
+            ))
+            let console = try ConsoleController(configuration: ConsoleConfiguration(enabled: true), client: db.client)
+            let router = AdminApplication.router(
+                registry: PrometheusCollectorRegistry(), client: db.client, migrator: Migrator(migrations: try Migration.bundled()), console: console
+            )
+            try await Application(router: router).test(.router) { client in
+                let browser = ConsoleBrowser(client)
+                #expect(try await browser.signIn("fran", "pw").status == .seeOther)
+                try await body(browser)
+            }
+        }
+    }
+
+    static let filters = "?from=2024-01&to=2024-04&environment=Sandbox"
+
+    static let expected: [String: String] = [
+        "active-subscriptions": """
+            month,paid,trials
+            2024-01,1,0
+            2024-02,1,0
+            2024-03,1,0
+            2024-04,0,0
+            """,
+        "mrr": """
+            month,currency,mrr
+            2024-01,USD,9.99
+            2024-02,USD,9.99
+            2024-03,USD,9.99
+            2024-04,,0.00
+            """,
+        "churn": """
+            month,active_at_start,churned,churn_rate
+            2024-01,0,0,
+            2024-02,1,0,0.0000
+            2024-03,1,0,0.0000
+            2024-04,1,1,1.0000
+            """,
+        "refunds": """
+            month,currency,refunds,amount
+            2024-01,,0,0.00
+            2024-02,USD,1,9.99
+            2024-03,,0,0.00
+            2024-04,,0,0.00
+            """,
+        "trial-conversion": """
+            month,trials,converted,pending,abandoned,conversion_rate
+            2024-01,0,0,0,0,
+            2024-02,0,0,0,0,
+            2024-03,0,0,0,0,
+            2024-04,0,0,0,0,
+            """,
+        "new-vs-renewing": """
+            month,new,renewing
+            2024-01,1,0
+            2024-02,1,1
+            2024-03,0,1
+            2024-04,0,0
+            """,
+    ]
+
+    @Test func eachCSVMatchesTheHandComputedFigures() async throws {
+        try await withBusiness { browser in
+            for (name, table) in Self.expected {
+                let response = try await browser.get("/console/charts/\(name).csv\(Self.filters)")
+                #expect(response.status == .ok, "\(name)")
+                #expect(response.headers[.contentType] == "text/csv; charset=utf-8")
+                #expect(response.headers[.contentDisposition] == "attachment; filename=\"\(name).csv\"")
+                #expect(response.html == table.replacingOccurrences(of: "\n", with: "\r\n") + "\r\n", "\(name)")
+            }
+            // Filters restrict: another product, app or environment has nothing.
+            for filter in ["&product=com.example.other", "&app=com.example.other"] {
+                let response = try await browser.get("/console/charts/active-subscriptions.csv\(Self.filters)\(filter)")
+                #expect(response.html == "month,paid,trials\r\n2024-01,0,0\r\n2024-02,0,0\r\n2024-03,0,0\r\n2024-04,0,0\r\n", "\(filter)")
+            }
+            let production = try await browser.get("/console/charts/new-vs-renewing.csv?from=2024-01&to=2024-02&environment=Production")
+            #expect(production.html == "month,new,renewing\r\n2024-01,0,0\r\n2024-02,0,0\r\n")
+            let matching = try await browser.get("/console/charts/new-vs-renewing.csv\(Self.filters)&app=com.example.app&product=com.example.monthly")
+            #expect(matching.html == Self.expected["new-vs-renewing"]!.replacingOccurrences(of: "\n", with: "\r\n") + "\r\n")
+            #expect(try await browser.get("/console/charts/nothing.csv").status == .notFound)
+        }
+    }
+
+    @Test func theChartsPageDrawsEveryChartWithATableAndItsCSVLink() async throws {
+        try await withBusiness { browser in
+            let page = try await browser.get("/console/charts\(Self.filters)")
+            #expect(page.status == .ok)
+            let html = page.html
+            #expect(html.contains(#"<form id="chart-filters" class="inline card" method="get" action="/console/charts">"#))
+            for name in ["from", "to", "app", "environment", "product"] { #expect(html.contains(#"name="\#(name)""#), "\(name)") }
+            #expect(html.contains(#"name="from" type="text" inputmode="numeric" pattern="[0-9]{4}-[0-9]{2}" size="8" value="2024-01""#))
+            for name in ConsoleTests.chartNames {
+                let start = try #require(html.range(of: #"<figure class="chart" data-chart="\#(name)">"#), "\(name)")
+                let figure = String(html[start.lowerBound...].prefix { _ in true }.split(separator: "</figure>", maxSplits: 1)[0])
+                #expect(figure.contains("<svg"), "\(name)")
+                #expect(figure.contains("data-value=\""), "\(name)")
+                #expect(figure.contains(#"<details class="chart-table">"#), "\(name)")
+                #expect(figure.contains(#"<a class="chart-csv" href="/console/charts/\#(name).csv?from=2024-01&amp;to=2024-04&amp;environment=Sandbox""#), "\(name)")
+            }
+            // The drawn values are the table's: MRR has one mark per month, 9.99 three times then 0.
+            let mrr = String(html[html.range(of: #"data-chart="mrr""#)!.lowerBound...].split(separator: "</figure>", maxSplits: 1)[0])
+            let values = try ConsoleCustomerTests.captures(#"<rect class="series-[0-9]+" [^>]*data-value="([^"]+)""#, in: mrr)
+            #expect(values == ["9.99", "9.99", "9.99", "0"])
+            #expect(mrr.contains("<td>2024-02</td><td>USD</td><td>9.99</td>"))
+            // A malformed month falls back and says so.
+            let bad = try await browser.get("/console/charts?from=2024-13&to=2024-04")
+            #expect(bad.html.contains(#"id="filter-error""#))
+            #expect(bad.html.contains("from=2024-13 is not a month"))
+        }
+    }
+}
+
+extension ConsoleTests {
+    /// The charts the contract names.
+    static let chartNames = ["active-subscriptions", "mrr", "churn", "refunds", "trial-conversion", "new-vs-renewing"]
+}
+
+@Suite("Console: the charts' snapshot queries give the analytics views' numbers")
+struct ConsoleChartViewAgreementTests {
+    /// Sums the view's rows per month: `SELECT to_char(month,'YYYY-MM'), a, b, … FROM …` as text columns joined by spaces.
+    func perMonth(_ db: TestDatabase, _ sql: String) async throws -> [String: [Int]] {
+        var result: [String: [Int]] = [:]
+        let rows = try await db.client.query(PostgresQuery(unsafeSQL: sql), logger: db.logger).decode(String.self)
+        for try await line in rows {
+            let parts = line.split(separator: " ")
+            let values = parts.dropFirst().map { Int(Double($0)!.rounded()) }
+            result[String(parts[0]), default: Array(repeating: 0, count: values.count)] = zip(result[String(parts[0])] ?? values.map { _ in 0 }, values).map(+)
+        }
+        return result
+    }
+
+    @Test func activeMRRChurnTrialsStartsAndRefundsMatchTheViewsOnTheSyntheticBusiness() async throws {
+        try await SyntheticBusinessTests().withBusiness { db in
+            let store = ChartStore(client: db.client)
+            #expect(try await store.refresh(logger: db.logger))
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = TimeZone(identifier: "UTC")!
+            let filter = ChartFilter(
+                fromMonth: calendar.date(from: DateComponents(year: 2025, month: 1, day: 1))!,
+                toMonth: calendar.date(from: DateComponents(year: 2025, month: 6, day: 1))!, environment: "Production"
+            )
+            let month = { (date: Date) -> String in
+                let parts = calendar.dateComponents([.year, .month], from: date)
+                return String(format: "%04d-%02d", parts.year!, parts.month!)
+            }
+
+            let activity = try await store.activity(filter, logger: db.logger)
+            let mrrView = try await perMonth(db, """
+                SELECT to_char(month, 'YYYY-MM') || ' ' || paid_subscriptions || ' ' || round(mrr * 100) FROM analytics.mrr_by_month
+                WHERE environment = 'Production' AND month BETWEEN '2025-01-01' AND '2025-06-01'
+                """)
+            for row in activity where row.currency != nil {
+                #expect([row.paid, Int((row.mrr * 100).rounded())] == mrrView[month(row.month)], "\(month(row.month))")
+            }
+            #expect(activity.filter { $0.currency != nil }.count == 6)
+
+            let churn = try await store.churn(filter, logger: db.logger)
+            let churnView = try await perMonth(db, """
+                SELECT to_char(month, 'YYYY-MM') || ' ' || active_at_start || ' ' || churned FROM analytics.monthly_churn
+                WHERE environment = 'Production' AND month BETWEEN '2025-01-01' AND '2025-06-01'
+                """)
+            for row in churn { #expect([row.activeAtStart, row.churned] == (churnView[month(row.month)] ?? [0, 0]), "\(month(row.month))") }
+
+            let trials = try await store.trials(filter, logger: db.logger)
+            let trialView = try await perMonth(db, """
+                SELECT to_char(cohort_month, 'YYYY-MM') || ' ' || trials || ' ' || converted || ' ' || pending || ' ' || abandoned
+                FROM analytics.trial_conversion WHERE environment = 'Production' AND cohort_month BETWEEN '2025-01-01' AND '2025-06-01'
+                """)
+            for row in trials {
+                #expect([row.trials, row.converted, row.pending, row.abandoned] == (trialView[month(row.month)] ?? [0, 0, 0, 0]), "\(month(row.month))")
+            }
+            #expect(trials.map(\.trials).reduce(0, +) == 6)
+
+            let starts = try await store.starts(filter, logger: db.logger)
+            let newView = try await perMonth(db, """
+                SELECT to_char(month, 'YYYY-MM') || ' ' || new_subscriptions FROM analytics.new_subscriptions_by_month
+                WHERE environment = 'Production' AND month BETWEEN '2025-01-01' AND '2025-06-01'
+                """)
+            for row in starts { #expect([row.new] == (newView[month(row.month)] ?? [0]), "\(month(row.month))") }
+
+            let refunds = try await store.refunds(filter, logger: db.logger)
+            let refundView = try await perMonth(db, """
+                SELECT to_char(month, 'YYYY-MM') || ' ' || refunds_in_month || ' ' || round(refunded_amount_in_month * 100)
+                FROM analytics.refund_rate_by_month WHERE environment = 'Production' AND month BETWEEN '2025-01-01' AND '2025-06-01'
+                """)
+            var refundsPerMonth: [String: [Int]] = [:]
+            for row in refunds {
+                refundsPerMonth[month(row.month), default: [0, 0]][0] += row.refunds
+                refundsPerMonth[month(row.month), default: [0, 0]][1] += Int((row.amount * 100).rounded())
+            }
+            for (key, value) in refundsPerMonth { #expect(value == (refundView[key] ?? [0, 0]), "\(key)") }
+            #expect(refunds.map(\.refunds).reduce(0, +) >= 2)
+        }
+    }
+}
