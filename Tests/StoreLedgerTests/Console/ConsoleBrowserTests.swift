@@ -90,7 +90,7 @@ struct ConsoleBrowserTests {
             let customer = try Self.simulated(life.output)
             // More customers, so the charts and the queue have something to show.
             let more = try await CommandRun.storeledger(
-                ["simulate", "--url", sandbox, "--random", "--subscriptions", "30", "--duration", "3600", "--rate", "1000",
+                ["simulate", "--url", sandbox, "--random", "--subscriptions", "30", "--duration", "100", "--rate", "1000",
                  "--ca-dir", ca, "--seed", "7"], environment: settings)
             try #require(more.status == 0, "simulate --random: \(more.output)")
             // Rejected: a purchase signed for an app this ledger does not serve, and a body that is no JWS at all.
@@ -143,13 +143,16 @@ struct ConsoleBrowserTests {
             ]
             let fixtureURL = scratch.appendingPathComponent("fixture.json")
             try JSONSerialization.data(withJSONObject: fixture, options: [.prettyPrinted, .sortedKeys]).write(to: fixtureURL)
+            // A failure's screenshot and page source stay in .local/ (git-ignored) for whoever reads the failure.
+            let artifacts = Self.root.appendingPathComponent(".local/browser-e2e")
+            try? FileManager.default.removeItem(at: artifacts)
             var arguments = [Self.root.appendingPathComponent("Tests/Browser/console_e2e.py").path, fixtureURL.path,
-                             "--artifacts", scratch.appendingPathComponent("artifacts").path]
+                             "--artifacts", artifacts.path]
             if let screenshots = Self.environment["STORELEDGER_CONSOLE_SCREENSHOTS"], !screenshots.isEmpty {
                 arguments += ["--screenshots", screenshots.hasPrefix("/") ? screenshots : Self.root.appendingPathComponent(screenshots).path]
             }
             let run = try await CommandRun.run(browser.python, arguments, limit: .seconds(360))
-            #expect(run.status == 0, "Tests/Browser/console_e2e.py failed (exit \(run.status)):\n\(run.output)\n--- storeledger serve ---\n\(serve.output.suffix(4000))")
+            try #require(run.status == 0, "Tests/Browser/console_e2e.py failed (exit \(run.status)):\n\(run.output)\n--- storeledger serve ---\n\(serve.output.suffix(4000))")
 
             // The database agrees with what the pages said.
             let state = try await db.client.query(
