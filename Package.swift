@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.10.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.24.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
@@ -103,7 +104,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Hummingbird routers: the receiver, health endpoints and the app-facing API.
+        // Hummingbird routers: the receiver, health endpoints, the app-facing API and the web console (admin port).
         .target(
             name: "StoreLedgerHTTP",
             dependencies: [
@@ -121,7 +122,10 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
+            resources: [.copy("Console/Resources")],
             swiftSettings: swiftSettings
         ),
         // The claim loop service that runs the handler over the queue.

@@ -19,10 +19,18 @@ struct APIKeyCommand: AsyncParsableCommand {
         @Argument(help: "A unique name for the key's holder, e.g. billing-backend.")
         var name: String
 
+        @Option(help: "The web console role a sign-in with this key gets: viewer (default) or operator.")
+        var consoleRole: String = "viewer"
+
+        /// Checks the console role.
+        func validate() throws {
+            guard ConsoleRole(rawValue: consoleRole) != nil else { throw ValidationError("--console-role must be viewer or operator") }
+        }
+
         /// Creates the key and prints it.
         func run() async throws {
             let key = try await Bootstrap.withDatabase("storeledger.api-key") { client, logger in
-                try await APIKeyStore(client: client).create(name: name, logger: logger)
+                try await APIKeyStore(client: client).create(name: name, consoleRole: ConsoleRole(rawValue: consoleRole) ?? .viewer, logger: logger)
             }
             print(key)
         }

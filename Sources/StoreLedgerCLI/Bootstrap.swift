@@ -104,15 +104,20 @@ enum Bootstrap {
     /// `serve` and `dev`, 9091 for `work`.
     static func adminService(
         _ environment: Environment, defaultPort: Int, registry: PrometheusCollectorRegistry, client: PostgresClient, migrator: Migrator,
-        logger: Logger
+        console: Bool = false, logger: Logger
     ) throws -> (any Service)? {
         guard let (host, port) = try environment.admin(defaultPort: defaultPort) else {
             logger.notice("admin port disabled (ADMIN_PORT=off): no /metrics")
             return nil
         }
         logger.info("admin port: /metrics, /healthz, /readyz", metadata: ["address": "\(host):\(port)"])
+        // The web console (CONSOLE=on, CONSOLE_SESSION_HOURS): on this listener only, under /console.
+        let consoleSettings = console ? try ConsoleSettings.read(environment) : .off
+        let consoleController = consoleSettings.enabled ? try ConsoleController(configuration: consoleSettings, client: client) : nil
+        if consoleController != nil { logger.notice("web console on the admin port", metadata: ["url": "http://\(host):\(port)/console"]) }
         return AdminApplication.service(
-            host: host, port: port, registry: registry, client: client, migrator: migrator, timeouts: try environment.httpTimeouts(), logger: logger
+            host: host, port: port, registry: registry, client: client, migrator: migrator, timeouts: try environment.httpTimeouts(),
+            console: consoleController, logger: logger
         )
     }
 }

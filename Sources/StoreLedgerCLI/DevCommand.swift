@@ -57,7 +57,9 @@ struct DevCommand: AsyncParsableCommand {
         let appAPI = try await AppAPIBootstrap.make(
             environment, client: client, verifiers: verifiers, authentication: authentication, logger: logger
         )
-        let admin = try Bootstrap.adminService(environment, defaultPort: 9090, registry: registry, client: client, migrator: migrator, logger: logger)
+        let admin = try Bootstrap.adminService(
+            environment, defaultPort: 9090, registry: registry, client: client, migrator: migrator, console: true, logger: logger
+        )
         let queueMetrics = QueueMetricsService(client: client, logger: logger)
         let webhooks = WebhookDispatcher(client: client, maximumAttempts: try environment.int("WEBHOOK_MAX_ATTEMPTS", default: 12, in: 1...100), logger: logger)
         let app = buildReceiverApplication(

@@ -19,7 +19,9 @@ struct ServeCommand: AsyncParsableCommand {
         let registry = Bootstrap.metrics()
         let client = try await Bootstrap.client(environment, logger: logger)
         let migrator = Migrator(migrations: try Migration.bundled())
-        let admin = try Bootstrap.adminService(environment, defaultPort: 9090, registry: registry, client: client, migrator: migrator, logger: logger)
+        let admin = try Bootstrap.adminService(
+            environment, defaultPort: 9090, registry: registry, client: client, migrator: migrator, console: true, logger: logger
+        )
         let appAPI = try await AppAPIBootstrap.make(environment, client: client, verifiers: try environment.verifiers(), logger: logger)
         let app = buildReceiverApplication(
             client: client,

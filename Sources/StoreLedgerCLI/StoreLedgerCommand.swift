@@ -25,6 +25,7 @@ struct StoreLedgerCommand: AsyncParsableCommand {
             ReconcileCommand.self,
             PartitionsCommand.self,
             WebhooksCommand.self,
+            ConsoleUserCommand.self,
         ]
     )
 

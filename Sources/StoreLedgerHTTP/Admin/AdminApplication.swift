@@ -8,8 +8,11 @@ public import StoreLedgerStore
 /// The admin port (`ADMIN_PORT`): Prometheus `/metrics` and the health checks, kept off the public port so
 /// metrics never leak to the internet (on the public port `/metrics` is a 404).
 public enum AdminApplication {
-    /// The admin router: `GET /metrics` (Prometheus text format 0.0.4), `GET /healthz`, `GET /readyz`.
-    public static func router(registry: PrometheusCollectorRegistry, client: PostgresClient, migrator: Migrator) -> Router<BasicRequestContext> {
+    /// The admin router: `GET /metrics` (Prometheus text format 0.0.4), `GET /healthz`, `GET /readyz`, and the web
+    /// console under `/console` when `console` is given (`CONSOLE=on`; every `/console` path is a 404 otherwise).
+    public static func router(
+        registry: PrometheusCollectorRegistry, client: PostgresClient, migrator: Migrator, console: ConsoleController? = nil
+    ) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         router.get("/metrics") { _, _ in
             var bytes: [UInt8] = []
@@ -21,17 +24,19 @@ public enum AdminApplication {
             )
         }
         HealthController(client: client, migrator: migrator).addRoutes(to: router)
+        console?.addRoutes(to: router)
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
         return router
     }
 
-    /// The admin server as a service to run beside the process's others, enforcing `timeouts` like the public port.
+    /// The admin server as a service to run beside the process's others, enforcing `timeouts` like the public port; with
+    /// `console`, it serves the web console too.
     public static func service(
         host: String, port: Int, registry: PrometheusCollectorRegistry, client: PostgresClient, migrator: Migrator,
-        timeouts: HTTPTimeouts = HTTPTimeouts(), logger: Logger
+        timeouts: HTTPTimeouts = HTTPTimeouts(), console: ConsoleController? = nil, logger: Logger
     ) -> some ApplicationProtocol {
         Application(
-            router: router(registry: registry, client: client, migrator: migrator),
+            router: router(registry: registry, client: client, migrator: migrator, console: console),
             server: .http1(timeouts: timeouts, logger: logger),
             configuration: .init(address: .hostname(host, port: port), serverName: "storeledger-admin"),
             logger: logger

@@ -13,15 +13,17 @@ public struct APIKeyStore: Sendable {
         self.client = client
     }
 
-    /// Creates a key named `name` and returns it (`sl_` + 43 base64url characters of 256 random bits).
-    public func create(name: String, logger: Logger) async throws -> String {
+    /// Creates a key named `name` and returns it (`sl_` + 43 base64url characters of 256 random bits); a session the
+    /// key opens in the web console gets `consoleRole`.
+    public func create(name: String, consoleRole: ConsoleRole = .viewer, logger: Logger) async throws -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         let key = "sl_" + Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         try await client.inTransaction(logger: logger) { connection in
             try await connection.query(
-                "INSERT INTO api_keys (key_sha256, name) VALUES (\(Self.digest(key)), \(name))", logger: logger
+                "INSERT INTO api_keys (key_sha256, name, console_role) VALUES (\(Self.digest(key)), \(name), \(consoleRole.rawValue))",
+                logger: logger
             ).readToEnd()
         }
         return key
@@ -33,6 +35,14 @@ public struct APIKeyStore: Sendable {
             "SELECT name FROM api_keys WHERE key_sha256 = \(Self.digest(key)) AND revoked_at IS NULL", logger: logger
         )
         return try await rows.decode(String.self).firstAfterReadingAll()
+    }
+
+    /// The name and web console role of the unrevoked key `key`, or nil.
+    public func consoleAccess(of key: String, logger: Logger) async throws -> (name: String, role: ConsoleRole)? {
+        guard let (name, role) = try await client.query(
+            "SELECT name, console_role FROM api_keys WHERE key_sha256 = \(Self.digest(key)) AND revoked_at IS NULL", logger: logger
+        ).decode((String, String).self).firstAfterReadingAll() else { return nil }
+        return (name, ConsoleRole(rawValue: role) ?? .viewer)
     }
 
     /// Revokes the key named `name`; returns whether one was revoked.

@@ -1,0 +1,111 @@
+import Foundation
+import Hummingbird
+import StoreLedgerStore
+
+extension ConsoleController {
+    /// `GET /console/customers?q=…`: the search form; one customer found goes straight to its page (303), several
+    /// are listed, none says so.
+    func customerSearch(_ request: Request, session: ConsoleSignedIn, context: some RequestContext) async throws -> Response {
+        let q = request.uri.queryParameters.get("q")?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        var values: [String: Any] = ["q": q]
+        if !q.isEmpty {
+            let purchases = try await customers.purchases(matching: q, logger: context.logger)
+            var groups: [(key: String, purchases: [CustomerPurchase])] = []
+            for purchase in purchases {
+                if let index = groups.firstIndex(where: { $0.key == purchase.customerKey }) {
+                    groups[index].purchases.append(purchase)
+                } else {
+                    groups.append((purchase.customerKey, [purchase]))
+                }
+            }
+            if groups.count == 1 { return Self.redirect("/console/customers/\(ConsoleFormat.pathComponent(groups[0].key))") }
+            values["searched"] = true
+            values["hasResults"] = !groups.isEmpty
+            values["count"] = groups.count
+            values["results"] = groups.map { group -> [String: Any] in
+                let first = group.purchases[0]
+                return [
+                    "key": group.key, "path": ConsoleFormat.pathComponent(group.key), "userID": first.userID ?? "—",
+                    "token": first.appAccountToken ?? "—", "purchases": group.purchases.count,
+                    "entitled": group.purchases.contains(where: \.entitledNow) ? "yes" : "no",
+                    "matchedBy": Set(group.purchases.map(\.matchedBy)).sorted().joined(separator: ", "),
+                ]
+            }
+        }
+        return render("customers", session: session, title: "Customers", nav: "Customers", values)
+    }
+
+    /// `GET /console/customers/{key}`: every subscription and purchase `key` names, with its state now and timeline.
+    func customerPage(_ request: Request, session: ConsoleSignedIn, context: some RequestContext) async throws -> Response {
+        let key = Self.parameter("key", of: context) ?? ""
+        let purchases = try await customers.purchases(matching: key, logger: context.logger)
+        var sections: [[String: Any]] = []
+        for (index, purchase) in purchases.enumerated() {
+            let timeline = try await customers.timeline(
+                environment: purchase.environment, originalTransactionID: purchase.originalTransactionID, logger: context.logger
+            )
+            var section: [String: Any] = [
+                "index": index, "kind": purchase.kind == "subscription" ? "subscription" : "purchase",
+                "kindLabel": purchase.kind == "subscription" ? "subscription" : (purchase.productType ?? "one-time purchase"),
+                "environment": purchase.environment, "product": purchase.productID ?? "—",
+                "state": purchase.entitledNow ? "entitled" : "not entitled", "stateClass": purchase.entitledNow ? "good" : "bad",
+                "reason": purchase.reason, "entitlements": purchase.entitlements.isEmpty ? "none" : purchase.entitlements.joined(separator: ", "),
+                "originalTransactionID": purchase.originalTransactionID, "transactionID": purchase.transactionID ?? "—",
+                "userID": purchase.userID ?? "—", "appAccountToken": purchase.appAccountToken ?? "—",
+                "status": "\(purchase.status) (now: \(purchase.statusNow))",
+                "purchasedAt": ConsoleFormat.time(purchase.purchasedAt), "expiresAt": ConsoleFormat.time(purchase.expiresAt),
+                "endsAt": ConsoleFormat.time(purchase.endsAt), "autoRenew": purchase.autoRenew.map { $0 ? "on" : "off" } ?? "—",
+                "bundleID": purchase.bundleID ?? "—", "ownership": purchase.ownership ?? "—",
+                "timeline": Self.timelineValues(timeline),
+            ]
+            if timeline.count >= CustomerLookupStore.timelineLimit { section["truncated"] = true }
+            sections.append(section)
+        }
+        return render("customer", session: session, title: "Customer \(key)", nav: "Customers", ["key": key, "purchases": sections])
+    }
+
+    /// Apple's `data.status` values.
+    static func statusName(_ status: Int) -> String {
+        switch status {
+        case 1: "1 active"
+        case 2: "2 expired"
+        case 3: "3 billing retry"
+        case 4: "4 grace period"
+        case 5: "5 revoked"
+        default: String(status)
+        }
+    }
+
+    /// The timeline's entries as template values, each with what it changed against what was known before it.
+    static func timelineValues(_ entries: [TimelineEntry]) -> [[String: Any]] {
+        var known: [String: String] = [:]
+        return entries.map { entry in
+            let facts: [(String, String?)] = [
+                ("product", entry.productID), ("expires", entry.expiresAt.map { ConsoleFormat.time($0) }),
+                ("price", ConsoleFormat.price(entry.price, entry.currency)), ("auto-renew", entry.autoRenew.map { $0 ? "on" : "off" }),
+                ("status", entry.status.map(statusName)), ("revoked", entry.revokedAt.map { ConsoleFormat.time($0) }),
+                ("grace period ends", entry.gracePeriodExpiresAt.map { ConsoleFormat.time($0) }),
+                ("transaction", entry.transactionID),
+            ]
+            var changes: [String] = []
+            for (name, value) in facts {
+                guard let value else { continue }
+                if let before = known[name] {
+                    if before != value { changes.append("\(name): \(before) → \(value)") }
+                } else {
+                    changes.append("\(name): \(value)")
+                }
+                known[name] = value
+            }
+            var values: [String: Any] = [
+                "signedAt": ConsoleFormat.time(entry.signedAt), "type": entry.type, "subtype": entry.subtype ?? "",
+                "eventID": entry.eventID, "product": entry.productID ?? "—", "changes": changes, "hasChanges": !changes.isEmpty,
+            ]
+            if let price = ConsoleFormat.price(entry.price, entry.currency) { values["price"] = price }
+            if let expires = entry.expiresAt { values["expiresAt"] = ConsoleFormat.time(expires) }
+            if let transaction = entry.transactionID { values["transactionID"] = transaction }
+            if let status = entry.status { values["status"] = statusName(status) }
+            return values
+        }
+    }
+}

@@ -1,0 +1,26 @@
+import Foundation
+
+/// An `application/x-www-form-urlencoded` body as the console's forms send it: the first value of each field.
+struct ConsoleForm: Sendable {
+    /// Fields by name.
+    var fields: [String: String]
+
+    /// Parses `body`; malformed percent escapes leave the field out.
+    init(_ body: String) {
+        var fields: [String: String] = [:]
+        for pair in body.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = Self.decode(parts[0]) else { continue }
+            let value = parts.count > 1 ? Self.decode(parts[1]) : ""
+            if fields[name] == nil, let value { fields[name] = value }
+        }
+        self.fields = fields
+    }
+
+    /// The field's value, nil when absent.
+    subscript(_ name: String) -> String? { fields[name] }
+
+    private static func decode(_ text: Substring) -> String? {
+        text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// How the console writes values: times in UTC, prices from Apple's milliunits, text for HTML and URLs.
+enum ConsoleFormat {
+    /// `2026-11-24 17:48:31 UTC`.
+    static func time(_ date: Date?) -> String {
+        guard let date else { return "—" }
+        let p = utc.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        return String(format: "%04d-%02d-%02d %02d:%02d:%02d UTC", p.year ?? 0, p.month ?? 0, p.day ?? 0, p.hour ?? 0, p.minute ?? 0, p.second ?? 0)
+    }
+
+    /// The Gregorian calendar in UTC.
+    static let utc: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        return calendar
+    }()
+
+    /// `2026-11` for a month's first instant.
+    static func month(_ date: Date) -> String {
+        let parts = utc.dateComponents([.year, .month], from: date)
+        return String(format: "%04d-%02d", parts.year ?? 0, parts.month ?? 0)
+    }
+
+    /// Milliunits as a decimal amount with the currency: `9.99 USD`.
+    static func price(_ milliunits: Int64?, _ currency: String?) -> String? {
+        guard let milliunits else { return nil }
+        let amount = Double(milliunits) / 1_000
+        return String(format: "%.2f", amount) + (currency.map { " \($0)" } ?? "")
+    }
+
+    /// An age in seconds as `3 h 12 min`, `45 s`.
+    static func age(_ seconds: Double?) -> String {
+        guard let seconds else { return "none waiting" }
+        let whole = Int(seconds.rounded())
+        if whole < 60 { return "\(whole) s" }
+        if whole < 3_600 { return "\(whole / 60) min \(whole % 60) s" }
+        if whole < 86_400 { return "\(whole / 3_600) h \(whole % 3_600 / 60) min" }
+        return "\(whole / 86_400) d \(whole % 86_400 / 3_600) h"
+    }
+
+    /// Escapes text for HTML content and attribute values (for markup built outside the templates: the SVG).
+    static func html(_ text: String) -> String {
+        var escaped = ""
+        escaped.reserveCapacity(text.count)
+        for character in text {
+            switch character {
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "&": escaped += "&amp;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&#39;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+
+    /// Percent-encodes a path component (everything but unreserved characters).
+    static func pathComponent(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+    }
+
+    /// Percent-encodes a query value.
+    static func queryValue(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+    }
+
+    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+}

@@ -1,0 +1,237 @@
+public import Foundation
+public import Logging
+public import PostgresNIO
+
+/// The numbers behind the console's charts, per UTC month of a bounded range, read from the analytics views
+/// (migrations 0008 and 0014) with the definitions they document (docs/analytics.md): each query restricts the
+/// views' rows by the filter and never redefines a metric.
+public struct ChartStore: Sendable {
+    /// Paid subscriptions, trials and MRR at the end of a month (now for the current month), per currency.
+    public struct Activity: Sendable, Equatable {
+        /// The month (its first day).
+        public var month: Date
+        /// The currency (nil in a month with no active subscription).
+        public var currency: String?
+        /// Paid subscriptions giving access at the month's end.
+        public var paid: Int
+        /// Free trials giving access at the month's end.
+        public var trials: Int
+        /// Monthly recurring revenue in currency units (RevenueCat's normalisation, `analytics.subscription_periods`).
+        public var mrr: Double
+    }
+
+    /// Churn in a month (`analytics.monthly_churn`'s definition).
+    public struct Churn: Sendable, Equatable {
+        /// The month.
+        public var month: Date
+        /// Paid subscriptions active at the month's start.
+        public var activeAtStart: Int
+        /// Of those, the ones not active at its end (net of resubscriptions).
+        public var churned: Int
+    }
+
+    /// Refunds made in a month, per currency (`analytics.refunds`, Family Sharing revocations excluded).
+    public struct Refunds: Sendable, Equatable {
+        /// The month.
+        public var month: Date
+        /// The currency (nil in a month without refunds).
+        public var currency: String?
+        /// How many transactions were refunded in the month.
+        public var refunds: Int
+        /// The amount refunded, in currency units.
+        public var amount: Double
+    }
+
+    /// Trials by the month they started (`analytics.trials`).
+    public struct Trials: Sendable, Equatable {
+        /// The cohort month.
+        public var month: Date
+        /// Trials started.
+        public var trials: Int
+        /// Converted to a paid period whose payment was not refunded.
+        public var converted: Int
+        /// Still running with auto-renew on.
+        public var pending: Int
+        /// Ended, or running with auto-renew off, without converting.
+        public var abandoned: Int
+    }
+
+    /// Billing periods that began in a month: first periods (new subscriptions) and later ones (renewals,
+    /// resubscriptions, trial conversions), from `analytics.subscription_periods`.
+    public struct Starts: Sendable, Equatable {
+        /// The month.
+        public var month: Date
+        /// First periods of a subscription.
+        public var new: Int
+        /// Later periods.
+        public var renewing: Int
+    }
+
+    /// The Postgres client.
+    public let client: PostgresClient
+
+    /// Creates the store.
+    public init(client: PostgresClient) {
+        self.client = client
+    }
+
+    /// Paid subscriptions, trials and MRR at each month's end: `analytics.active_subscriptions_at` over the filtered
+    /// periods (one row per month and currency; a month with none has one row with a nil currency).
+    public func activity(_ filter: ChartFilter, logger: Logger) async throws -> [Activity] {
+        let (from, to, app, environment, product) = (filter.fromMonth, filter.toMonth, filter.app, filter.environment, filter.product)
+        return try await client.query(
+            """
+            WITH months AS (
+                SELECT g.m::date AS month, least((g.m + interval '1 month') AT TIME ZONE 'UTC', now()) AS at_time
+                FROM generate_series(\(from)::timestamptz AT TIME ZONE 'UTC', \(to)::timestamptz AT TIME ZONE 'UTC', interval '1 month') AS g(m)
+            ), periods AS MATERIALIZED (
+                SELECT environment, original_transaction_id, transaction_id, period_start, active_until, is_paid, is_trial, currency,
+                       monthly_revenue
+                FROM analytics.subscription_periods
+                WHERE (\(environment)::text IS NULL OR environment = \(environment))
+                  AND (\(app)::text IS NULL OR bundle_id = \(app))
+                  AND (\(product)::text IS NULL OR product_id = \(product))
+                  AND period_start <= (SELECT max(at_time) FROM months) AND active_until > (SELECT min(at_time) FROM months)
+            ), active AS (
+                SELECT DISTINCT ON (m.month, p.environment, p.original_transaction_id) m.month, p.*
+                FROM months m JOIN periods p ON p.period_start <= m.at_time AND p.active_until > m.at_time
+                ORDER BY m.month, p.environment, p.original_transaction_id, p.period_start DESC, p.transaction_id DESC
+            )
+            SELECT m.month::timestamp AT TIME ZONE 'UTC', a.currency,
+                   count(a.original_transaction_id) FILTER (WHERE a.is_paid),
+                   count(a.original_transaction_id) FILTER (WHERE a.is_trial),
+                   coalesce(round(sum(a.monthly_revenue), 2), 0)::float8
+            FROM months m LEFT JOIN active a ON a.month = m.month
+            GROUP BY m.month, a.currency
+            ORDER BY m.month, a.currency NULLS FIRST
+            """,
+            logger: logger
+        ).decode((Date, String?, Int, Int, Double).self).readToEnd()
+            .map { Activity(month: $0.0, currency: $0.1, paid: $0.2, trials: $0.3, mrr: $0.4) }
+    }
+
+    /// Churn per month: `analytics.monthly_churn`'s query over the filtered periods, all environments together unless
+    /// one is chosen.
+    public func churn(_ filter: ChartFilter, logger: Logger) async throws -> [Churn] {
+        let (from, to, app, environment, product) = (filter.fromMonth, filter.toMonth, filter.app, filter.environment, filter.product)
+        return try await client.query(
+            """
+            WITH months AS (
+                SELECT g.m::date AS month, g.m AT TIME ZONE 'UTC' AS month_start,
+                       least((g.m + interval '1 month') AT TIME ZONE 'UTC', now()) AS month_end
+                FROM generate_series(\(from)::timestamptz AT TIME ZONE 'UTC', \(to)::timestamptz AT TIME ZONE 'UTC', interval '1 month') AS g(m)
+            ), periods AS MATERIALIZED (
+                SELECT environment, original_transaction_id, period_start, active_until, is_paid
+                FROM analytics.subscription_periods
+                WHERE (\(environment)::text IS NULL OR environment = \(environment))
+                  AND (\(app)::text IS NULL OR bundle_id = \(app))
+                  AND (\(product)::text IS NULL OR product_id = \(product))
+                  AND period_start <= (SELECT max(month_end) FROM months) AND active_until > (SELECT min(month_start) FROM months)
+            ), at_start AS (
+                SELECT DISTINCT m.month, m.month_start, m.month_end, p.environment, p.original_transaction_id
+                FROM months m
+                JOIN periods p ON p.is_paid AND p.period_start <= m.month_start AND p.active_until > m.month_start
+            ), flagged AS (
+                SELECT s.month, s.original_transaction_id,
+                       NOT EXISTS (
+                           SELECT 1 FROM periods e
+                           WHERE e.environment = s.environment AND e.original_transaction_id = s.original_transaction_id
+                             AND e.period_start <= s.month_end AND e.active_until > s.month_end) AS gone
+                FROM at_start s
+            )
+            SELECT m.month::timestamp AT TIME ZONE 'UTC', count(f.original_transaction_id), count(f.original_transaction_id) FILTER (WHERE f.gone)
+            FROM months m LEFT JOIN flagged f ON f.month = m.month
+            GROUP BY m.month
+            ORDER BY m.month
+            """,
+            logger: logger
+        ).decode((Date, Int, Int).self).readToEnd()
+            .map { Churn(month: $0.0, activeAtStart: $0.1, churned: $0.2) }
+    }
+
+    /// Refunds made in each month (by revocation date), per currency.
+    public func refunds(_ filter: ChartFilter, logger: Logger) async throws -> [Refunds] {
+        let (from, to, app, environment, product) = (filter.fromMonth, filter.toMonth, filter.app, filter.environment, filter.product)
+        return try await client.query(
+            """
+            WITH months AS (
+                SELECT g.m::date AS month, g.m AT TIME ZONE 'UTC' AS month_start, (g.m + interval '1 month') AT TIME ZONE 'UTC' AS month_end
+                FROM generate_series(\(from)::timestamptz AT TIME ZONE 'UTC', \(to)::timestamptz AT TIME ZONE 'UTC', interval '1 month') AS g(m)
+            ), refunds AS MATERIALIZED (
+                SELECT r.transaction_id, r.revoked_at, r.currency, r.refunded_amount
+                FROM analytics.refunds r
+                WHERE r.revocation_type IS DISTINCT FROM 'FAMILY_REVOKE'
+                  AND (\(environment)::text IS NULL OR r.environment = \(environment))
+                  AND (\(app)::text IS NULL OR r.bundle_id = \(app))
+                  AND (\(product)::text IS NULL OR r.product_id = \(product))
+                  AND r.revoked_at >= (SELECT min(month_start) FROM months) AND r.revoked_at < (SELECT max(month_end) FROM months)
+            )
+            SELECT m.month::timestamp AT TIME ZONE 'UTC', r.currency, count(r.transaction_id), coalesce(sum(r.refunded_amount), 0)::float8
+            FROM months m LEFT JOIN refunds r ON r.revoked_at >= m.month_start AND r.revoked_at < m.month_end
+            GROUP BY m.month, r.currency
+            ORDER BY m.month, r.currency NULLS FIRST
+            """,
+            logger: logger
+        ).decode((Date, String?, Int, Double).self).readToEnd()
+            .map { Refunds(month: $0.0, currency: $0.1, refunds: $0.2, amount: $0.3) }
+    }
+
+    /// Trials by the month they started, with how they ended.
+    public func trials(_ filter: ChartFilter, logger: Logger) async throws -> [Trials] {
+        let (from, to, app, environment, product) = (filter.fromMonth, filter.toMonth, filter.app, filter.environment, filter.product)
+        return try await client.query(
+            """
+            WITH months AS (
+                SELECT g.m::date AS month
+                FROM generate_series(\(from)::timestamptz AT TIME ZONE 'UTC', \(to)::timestamptz AT TIME ZONE 'UTC', interval '1 month') AS g(m)
+            ), trials AS MATERIALIZED (
+                SELECT t.cohort_month, t.original_transaction_id, t.converted, t.pending, t.abandoned
+                FROM analytics.trials t
+                WHERE (\(environment)::text IS NULL OR t.environment = \(environment))
+                  AND (\(product)::text IS NULL OR t.product_id = \(product))
+                  AND (\(app)::text IS NULL OR EXISTS (
+                      SELECT 1 FROM subscriptions s
+                      WHERE s.environment = t.environment AND s.original_transaction_id = t.original_transaction_id AND s.bundle_id = \(app)))
+                  AND t.cohort_month BETWEEN (SELECT min(month) FROM months) AND (SELECT max(month) FROM months)
+            )
+            SELECT m.month::timestamp AT TIME ZONE 'UTC', count(t.original_transaction_id),
+                   count(t.original_transaction_id) FILTER (WHERE t.converted),
+                   count(t.original_transaction_id) FILTER (WHERE t.pending),
+                   count(t.original_transaction_id) FILTER (WHERE t.abandoned)
+            FROM months m LEFT JOIN trials t ON t.cohort_month = m.month
+            GROUP BY m.month
+            ORDER BY m.month
+            """,
+            logger: logger
+        ).decode((Date, Int, Int, Int, Int).self).readToEnd()
+            .map { Trials(month: $0.0, trials: $0.1, converted: $0.2, pending: $0.3, abandoned: $0.4) }
+    }
+
+    /// Billing periods that began in each month: first periods and later ones.
+    public func starts(_ filter: ChartFilter, logger: Logger) async throws -> [Starts] {
+        let (from, to, app, environment, product) = (filter.fromMonth, filter.toMonth, filter.app, filter.environment, filter.product)
+        return try await client.query(
+            """
+            WITH months AS (
+                SELECT g.m::date AS month, g.m AT TIME ZONE 'UTC' AS month_start, (g.m + interval '1 month') AT TIME ZONE 'UTC' AS month_end
+                FROM generate_series(\(from)::timestamptz AT TIME ZONE 'UTC', \(to)::timestamptz AT TIME ZONE 'UTC', interval '1 month') AS g(m)
+            ), periods AS MATERIALIZED (
+                SELECT p.transaction_id, p.period_start, p.period_number
+                FROM analytics.subscription_periods p
+                WHERE (\(environment)::text IS NULL OR p.environment = \(environment))
+                  AND (\(app)::text IS NULL OR p.bundle_id = \(app))
+                  AND (\(product)::text IS NULL OR p.product_id = \(product))
+                  AND p.period_start >= (SELECT min(month_start) FROM months) AND p.period_start < (SELECT max(month_end) FROM months)
+            )
+            SELECT m.month::timestamp AT TIME ZONE 'UTC',
+                   count(p.transaction_id) FILTER (WHERE p.period_number = 1),
+                   count(p.transaction_id) FILTER (WHERE p.period_number > 1)
+            FROM months m LEFT JOIN periods p ON p.period_start >= m.month_start AND p.period_start < m.month_end
+            GROUP BY m.month
+            ORDER BY m.month
+            """,
+            logger: logger
+        ).decode((Date, Int, Int).self).readToEnd()
+            .map { Starts(month: $0.0, new: $0.1, renewing: $0.2) }
+    }
+}

@@ -1,0 +1,148 @@
+public import Foundation
+public import Logging
+public import PostgresNIO
+
+/// The console's customer lookup: the purchases a user id, appAccountToken, originalTransactionId or transactionId
+/// names, their state now (`entitlements_now`) and their timelines (`notifications`, `transactions`). Every statement
+/// is served by an index on the key it looks for, and bounded.
+public struct CustomerLookupStore: Sendable {
+    /// The environments Apple signs for; lookups that do not know the environment try each, so the
+    /// `(environment, …)` indexes serve them.
+    public static let environments = ["Production", "Sandbox", "Xcode", "LocalTesting"]
+    /// At most this many purchases per lookup.
+    public static let purchaseLimit = 100
+    /// At most this many timeline entries per purchase.
+    public static let timelineLimit = 1_000
+
+    /// The Postgres client.
+    public let client: PostgresClient
+
+    /// Creates the store.
+    public init(client: PostgresClient) {
+        self.client = client
+    }
+
+    /// The purchases `key` names as a user id, an appAccountToken (any case), an originalTransactionId or a
+    /// transactionId, with their state now; empty when it names none. Sorted by environment, kind and purchase date.
+    public func purchases(matching key: String, logger: Logger) async throws -> [CustomerPurchase] {
+        let key = key.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !key.isEmpty, key.count <= 256 else { return [] }
+        let environments = Self.environments
+        let rows = try await client.query(
+            """
+            WITH keys AS (
+                SELECT environment, original_transaction_id, 'user id' AS matched_by, 1 AS rank
+                FROM user_links WHERE user_id = \(key)
+                UNION ALL
+                SELECT s.environment, s.original_transaction_id, 'user id', 1
+                FROM app_account_tokens t
+                JOIN subscriptions s ON lower(s.app_account_token) = t.app_account_token AND s.app_account_token IS NOT NULL
+                WHERE t.user_id = \(key)
+                UNION ALL
+                SELECT p.environment, coalesce(p.original_transaction_id, p.transaction_id), 'user id', 1
+                FROM app_account_tokens t
+                JOIN purchases p ON lower(p.app_account_token) = t.app_account_token AND p.app_account_token IS NOT NULL
+                WHERE t.user_id = \(key)
+                UNION ALL
+                SELECT environment, original_transaction_id, 'appAccountToken', 2
+                FROM subscriptions WHERE lower(app_account_token) = lower(\(key)) AND app_account_token IS NOT NULL
+                UNION ALL
+                SELECT environment, coalesce(original_transaction_id, transaction_id), 'appAccountToken', 2
+                FROM purchases WHERE lower(app_account_token) = lower(\(key)) AND app_account_token IS NOT NULL
+                UNION ALL
+                SELECT environment, original_transaction_id, 'originalTransactionId', 3
+                FROM subscriptions WHERE environment = ANY(\(environments)) AND original_transaction_id = \(key)
+                UNION ALL
+                SELECT environment, coalesce(original_transaction_id, transaction_id), 'originalTransactionId', 3
+                FROM purchases WHERE environment = ANY(\(environments)) AND coalesce(original_transaction_id, transaction_id) = \(key)
+                UNION ALL
+                SELECT environment, original_transaction_id, 'transactionId', 4
+                FROM transactions
+                WHERE environment = ANY(\(environments)) AND transaction_id = \(key) AND original_transaction_id IS NOT NULL
+            ), found AS (
+                SELECT DISTINCT ON (environment, original_transaction_id) environment, original_transaction_id, matched_by
+                FROM keys
+                ORDER BY environment, original_transaction_id, rank
+                LIMIT \(Self.purchaseLimit)
+            )
+            SELECT e.kind, e.environment, e.original_transaction_id, e.transaction_id, e.product_id, e.bundle_id, e.product_type,
+                   e.user_id, e.app_account_token, e.entitled_now, e.entitlement, e.reason, e.status_now, e.status,
+                   e.purchased_at, e.expires_at, e.ends_at, e.revoked_at, e.auto_renew, e.ownership, f.matched_by
+            FROM found f
+            JOIN LATERAL (
+                SELECT * FROM entitlements_now n
+                WHERE n.environment = f.environment AND n.original_transaction_id = f.original_transaction_id
+            ) e ON true
+            ORDER BY e.environment, e.kind DESC, e.purchased_at, e.original_transaction_id, e.entitlement
+            """,
+            logger: logger
+        ).readToEnd()
+        var purchases: [CustomerPurchase] = []
+        for row in rows {
+            let c = row.makeRandomAccess()
+            let entitled = try c[9].decode(Bool.self)
+            let entitlement = try c[10].decode(String?.self)
+            let otid = try c[2].decode(String.self)
+            let environment = try c[1].decode(String.self)
+            if let last = purchases.last, last.environment == environment, last.originalTransactionID == otid {
+                // One row per entitlement the purchase grants: fold them into one purchase.
+                if entitled, let entitlement { purchases[purchases.count - 1].entitlements.append(entitlement) }
+                purchases[purchases.count - 1].entitledNow = last.entitledNow || entitled
+                continue
+            }
+            purchases.append(
+                CustomerPurchase(
+                    kind: try c[0].decode(String.self), environment: environment, originalTransactionID: otid,
+                    transactionID: try c[3].decode(String?.self), productID: try c[4].decode(String?.self),
+                    bundleID: try c[5].decode(String?.self), productType: try c[6].decode(String?.self),
+                    userID: try c[7].decode(String?.self), appAccountToken: try c[8].decode(String?.self),
+                    entitledNow: entitled, entitlements: entitled ? entitlement.map { [$0] } ?? [] : [],
+                    reason: try c[11].decode(String.self), statusNow: try c[12].decode(String.self), status: try c[13].decode(String.self),
+                    purchasedAt: try c[14].decode(Date?.self), expiresAt: try c[15].decode(Date?.self), endsAt: try c[16].decode(Date?.self),
+                    revokedAt: try c[17].decode(Date?.self), autoRenew: try c[18].decode(Bool?.self), ownership: try c[19].decode(String?.self),
+                    matchedBy: try c[20].decode(String.self)
+                )
+            )
+        }
+        return purchases
+    }
+
+    /// Every notification about the purchase and every transaction of it that arrived on its own, in signed order
+    /// (notifications before a transaction signed at the same instant), at most ``timelineLimit``.
+    public func timeline(environment: String, originalTransactionID: String, logger: Logger) async throws -> [TimelineEntry] {
+        let rows = try await client.query(
+            """
+            SELECT kind, signed_at, type, subtype, product_id, price, currency, expires_at, transaction_id, status, auto_renew,
+                   revoked_at, grace_period_expires_at, event_id, notification_uuid
+            FROM (
+                SELECT 'notification' AS kind, 0 AS kind_rank, n.signed_at, n.notification_type AS type, n.subtype, n.product_id,
+                       (n.transaction_payload ->> 'price')::numeric::bigint AS price, n.transaction_payload ->> 'currency' AS currency,
+                       storeledger_ms(n.transaction_payload ->> 'expiresDate') AS expires_at, n.transaction_id, n.status,
+                       (n.renewal_payload ->> 'autoRenewStatus')::integer = 1 AS auto_renew,
+                       storeledger_ms(n.transaction_payload ->> 'revocationDate') AS revoked_at,
+                       storeledger_ms(n.renewal_payload ->> 'gracePeriodExpiresDate') AS grace_period_expires_at,
+                       n.first_event_id AS event_id, n.notification_uuid
+                FROM notifications n
+                WHERE n.environment = \(environment) AND n.original_transaction_id = \(originalTransactionID)
+                UNION ALL
+                SELECT 'transaction', 1, t.signed_at, 'TRANSACTION', t.payload ->> 'transactionReason', t.product_id, t.price, t.currency,
+                       t.expires_at, t.transaction_id, NULL, NULL, t.revoked_at, NULL, t.first_event_id, NULL
+                FROM transactions t
+                WHERE t.environment = \(environment) AND t.original_transaction_id = \(originalTransactionID) AND t.standalone
+            ) entries
+            ORDER BY signed_at, kind_rank, event_id, notification_uuid
+            LIMIT \(Self.timelineLimit)
+            """,
+            logger: logger
+        ).decode(
+            (String, Date, String, String?, String?, Int64?, String?, Date?, String?, Int?, Bool?, Date?, Date?, Int64, String?).self
+        ).readToEnd()
+        return rows.map { kind, signedAt, type, subtype, product, price, currency, expires, transaction, status, autoRenew, revoked, grace, event, uuid in
+            TimelineEntry(
+                kind: kind, signedAt: signedAt, type: type, subtype: subtype, productID: product, price: price, currency: currency,
+                expiresAt: expires, transactionID: transaction, status: status, autoRenew: autoRenew, revokedAt: revoked,
+                gracePeriodExpiresAt: grace, eventID: event, notificationUUID: uuid
+            )
+        }
+    }
+}
