@@ -285,8 +285,10 @@ class Console:
         self.one("form#login-form")
 
     def security_headers(self):
-        for path in ["/console/login", "/console/queue"]:
-            status, headers, _ = http("GET", self.url(path), cookie=self.session_cookie_header() or None)
+        for path, cookie in [("/console/login", None), ("/console/queue", self.session_cookie_header()),
+                             ("/console/charts", self.session_cookie_header())]:
+            status, headers, _ = http("GET", self.url(path), cookie=cookie)
+            check(status == 200, f"GET {path} answered {status}")
             csp = headers.get("Content-Security-Policy", "")
             check(csp, f"GET {path} ({status}) has no Content-Security-Policy")
             directives = {part.strip().split(" ")[0]: part.strip() for part in csp.split(";") if part.strip()}
@@ -472,10 +474,12 @@ class Console:
         with open(downloaded, encoding="utf-8") as handle:
             rows = list(csv.reader(io.StringIO(handle.read())))
         check(len(rows) >= 2, f"the CSV has no data rows: {rows}")
-        csv_numbers = [number for row in rows[1:] for cell in row for number in numbers_in(cell)]
-        missing = [value for value in values if not contains_number(csv_numbers, value)]
-        check(not missing, f"the downloaded CSV lacks the values {missing}")
-        check(len(rows) - 1 == len(values), f"the CSV has {len(rows) - 1} data rows, the chart {len(values)} marks")
+        # One row per data point (month), its first column the label; every other cell one mark of the chart.
+        csv_values = [number for row in rows[1:] for cell in row[1:] for number in numbers_in(cell)]
+        check(sorted(round(v, 2) for v in csv_values) == sorted(round(v, 2) for v in values),
+              f"the downloaded CSV's values {csv_values} are not the chart's marks {values}")
+        table_rows = self.all("tbody tr", details) or self.all("tr", details)[1:]
+        check(len(rows) - 1 == len(table_rows), f"the CSV has {len(rows) - 1} data rows, the chart's table {len(table_rows)}")
 
     def queue(self):
         self.one('nav#console-nav a[href="/console/queue"]').click()
