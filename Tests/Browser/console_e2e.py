@@ -133,6 +133,9 @@ class Console:
                                log_output=os.path.join(self.artifacts, "chromedriver.log"))
         self.driver = webdriver.Chrome(service=self.service, options=options)
         self.driver.set_window_size(*WINDOW)
+        # The page itself gets exactly WINDOW (a headless window's frame would take some of it).
+        self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": WINDOW[0], "height": WINDOW[1], "deviceScaleFactor": 1, "mobile": False})
         self.driver.set_page_load_timeout(30)
         self.driver.execute_cdp_cmd("Browser.setDownloadBehavior", {
             "behavior": "allow", "downloadPath": self.downloads, "eventsEnabled": True})
@@ -204,6 +207,10 @@ class Console:
             method, params = message.get("method"), message.get("params", {})
             if method == "Network.requestWillBeSent":
                 request = params.get("request", {})
+                redirect = params.get("redirectResponse")
+                if redirect:  # the previous hop of this request answered with a redirect
+                    key = (self.methods.get(params.get("requestId"), "GET"), redirect.get("url", ""))
+                    self.responses.setdefault(key, []).append(redirect.get("status"))
                 self.requests.append((request.get("url", ""), request.get("method", ""), params.get("documentURL", "")))
                 self.methods[params.get("requestId")] = request.get("method", "")
             elif method == "Network.responseReceived":
@@ -322,7 +329,9 @@ class Console:
         self.go("/console/login")
         self.shot("login")
         actions = ActionChains(self.driver)
-        # Tab from the top of the page until the username field of the login form has the focus.
+        # Tab from the top of the page (whatever autofocus chose is blurred first) until the username field of the
+        # login form has the focus.
+        self.driver.execute_script("document.activeElement && document.activeElement.blur()")
         for _ in range(30):
             active = self.driver.switch_to.active_element
             if active.get_attribute("name") == "username" and self.driver.execute_script(
