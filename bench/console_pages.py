@@ -7,11 +7,16 @@ One keep-alive HTTP/1.1 connection (as a browser holds), sequential requests, so
 as a person would wait for it: from the request's first byte to the response's last. `baseline=/healthz` (or any
 label called baseline) is measured the same way and every page's p50 is also given as a ratio to it. Redirects are
 not followed (a search that finds one customer answers 303: that answer is what is timed). Prints one line per
-label: `label status p50 p95 p99 max (milliseconds) ratio`, and exits 1 when a page answered an error (>= 400).
+label: `label status n p50 p95 p99 max (milliseconds) ratio`, and exits 1 when a page answered an error (>= 400).
+A label starting with `anon-` is requested without the session cookie (the login page as a visitor sees it). A
+page gets at most PAGE_SECONDS (default 30) of timed requests, so a slow page ends the run in bounded time: `n` says
+how many were timed; a request that takes more than 60 s counts as `timeout` and ends that page.
 """
 
 import http.client
+import os
 import re
+import socket
 import statistics
 import sys
 import time
@@ -29,12 +34,16 @@ class Client:
     def __init__(self, base):
         parts = urllib.parse.urlsplit(base)
         self.host, self.port = parts.hostname, parts.port
-        self.connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        self.connection = http.client.HTTPConnection(self.host, self.port, timeout=60)
         self.cookies = {}
 
-    def request(self, method, path, body=None):
+    def reconnect(self):
+        self.connection.close()
+        self.connection = http.client.HTTPConnection(self.host, self.port, timeout=60)
+
+    def request(self, method, path, body=None, anonymous=False):
         headers = {"Accept": "text/html", "Connection": "keep-alive"}
-        if self.cookies:
+        if self.cookies and not anonymous:
             headers["Cookie"] = "; ".join(f"{name}={value}" for name, value in self.cookies.items())
         if body is not None:
             headers["Content-Type"] = "application/x-www-form-urlencoded"
@@ -48,10 +57,11 @@ class Client:
                 break
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
                 # The server closed an idle keep-alive connection: reconnect once, untimed.
-                self.connection.close()
-                self.connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
+                self.reconnect()
                 if attempt:
                     raise
+        if anonymous:
+            return response.status, data, elapsed
         for header, value in response.getheaders():
             if header.lower() == "set-cookie":
                 name, _, rest = value.partition("=")
@@ -85,27 +95,39 @@ def main():
     pages = [argument.split("=", 1) for argument in sys.argv[6:]]
     client = Client(base)
     sign_in(client, user, password)
+    budget = float(os.environ.get("PAGE_SECONDS", "30"))
     results = []
     failed = False
     for label, path in pages:
+        anonymous = label.startswith("anon-")
         statuses = set()
-        for _ in range(warmup):
-            client.request("GET", path)
         timings = []
-        for _ in range(requests):
-            status, _, elapsed = client.request("GET", path)
-            statuses.add(status)
-            timings.append(elapsed * 1000)
+        try:
+            for _ in range(warmup):
+                client.request("GET", path, anonymous=anonymous)
+            started = time.monotonic()
+            for _ in range(requests):
+                status, _, elapsed = client.request("GET", path, anonymous=anonymous)
+                statuses.add(status)
+                timings.append(elapsed * 1000)
+                if time.monotonic() - started > budget:
+                    break
+        except (socket.timeout, TimeoutError):
+            statuses.add("timeout")
+            client.reconnect()
         timings.sort()
-        failed |= any(status >= 400 for status in statuses)
-        results.append((label, path, sorted(statuses), timings))
+        failed |= any(status == "timeout" or status >= 400 for status in statuses)
+        results.append((label, path, sorted(statuses, key=str), timings))
     baseline = next((statistics.median(t) for label, _, _, t in results if label == "baseline"), None)
-    print(f"{'page':<28} {'status':>7} {'p50':>8} {'p95':>8} {'p99':>8} {'max':>8} {'p50/baseline':>13}  path")
+    print(f"{'page':<28} {'status':>7} {'n':>4} {'p50':>9} {'p95':>9} {'p99':>9} {'max':>9} {'p50/baseline':>13}  path")
     for label, path, statuses, timings in results:
+        if not timings:
+            print(f"{label:<28} {'/'.join(map(str, statuses)):>7} {0:>4} {'-':>9} {'-':>9} {'-':>9} {'-':>9} {'-':>13}  {path}")
+            continue
         p50 = statistics.median(timings)
         ratio = f"{p50 / baseline:.1f}x" if baseline else "-"
-        print(f"{label:<28} {'/'.join(map(str, statuses)):>7} {p50:8.2f} {percentile(timings, 0.95):8.2f} "
-              f"{percentile(timings, 0.99):8.2f} {timings[-1]:8.2f} {ratio:>13}  {path}")
+        print(f"{label:<28} {'/'.join(map(str, statuses)):>7} {len(timings):>4} {p50:9.2f} {percentile(timings, 0.95):9.2f} "
+              f"{percentile(timings, 0.99):9.2f} {timings[-1]:9.2f} {ratio:>13}  {path}")
     return 1 if failed else 0
 
 
