@@ -42,11 +42,11 @@ enum ConsoleChart: String, CaseIterable, Sendable {
         }
     }
 
-    /// Reads the chart's numbers.
-    func table(_ filter: ChartFilter, store: ChartStore, logger: Logger) async throws -> ChartTable {
+    /// Reads the chart's numbers (through the cache) and when they were read.
+    func table(_ filter: ChartFilter, loader: ChartLoader) async throws -> (ChartTable, Date) {
         switch self {
         case .activeSubscriptions:
-            let rows = try await store.activity(filter, logger: logger)
+            let (rows, at) = try await loader.activity(filter)
             var months: [(String, Int, Int)] = []
             for row in rows {
                 let month = ConsoleFormat.month(row.month)
@@ -57,14 +57,14 @@ enum ConsoleChart: String, CaseIterable, Sendable {
                     months.append((month, row.paid, row.trials))
                 }
             }
-            return ChartTable(
+            return (ChartTable(
                 columns: ["month", "paid", "trials"],
                 rows: months.map { [$0.0, String($0.1), String($0.2)] },
                 points: months.flatMap { [.init(label: $0.0, series: "paid", value: Double($0.1)), .init(label: $0.0, series: "trials", value: Double($0.2))] },
                 unit: ""
-            )
+            ), at)
         case .mrr:
-            let rows = try await store.activity(filter, logger: logger)
+            let (rows, at) = try await loader.activity(filter)
             var table = ChartTable(columns: ["month", "currency", "mrr"], rows: [], points: [], unit: "")
             for row in rows {
                 let month = ConsoleFormat.month(row.month)
@@ -72,19 +72,19 @@ enum ConsoleChart: String, CaseIterable, Sendable {
                 table.rows.append([month, row.currency ?? "", String(format: "%.2f", row.mrr)])
                 table.points.append(.init(label: month, series: row.currency ?? "—", value: row.mrr))
             }
-            return table
+            return (table, at)
         case .churn:
-            let rows = try await store.churn(filter, logger: logger)
-            return ChartTable(
+            let (rows, at) = try await loader.churn(filter)
+            return (ChartTable(
                 columns: ["month", "active_at_start", "churned", "churn_rate"],
                 rows: rows.map { [ConsoleFormat.month($0.month), String($0.activeAtStart), String($0.churned), Self.rate($0.churned, of: $0.activeAtStart)] },
                 points: rows.map {
                     .init(label: ConsoleFormat.month($0.month), series: "churn %", value: Self.percent($0.churned, of: $0.activeAtStart))
                 },
                 unit: " %"
-            )
+            ), at)
         case .refunds:
-            let rows = try await store.refunds(filter, logger: logger)
+            let (rows, at) = try await loader.refunds(filter)
             var table = ChartTable(columns: ["month", "currency", "refunds", "amount"], rows: [], points: [], unit: "")
             var perMonth: [(String, Int)] = []
             for row in rows {
@@ -93,10 +93,10 @@ enum ConsoleChart: String, CaseIterable, Sendable {
                 if let index = perMonth.firstIndex(where: { $0.0 == month }) { perMonth[index].1 += row.refunds } else { perMonth.append((month, row.refunds)) }
             }
             table.points = perMonth.map { .init(label: $0.0, series: "refunds", value: Double($0.1)) }
-            return table
+            return (table, at)
         case .trialConversion:
-            let rows = try await store.trials(filter, logger: logger)
-            return ChartTable(
+            let (rows, at) = try await loader.trials(filter)
+            return (ChartTable(
                 columns: ["month", "trials", "converted", "pending", "abandoned", "conversion_rate"],
                 rows: rows.map {
                     [ConsoleFormat.month($0.month), String($0.trials), String($0.converted), String($0.pending), String($0.abandoned),
@@ -107,10 +107,10 @@ enum ConsoleChart: String, CaseIterable, Sendable {
                      .init(label: ConsoleFormat.month($0.month), series: "converted", value: Double($0.converted))]
                 },
                 unit: ""
-            )
+            ), at)
         case .newVsRenewing:
-            let rows = try await store.starts(filter, logger: logger)
-            return ChartTable(
+            let (rows, at) = try await loader.starts(filter)
+            return (ChartTable(
                 columns: ["month", "new", "renewing"],
                 rows: rows.map { [ConsoleFormat.month($0.month), String($0.new), String($0.renewing)] },
                 points: rows.flatMap {
@@ -118,7 +118,7 @@ enum ConsoleChart: String, CaseIterable, Sendable {
                      .init(label: ConsoleFormat.month($0.month), series: "renewing", value: Double($0.renewing))]
                 },
                 unit: ""
-            )
+            ), at)
         }
     }
 

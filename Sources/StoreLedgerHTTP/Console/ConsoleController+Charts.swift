@@ -7,9 +7,12 @@ extension ConsoleController {
     /// `GET /console/charts?from=&to=&app=&environment=&product=`: every chart as SVG, a table and a CSV link.
     func chartsPage(_ request: Request, session: ConsoleSignedIn, context: some RequestContext) async throws -> Response {
         let query = ConsoleChartQuery { request.uri.queryParameters.get($0) }
+        let loader = ChartLoader(store: charts, cache: chartCache, logger: context.logger)
         var figures: [[String: Any]] = []
+        var oldest = Date()
         for chart in ConsoleChart.allCases {
-            let table = try await chart.table(query.filter, store: charts, logger: context.logger)
+            let (table, at) = try await chart.table(query.filter, loader: loader)
+            oldest = min(oldest, at)
             figures.append([
                 "name": chart.rawValue, "title": chart.title, "note": chart.note, "query": query.queryString,
                 "svg": ChartSVG.render(table, title: chart.title), "columns": table.columns,
@@ -19,7 +22,7 @@ extension ConsoleController {
         var values: [String: Any] = [
             "from": ConsoleFormat.month(query.filter.fromMonth), "to": ConsoleFormat.month(query.filter.toMonth),
             "app": query.filter.app ?? "", "environment": query.filter.environment ?? "", "product": query.filter.product ?? "",
-            "charts": figures,
+            "charts": figures, "computedAt": ConsoleFormat.time(oldest), "cacheMinutes": Int(chartCache.lifetime / 60),
         ]
         if let error = query.error { values["filterError"] = error }
         return render("charts", session: session, title: "Charts", nav: "Charts", values)
@@ -32,7 +35,7 @@ extension ConsoleController {
             throw HTTPError(.notFound, message: "There is no chart \(file).")
         }
         let query = ConsoleChartQuery { request.uri.queryParameters.get($0) }
-        let table = try await chart.table(query.filter, store: charts, logger: context.logger)
+        let (table, _) = try await chart.table(query.filter, loader: ChartLoader(store: charts, cache: chartCache, logger: context.logger))
         return Response(
             status: .ok,
             headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"\(chart.rawValue).csv\""],

@@ -21,6 +21,9 @@ public struct ConsoleController: Sendable {
     /// The largest form body read.
     static let maximumFormBytes = 64 * 1024
 
+    /// The logger session look-ups use (errors surface through the request's own logger).
+    static let logger = Logger(label: "storeledger.console")
+
     /// The settings.
     public let configuration: ConsoleConfiguration
     let templates: ConsoleTemplates
@@ -31,6 +34,7 @@ public struct ConsoleController: Sendable {
     let customers: CustomerLookupStore
     let webhooks: WebhookEndpoints
     let charts: ChartStore
+    let chartCache: ChartCache
 
     /// Creates the console over `client`; fails when its templates are missing from the build.
     public init(configuration: ConsoleConfiguration, client: PostgresClient) throws(ConsoleError) {
@@ -43,6 +47,7 @@ public struct ConsoleController: Sendable {
         self.customers = CustomerLookupStore(client: client)
         self.webhooks = WebhookEndpoints(client: client)
         self.charts = ChartStore(client: client)
+        self.chartCache = ChartCache()
     }
 
     /// Adds the console's middleware and routes to `router` (call before the router's 405 middleware).
@@ -100,7 +105,7 @@ public struct ConsoleController: Sendable {
     /// The live session the request's cookie names, or nil.
     func signedIn(_ request: Request) async throws -> ConsoleSignedIn? {
         guard let token = request.cookies[Self.sessionCookie]?.value, ConsoleToken.isWellFormed(token),
-            let session = try await sessions.session(token: token, logger: Logger(label: "storeledger.console"))
+            let session = try await sessions.session(token: token, logger: Self.logger)
         else { return nil }
         return ConsoleSignedIn(principal: session.principal, role: session.role, token: token)
     }

@@ -13,6 +13,11 @@ public enum ConsolePassword {
 
     /// A new salted hash of `password`.
     public static func hash(_ password: String) throws(ConsoleError) -> String {
+        try hash(password, rounds: rounds)
+    }
+
+    /// A new salted hash of `password` with `rounds` rounds (tests use fewer; production uses ``rounds``).
+    package static func hash(_ password: String, rounds: Int) throws(ConsoleError) -> String {
         guard !password.isEmpty else { throw ConsoleError(.password, "the password is empty") }
         guard password.utf8.count <= maximumLength else { throw ConsoleError(.password, "the password is longer than \(maximumLength) bytes") }
         var generator = SystemRandomNumberGenerator()

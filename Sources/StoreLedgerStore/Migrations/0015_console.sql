@@ -21,8 +21,7 @@ CREATE TABLE console_sessions (
     principal    text        NOT NULL,
     role         text        NOT NULL CHECK (role IN ('viewer', 'operator')),
     created_at   timestamptz NOT NULL DEFAULT now(),
-    expires_at   timestamptz NOT NULL,
-    last_seen_at timestamptz NOT NULL DEFAULT now()
+    expires_at   timestamptz NOT NULL
 );
 
 CREATE INDEX console_sessions_principal_idx ON console_sessions (principal);

@@ -1,0 +1,198 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import PostgresNIO
+import Prometheus
+import StoreLedgerCore
+import StoreLedgerHTTP
+import StoreLedgerSimulation
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import Testing
+
+@Suite("Console: customer lookup, state now, timelines and escaping")
+struct ConsoleCustomerTests {
+    static let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+    static let otherToken = "0b7d4a52-93c4-4b1e-8a3e-6f2d1c9e5a10"
+    static let hostileUser = "<script>alert('u')</script>"
+
+    /// A console over a ledger played by the simulator: `70001` (Sandbox, renewals then expiry, token ``token`` owned by
+    /// `user-42`), `70001` again in Production (token ``otherToken``, no owner), `80001` (Sandbox, bought yesterday,
+    /// no token, entitled), and a rejected event whose body holds a script tag.
+    func withLedger(_ body: @Sendable @escaping (TestDatabase, ConsoleBrowser, Int64) async throws -> Void) async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: ConsoleTests.pki)
+            let setup = LifecycleSetup(
+                originalTransactionID: "70001", start: 1_700_000_000_000, bundleID: "com.example.app", appAppleID: 1_234,
+                randomNotificationUUIDs: false
+            )
+            try await pipeline.append(SimulatedLifecycle.renewals.facts(setup))
+            var production = SubscriptionLifecycleBuilder(
+                originalTransactionID: "70001", start: 1_700_100_000_000, environment: .production, bundleID: "com.example.app",
+                appAccountToken: AppAccountToken(Self.otherToken)
+            )
+            production.playRenewalsThenExpiry(renewals: 1)
+            try await pipeline.append(production.facts)
+            let now = Int64(Date().timeIntervalSince1970 * 1_000)
+            var current = SubscriptionLifecycleBuilder(
+                originalTransactionID: "80001", start: Timestamp(millisecondsSince1970: Double(now - 86_400_000)), bundleID: "com.example.app", appAccountToken: nil
+            )
+            current.subscribe()
+            try await pipeline.append(current.facts)
+            let hostile = try await pipeline.append(source: .appleNotification, body: #"{"signedPayload":"<script>alert('b')</script>"}"#)
+            try await pipeline.drain()
+            try await db.client.query(
+                "INSERT INTO app_account_tokens (app_account_token, user_id, origin) VALUES (\(Self.token), 'user-42', 'purchase_intent')",
+                logger: db.logger
+            )
+            let console = try ConsoleController(configuration: ConsoleConfiguration(enabled: true), client: db.client)
+            #expect(try await ConsoleUserStore(client: db.client).create(
+                name: "sam", role: .viewer, passwordHash: try ConsolePassword.hash("pw", rounds: 1_000), logger: db.logger
+            ))
+            let router = AdminApplication.router(
+                registry: PrometheusCollectorRegistry(), client: db.client, migrator: Migrator(migrations: try Migration.bundled()), console: console
+            )
+            try await Application(router: router).test(.router) { client in
+                let browser = ConsoleBrowser(client)
+                #expect(try await browser.signIn("sam", "pw").status == .seeOther)
+                try await body(db, browser, hostile.rawValue)
+            }
+        }
+    }
+
+    /// Every match of `pattern`'s first capture group in `text`, in order.
+    static func captures(_ pattern: String, in text: String) throws -> [String] {
+        let regex = try NSRegularExpression(pattern: pattern)
+        return regex.matches(in: text, range: NSRange(text.startIndex..., in: text)).compactMap { match in
+            Range(match.range(at: 1), in: text).map { String(text[$0]) }
+        }
+    }
+
+    @Test func eachOfTheFourKeysFindsTheCustomer() async throws {
+        try await withLedger { db, browser, _ in
+            // Sandbox 70001 is user-42's (through the token it carries); its third period's transaction id is 70004 (the
+            // Production subscription's transactions are 70002 and 70003).
+            for q in ["user-42", Self.token, Self.token.uppercased(), "70004"] {
+                let response = try await browser.get("/console/customers?q=\(ConsoleBrowser.encode(q))")
+                #expect(response.status == .seeOther, "\(q)")
+                #expect(response.location == "/console/customers/user-42", "\(q)")
+            }
+            // The Production subscription with the same original transaction id belongs to someone else: two customers.
+            for q in ["70001", "70002"] {
+                let both = try await browser.get("/console/customers?q=\(q)")
+                #expect(both.status == .ok)
+                let links = try Self.captures(#"<tr class="customer-result"><td><a href="([^"]+)""#, in: both.html)
+                #expect(links.sorted() == ["/console/customers/\(Self.otherToken)", "/console/customers/user-42"], "\(q)")
+            }
+            let both = try await browser.get("/console/customers?q=70001")
+            #expect(both.html.contains(#"<table id="customer-results">"#))
+            let links = try Self.captures(#"<tr class="customer-result"><td><a href="([^"]+)""#, in: both.html)
+            #expect(links.sorted() == ["/console/customers/\(Self.otherToken)", "/console/customers/user-42"])
+            // One with neither owner nor token is keyed by its original transaction id.
+            let alone = try await browser.get("/console/customers?q=80001")
+            #expect(alone.location == "/console/customers/80001")
+            // Nothing.
+            let none = try await browser.get("/console/customers?q=nobody")
+            #expect(none.status == .ok)
+            #expect(none.html.contains(#"id="no-results""#))
+            #expect(!none.html.contains("customer-result"))
+            _ = db
+        }
+    }
+
+    @Test func aCustomerPageShowsStateNowAsTheAPIDefinesItAndTheTimelineInSignedOrder() async throws {
+        try await withLedger { db, browser, _ in
+            let page = try await browser.get("/console/customers/user-42")
+            #expect(page.status == .ok)
+            let html = page.html
+            #expect(try Self.captures(#"<section class="(subscription|purchase) card""#, in: html) == ["subscription"])
+            #expect(html.contains(#"<dd class="mono" data-field="original-transaction-id">70001</dd>"#))
+            #expect(html.contains(#"<span data-field="product">com.example.app.monthly</span>"#))
+            let state = try #require(try Self.captures(#"data-field="state"><span class="badge [a-z]+">([^<]+)<"#, in: html).first)
+            let entitledNow = try await db.scalar(
+                "SELECT count(*) FROM entitlements_now WHERE environment = 'Sandbox' AND original_transaction_id = '70001' AND entitled_now"
+            )
+            #expect(entitledNow == 0)
+            #expect(state == "not entitled")
+
+            // The timeline: every notification about it and the transaction the app posted, in signed order.
+            let types = try Self.captures(#"<span class="type" data-field="type">([^<]+)</span>"#, in: html)
+            #expect(types == ["SUBSCRIBED", "TRANSACTION", "DID_RENEW", "DID_RENEW", "DID_RENEW", "DID_CHANGE_RENEWAL_STATUS", "EXPIRED"])
+            let subtypes = try Self.captures(#"<span data-field="subtype">([^<]*)</span>"#, in: html)
+            #expect(subtypes == ["INITIAL_BUY", "PURCHASE", "", "", "", "AUTO_RENEW_DISABLED", "VOLUNTARY"])
+            let dates = try Self.captures(#"<span class="when" data-field="signed-date">([^<]+)</span>"#, in: html)
+            #expect(dates.count == 7)
+            #expect(dates == dates.sorted())
+            #expect(dates.first == "2023-11-14 22:13:20 UTC")
+            // What each entry changed: the first renewal moves the expiry on by a period.
+            #expect(html.contains("expires: 2023-12-14 22:13:20 UTC → 2024-01-13 22:13:20 UTC"))
+            #expect(html.contains("auto-renew: on → off"))
+            // Every entry links to the event that brought it, and that event page exists.
+            let events = try Self.captures(#"<a class="raw-event" href="/console/events/([0-9]+)">"#, in: html)
+            #expect(events.count == 7)
+            for id in Set(events) { #expect(try await browser.get("/console/events/\(id)").status == .ok) }
+            let notificationEvents = try await db.client.query(
+                "SELECT first_event_id FROM notifications WHERE environment = 'Sandbox' AND original_transaction_id = '70001' ORDER BY signed_at",
+                logger: db.logger
+            ).decode(Int64.self).reduce(into: [Int64]()) { $0.append($1) }
+            #expect(events.enumerated().filter { $0.offset != 1 }.map { Int64($0.element)! } == notificationEvents)
+
+            // Bought yesterday: entitled now.
+            let current = try await browser.get("/console/customers/80001")
+            #expect(try Self.captures(#"data-field="state"><span class="badge [a-z]+">([^<]+)<"#, in: current.html) == ["entitled"])
+            #expect(current.html.contains(#"<dd data-field="entitlements">premium</dd>"#))
+        }
+    }
+
+    @Test func hostileValuesAreEscapedEverywhere() async throws {
+        try await withLedger { db, browser, hostileEvent in
+            try await db.client.query(
+                "INSERT INTO app_account_tokens (app_account_token, user_id, origin) VALUES (\(Self.otherToken), \(Self.hostileUser), 'client')",
+                logger: db.logger
+            )
+            let search = try await browser.get("/console/customers?q=\(ConsoleBrowser.encode(Self.hostileUser))")
+            #expect(search.status == .seeOther)
+            let location = try #require(search.location)
+            #expect(location == "/console/customers/%3Cscript%3Ealert%28%27u%27%29%3C%2Fscript%3E")
+            let page = try await browser.get(location)
+            #expect(page.status == .ok)
+            #expect(page.html.contains("&lt;script&gt;alert(&#39;u&#39;)&lt;/script&gt;"))
+            #expect(!page.html.contains("<script"))
+            let nothing = try await browser.get("/console/customers?q=\(ConsoleBrowser.encode("<script>x</script>"))")
+            #expect(nothing.html.contains("&lt;script&gt;x&lt;/script&gt;"))
+            #expect(!nothing.html.contains("<script"))
+            let event = try await browser.get("/console/events/\(hostileEvent)")
+            #expect(event.html.contains(#"<dd id="event-state">rejected</dd>"#))
+            #expect(event.html.contains(#"<pre id="raw-body">{&quot;signedPayload&quot;:&quot;&lt;script&gt;alert(&#39;b&#39;)&lt;/script&gt;&quot;}</pre>"#))
+            #expect(!event.html.contains("<script"))
+            let queue = try await browser.get("/console/queue")
+            #expect(queue.html.contains(#"<tr class="problem-event" data-event-id="\#(hostileEvent)"><td><a href="/console/events/\#(hostileEvent)">"#))
+            #expect(!queue.html.contains("<script"))
+        }
+    }
+
+    @Test func theQueueAndWebhooksPagesShowWhatTheContractNames() async throws {
+        try await withLedger { db, browser, hostileEvent in
+            _ = try await WebhookEndpoints(client: db.client).add(url: "https://hooks.example.com/x", logger: db.logger)
+            let queue = try await browser.get("/console/queue")
+            #expect(queue.status == .ok)
+            let html = queue.html
+            for state in ["pending", "processing", "done", "rejected", "dead"] { #expect(html.contains(#"<tr data-state="\#(state)">"#), "\(state)") }
+            let rejectedCount = try await db.scalar("SELECT count(*) FROM event_queue WHERE state = 'rejected'")
+            #expect(html.contains(#"<tr data-state="rejected"><td>rejected</td><td class="count num">\#(rejectedCount)</td></tr>"#))
+            for id in [#"id="oldest-pending""#, #"id="throughput""#, #"<table id="rejections">"#, #"<table id="problem-events">"#] {
+                #expect(html.contains(id), "\(id)")
+            }
+            #expect(html.contains("malformed"))
+            #expect(try Self.captures(#"data-event-id="([0-9]+)""#, in: html).contains(String(hostileEvent)))
+
+            let webhooks = try await browser.get("/console/webhooks")
+            #expect(webhooks.status == .ok)
+            #expect(webhooks.html.contains(#"<table id="webhook-endpoints">"#))
+            #expect(webhooks.html.contains("https://hooks.example.com/x"))
+            #expect(!webhooks.html.contains("whsec_"))
+            #expect(webhooks.html.contains(#"<table id="webhook-deliveries">"#))
+        }
+    }
+}

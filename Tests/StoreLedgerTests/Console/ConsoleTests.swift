@@ -1,0 +1,343 @@
+import Crypto
+import Foundation
+import Hummingbird
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import PostgresNIO
+import Prometheus
+import StoreLedgerCore
+import StoreLedgerHTTP
+import StoreLedgerProcessing
+import StoreLedgerSimulation
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import Testing
+
+@Suite("Console: sign-in, sessions, CSRF, roles and security headers")
+struct ConsoleTests {
+    static let pki = try! TestPKI()
+    static let adminKey = "admin-key-for-console-tests"
+
+    /// Runs `body` against the admin router with the console on, over a fresh database with users `alice`
+    /// (operator) and `victor` (viewer), both with password `correct horse`.
+    func withConsole(
+        _ configuration: ConsoleConfiguration = ConsoleConfiguration(enabled: true, sessionHours: 12, adminAPIKey: ConsoleTests.adminKey),
+        _ body: @Sendable @escaping (TestDatabase, any TestClientProtocol) async throws -> Void
+    ) async throws {
+        try await TestDatabase.withFresh { db in
+            let users = ConsoleUserStore(client: db.client)
+            #expect(try await users.create(name: "alice", role: .operator, passwordHash: try ConsolePassword.hash("correct horse", rounds: 1_000), logger: db.logger))
+            #expect(try await users.create(name: "victor", role: .viewer, passwordHash: try ConsolePassword.hash("correct horse", rounds: 1_000), logger: db.logger))
+            let console = try ConsoleController(configuration: configuration, client: db.client)
+            let router = AdminApplication.router(
+                registry: PrometheusCollectorRegistry(), client: db.client, migrator: Migrator(migrations: try Migration.bundled()), console: console
+            )
+            try await Application(router: router).test(.router) { client in try await body(db, client) }
+        }
+    }
+
+    /// One rejected event (a notification signed by an untrusted CA) and one done lifecycle; returns the rejected id.
+    func seedRejected(_ db: TestDatabase) async throws -> Int64 {
+        let pipeline = try LedgerPipeline(db, pki: Self.pki)
+        let forged = TestSigner(pki: try TestPKI(), bundleID: "com.example.app")
+        let id = try await pipeline.append(
+            source: .appleNotification, body: #"{"signedPayload":"\#(try forged.signedNotification(type: "TEST"))"}"#
+        )
+        try await pipeline.drain()
+        return id.rawValue
+    }
+
+    static let pages = ["/console", "/console/customers", "/console/customers?q=1000", "/console/customers/1000", "/console/queue",
+                        "/console/events/1", "/console/webhooks", "/console/charts", "/console/charts/mrr.csv", "/console/nowhere"]
+
+    @Test func withTheConsoleOffEveryConsolePathIsA404AndThePublicPortNeverServesIt() async throws {
+        try await TestDatabase.withFresh { db in
+            let migrator = Migrator(migrations: try Migration.bundled())
+            let admin = Application(router: AdminApplication.router(registry: PrometheusCollectorRegistry(), client: db.client, migrator: migrator))
+            try await admin.test(.router) { client in
+                for path in Self.pages + ["/console/login", "/console/assets/console.css"] {
+                    let response = try await client.execute(uri: path, method: .get)
+                    #expect(response.status == .notFound, "\(path)")
+                }
+                let post = try await client.execute(uri: "/console/login", method: .post)
+                #expect(post.status == .notFound)
+                let health = try await client.execute(uri: "/healthz", method: .get)
+                #expect(health.status == .ok)
+            }
+            let publicApp = Application(router: buildReceiverRouter(client: db.client, migrator: migrator, configuration: .init(port: 0)))
+            try await publicApp.test(.router) { client in
+                for path in Self.pages + ["/console/login"] {
+                    let response = try await client.execute(uri: path, method: .get)
+                    #expect(response.status == .notFound, "\(path)")
+                }
+            }
+        }
+        // Off is the default, and the settings are read strictly.
+        #expect(try ConsoleConfiguration(reading: { _ in nil }).enabled == false)
+        #expect(try ConsoleConfiguration(reading: { $0 == "CONSOLE" ? "on" : nil }).enabled)
+        #expect(try ConsoleConfiguration(reading: { $0 == "CONSOLE" ? "on" : $0 == "CONSOLE_SESSION_HOURS" ? "2" : nil }).sessionLifetime == 7_200)
+        #expect(throws: ConsoleError.self) { try ConsoleConfiguration(reading: { $0 == "CONSOLE" ? "maybe" : nil }) }
+        #expect(throws: ConsoleError.self) { try ConsoleConfiguration(reading: { $0 == "CONSOLE_SESSION_HOURS" ? "0" : nil }) }
+    }
+
+    @Test func withoutASessionEveryPageRedirectsToTheSignInPage() async throws {
+        try await withConsole { _, client in
+            let browser = ConsoleBrowser(client)
+            for path in Self.pages {
+                let response = try await browser.get(path)
+                #expect(response.status == .seeOther, "\(path)")
+                #expect(response.location == "/console/login", "\(path)")
+            }
+            for path in ["/console/events/1/requeue", "/console/events/1/replay", "/console/logout"] {
+                let response = try await browser.post(path, [("reason", "x")])
+                #expect(response.status == .seeOther, "\(path)")
+                #expect(response.location == "/console/login", "\(path)")
+            }
+            let login = try await browser.get("/console/login")
+            #expect(login.status == .ok)
+            #expect(login.headers[.contentType] == "text/html; charset=utf-8")
+            for needle in [
+                #"<form id="login-form" method="post" action="/console/login">"#, #"name="username""#, #"name="password""#,
+                #"<form id="api-key-form" method="post" action="/console/login">"#, #"name="api_key""#, #"type="submit""#,
+                #"<main id="content">"#,
+            ] {
+                #expect(login.html.contains(needle), "\(needle)")
+            }
+            #expect(!login.html.contains("login-error"))
+        }
+    }
+
+    @Test func signingInSetsAStrictHttpOnlySessionCookieStoredOnlyAsADigest() async throws {
+        try await withConsole { db, client in
+            let browser = ConsoleBrowser(client)
+            let response = try await browser.signIn("alice", "correct horse")
+            #expect(response.status == .seeOther)
+            #expect(response.location == "/console/customers")
+            let line = try #require(browser.setCookies.last { $0.hasPrefix("storeledger_console=") })
+            #expect(line.contains("HttpOnly"))
+            #expect(line.contains("SameSite=Strict"))
+            #expect(line.contains("Path=/console"))
+            #expect(line.contains("Max-Age=43200"))
+            let token = try #require(browser.cookies["storeledger_console"])
+            #expect(token.count == 43)
+            // The table holds the token's SHA-256, never the token.
+            let digest = Data(SHA256.hash(data: Data(token.utf8)))
+            #expect(try await db.scalar("SELECT count(*) FROM console_sessions WHERE token_sha256 = \(digest) AND principal = 'alice' AND role = 'operator'") == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM console_sessions WHERE position(\(token) IN encode(token_sha256, 'escape')) > 0") == 0)
+            #expect(try await db.scalar("SELECT count(*) FROM console_sessions WHERE expires_at BETWEEN now() + interval '11 hours 59 minutes' AND now() + interval '12 hours 1 minute'") == 1)
+
+            let page = try await browser.get("/console/customers")
+            #expect(page.status == .ok)
+            for needle in [
+                #"<nav id="console-nav""#, #"href="/console/customers""#, #"href="/console/queue""#, #"href="/console/webhooks""#,
+                #"href="/console/charts""#, #"<form id="logout-form" method="post" action="/console/logout">"#, #"<main id="content">"#,
+                #"<form id="customer-search""#, #"name="q""#,
+            ] {
+                #expect(page.html.contains(needle), "\(needle)")
+            }
+            let signedInAs = try #require(page.html.range(of: #"<span id="signed-in-as">[^\n]*"#, options: .regularExpression).map { String(page.html[$0]) })
+            #expect(signedInAs.contains("alice") && signedInAs.contains("operator"))
+            // The logout form carries the session's CSRF token; without it the session survives.
+            let csrf = try #require(ConsoleBrowser.csrf(in: page))
+            #expect(try await browser.post("/console/logout", []).status == .forbidden)
+            #expect(try await browser.get("/console/customers").status == .ok)
+            let out = try await browser.post("/console/logout", [("csrf_token", csrf)])
+            #expect(out.status == .seeOther)
+            #expect(out.location == "/console/login")
+            #expect(browser.cookies["storeledger_console"] == nil)
+            #expect(try await db.scalar("SELECT count(*) FROM console_sessions") == 0)
+            // The old token no longer opens anything.
+            let replayed = try await client.execute(uri: "/console/queue", method: .get, headers: [.cookie: "storeledger_console=\(token)"])
+            #expect(replayed.status == .seeOther)
+        }
+    }
+
+    @Test func aWrongPasswordAnUnknownUserOrNoCSRFTokenSignsNobodyIn() async throws {
+        try await withConsole { db, client in
+            let browser = ConsoleBrowser(client)
+            for (name, password) in [("alice", "wrong"), ("mallory", "correct horse"), ("alice", ""), ("<script>alert(1)</script>", "x")] {
+                let response = try await browser.signIn(name, password)
+                #expect(response.status == .unauthorized, "\(name)")
+                #expect(response.html.contains(#"id="login-error""#))
+                #expect(response.html.contains("Wrong name or password."))
+                #expect(!response.html.contains("<script>alert(1)</script>"))
+                #expect(browser.cookies["storeledger_console"] == nil)
+            }
+            // The sign-in form's CSRF token: missing or wrong is a 403.
+            _ = try await browser.get("/console/login")
+            #expect(try await browser.post("/console/login", [("username", "alice"), ("password", "correct horse")]).status == .forbidden)
+            #expect(try await browser.post("/console/login", [("csrf_token", "forged"), ("username", "alice"), ("password", "correct horse")]).status == .forbidden)
+            #expect(try await db.scalar("SELECT count(*) FROM console_sessions") == 0)
+            // A token from another browser's sign-in page does not work either.
+            let other = ConsoleBrowser(client)
+            let otherToken = try #require(ConsoleBrowser.csrf(in: try await other.get("/console/login")))
+            #expect(try await browser.post("/console/login", [("csrf_token", otherToken), ("username", "alice"), ("password", "correct horse")]).status == .forbidden)
+        }
+    }
+
+    @Test func theProductionPasswordHashIsSaltedAndSlowAndVerifies() throws {
+        let first = try ConsolePassword.hash("correct horse")
+        let second = try ConsolePassword.hash("correct horse")
+        #expect(first.hasPrefix("pbkdf2-sha256$600000$"))
+        #expect(first != second)
+        #expect(!first.contains("correct horse"))
+        #expect(ConsolePassword.verify("correct horse", against: first))
+        #expect(!ConsolePassword.verify("correct horsf", against: first))
+        #expect(!ConsolePassword.verify("correct horse", against: "plain"))
+        #expect(throws: ConsoleError.self) { try ConsolePassword.hash("") }
+    }
+
+    @Test func anAPIKeySignsInAsAViewerUnlessItWasCreatedForOperators() async throws {
+        try await withConsole { db, client in
+            let keys = APIKeyStore(client: db.client)
+            let viewerKey = try await keys.create(name: "support-bot", logger: db.logger)
+            let operatorKey = try await keys.create(name: "oncall", consoleRole: .operator, logger: db.logger)
+            for (key, expected) in [(Self.adminKey, "admin-api-key"), (viewerKey, "api-key:support-bot"), (operatorKey, "api-key:oncall")] {
+                let browser = ConsoleBrowser(client)
+                let page = try await browser.get("/console/login")
+                let response = try await browser.post("/console/login", [("csrf_token", try #require(ConsoleBrowser.csrf(in: page))), ("api_key", key)])
+                #expect(response.status == .seeOther, "\(expected)")
+                let home = try await browser.get("/console/customers")
+                #expect(home.html.contains(expected))
+                #expect(home.html.contains(key == operatorKey ? ">operator<" : ">viewer<"))
+            }
+            #expect(try await keys.revoke(name: "oncall", logger: db.logger))
+            let browser = ConsoleBrowser(client)
+            let page = try await browser.get("/console/login")
+            let refused = try await browser.post("/console/login", [("csrf_token", try #require(ConsoleBrowser.csrf(in: page))), ("api_key", operatorKey)])
+            #expect(refused.status == .unauthorized)
+            #expect(refused.html.contains(#"id="login-error""#))
+        }
+    }
+
+    @Test func anExpiredSessionOrADeletedUserIsSignedOut() async throws {
+        try await withConsole { db, client in
+            let browser = ConsoleBrowser(client)
+            try await browser.signIn("victor", "correct horse")
+            #expect(try await browser.get("/console/queue").status == .ok)
+            try await db.client.query("UPDATE console_sessions SET expires_at = now() - interval '1 second'", logger: db.logger)
+            #expect(try await browser.get("/console/queue").location == "/console/login")
+
+            try await browser.signIn("victor", "correct horse")
+            #expect(try await browser.get("/console/queue").status == .ok)
+            #expect(try await ConsoleUserStore(client: db.client).delete(name: "victor", logger: db.logger))
+            #expect(try await browser.get("/console/queue").location == "/console/login")
+        }
+    }
+
+    @Test func aViewerSeesNoFormsAndItsPostsAre403AndChangeNothing() async throws {
+        try await withConsole { db, client in
+            let rejected = try await seedRejected(db)
+            let browser = ConsoleBrowser(client)
+            try await browser.signIn("victor", "correct horse")
+            let page = try await browser.get("/console/events/\(rejected)")
+            #expect(page.status == .ok)
+            #expect(!page.html.contains("requeue-form"))
+            #expect(!page.html.contains("replay-form"))
+            // Forged with the viewer's own valid CSRF token.
+            let csrf = try #require(ConsoleBrowser.csrf(in: page))
+            for action in ["requeue", "replay"] {
+                let response = try await browser.post("/console/events/\(rejected)/\(action)", [("csrf_token", csrf), ("reason", "let me")])
+                #expect(response.status == .forbidden)
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE event_id = \(rejected) AND state = 'rejected'") == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM operator_actions") == 0)
+        }
+    }
+
+    @Test func anOperatorRequeuesAndReplaysWithAReasonRecordedLikeTheCLI() async throws {
+        try await withConsole { db, client in
+            let rejected = try await seedRejected(db)
+            let browser = ConsoleBrowser(client)
+            try await browser.signIn("alice", "correct horse")
+            let page = try await browser.get("/console/events/\(rejected)")
+            #expect(page.html.contains(#"<dd id="event-state">rejected</dd>"#))
+            for needle in [
+                #"<form id="requeue-form" class="card" method="post" action="/console/events/\#(rejected)/requeue">"#,
+                #"<form id="replay-form" class="card" method="post" action="/console/events/\#(rejected)/replay">"#,
+                #"<textarea id="requeue-reason" name="reason" required"#, #"<pre id="raw-body">"#, #"id="verification""#,
+                #"id="decoded""#, #"id="attempts""#, #"id="audit""#,
+            ] {
+                #expect(page.html.contains(needle), "\(needle)")
+            }
+            #expect(page.html.contains("untrustedChain"))
+            let csrf = try #require(ConsoleBrowser.csrf(in: page))
+            // No token, a wrong token, no reason: nothing happens.
+            #expect(try await browser.post("/console/events/\(rejected)/requeue", [("reason", "retry")]).status == .forbidden)
+            #expect(try await browser.post("/console/events/\(rejected)/requeue", [("csrf_token", csrf + "x"), ("reason", "retry")]).status == .forbidden)
+            let empty = try await browser.post("/console/events/\(rejected)/requeue", [("csrf_token", csrf), ("reason", "  ")])
+            #expect(empty.status == .badRequest)
+            #expect(empty.html.contains(#"id="form-error""#))
+            #expect(try await db.scalar("SELECT count(*) FROM operator_actions") == 0)
+
+            let reason = "CA rotated <script>alert('x')</script>"
+            let done = try await browser.post("/console/events/\(rejected)/requeue", [("csrf_token", csrf), ("reason", reason)])
+            #expect(done.status == .seeOther)
+            #expect(done.location == "/console/events/\(rejected)?flash=requeued")
+            #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE event_id = \(rejected) AND state = 'pending'") == 1)
+            #expect(try await db.scalar(
+                "SELECT count(*) FROM operator_actions WHERE event_id = \(rejected) AND action = 'requeue' AND requested_by = 'console:alice' AND reason = \(reason) AND previous_state = 'rejected'"
+            ) == 1)
+            let after = try await browser.get(done.location ?? "")
+            let flash = try #require(after.html.range(of: #"<p id="flash"[^\n]*"#, options: .regularExpression).map { String(after.html[$0]) })
+            #expect(flash.contains("requeued"))
+            #expect(after.html.contains(#"<tr class="audit-entry">"#))
+            #expect(after.html.contains("console:alice"))
+            #expect(after.html.contains("CA rotated &lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"))
+            #expect(!after.html.contains("<script>alert"))
+            // Pending now: a second requeue changes nothing and says so.
+            let again = try await browser.post("/console/events/\(rejected)/requeue", [("csrf_token", csrf), ("reason", "again")])
+            #expect(again.location == "/console/events/\(rejected)?flash=unchanged")
+            #expect(try await db.scalar("SELECT count(*) FROM operator_actions") == 1)
+
+            // Replay a done event: recorded as a replay, as `storeledger replay` records it.
+            let pipeline = try LedgerPipeline(db, pki: Self.pki)
+            try await pipeline.append(SubscriptionLifecycles.renewThenExpire().facts)
+            try await pipeline.drain()
+            let doneEvent = Int64(try await db.scalar("SELECT min(event_id) FROM event_queue WHERE state = 'done'"))
+            let replay = try await browser.post("/console/events/\(doneEvent)/replay", [("csrf_token", csrf), ("reason", "new handler")])
+            #expect(replay.location == "/console/events/\(doneEvent)?flash=replayed")
+            #expect(try await db.scalar(
+                "SELECT count(*) FROM operator_actions WHERE event_id = \(doneEvent) AND action = 'replay' AND requested_by = 'console:alice' AND reason = 'new handler'"
+            ) == 1)
+            #expect((try await browser.get(replay.location ?? "")).html.contains("replayed"))
+        }
+    }
+
+    @Test func everyConsoleResponseCarriesTheStrictSecurityHeaders() async throws {
+        try await withConsole { db, client in
+            let rejected = try await seedRejected(db)
+            let anonymous = ConsoleBrowser(client)
+            var responses: [(String, TestResponse)] = []
+            for path in Self.pages + ["/console/login", "/console/assets/console.css"] { responses.append((path, try await anonymous.get(path))) }
+            responses.append(("POST /console/login without token", try await anonymous.post("/console/login", [("username", "alice")])))
+            let browser = ConsoleBrowser(client)
+            try await browser.signIn("alice", "correct horse")
+            for path in Self.pages + ["/console/events/\(rejected)", "/console/events/999999", "/console/login"] {
+                responses.append(("signed in \(path)", try await browser.get(path)))
+            }
+            responses.append(("forbidden", try await browser.post("/console/events/\(rejected)/requeue", [("reason", "x")])))
+            responses.append(("PUT", try await browser.send("/console/queue", method: .put, body: nil)))
+            for (name, response) in responses {
+                let policy = try #require(response.headers[.contentSecurityPolicy], "\(name)")
+                for directive in ["default-src 'none'", "style-src 'self'", "script-src 'self'", "img-src 'self'", "form-action 'self'", "frame-ancestors 'none'"] {
+                    #expect(policy.contains(directive), "\(name): \(directive)")
+                }
+                #expect(!policy.contains("unsafe"), "\(name)")
+                #expect(response.headers[.xContentTypeOptions] == "nosniff", "\(name)")
+                #expect(response.headers[HTTPField.Name("Referrer-Policy")!] == "no-referrer", "\(name)")
+            }
+            // Pages load nothing from elsewhere and carry no inline script or style.
+            for (name, response) in responses where response.headers[.contentType]?.hasPrefix("text/html") == true {
+                let html = response.html
+                #expect(!html.contains("http://") || html.contains("xmlns=\"http://www.w3.org/2000/svg\""), "\(name)")
+                #expect(!html.contains("https://"), "\(name)")
+                #expect(!html.contains("<script"), "\(name)")
+                #expect(!html.contains("style=\""), "\(name)")
+            }
+            // The metrics and health routes are unaffected.
+            #expect(try await client.execute(uri: "/healthz", method: .get).headers[.contentSecurityPolicy] == nil)
+        }
+    }
+}
