@@ -107,7 +107,7 @@ public struct Rebuilder: Sendable {
                 cursor = lastID
             }
             var differences: [ShadowSchema.Difference] = []
-            for table in ShadowSchema.tables {
+            for table in ShadowSchema.reportedTables {
                 differences += try await ShadowSchema.differences(in: table, on: connection, logger: logger)
             }
             let changed = dryRun ? [:] : try await ShadowSchema.mergeIntoLive(on: connection, logger: logger)

@@ -95,7 +95,16 @@ extension SubscriptionFoldState {
         for item in facts.transactions { parts.append((Stamp(item.payload.signedDate, .transaction), .transaction(item.payload))) }
         for item in facts.renewalInfos { parts.append((Stamp(item.payload.signedDate, .renewalInfo), .renewalInfo(item.payload))) }
         for item in facts.notifications { parts.append((Stamp(item.payload.signedDate, .notification), .notification(item.payload))) }
-        parts.sort { $0.stamp < $1.stamp }  // stable enough: ties are refused by the merges or agree
+        // Signing order, except that versions upgraded away come last: merged before the transaction that replaced
+        // them they would unseat the current one with nothing the state knows to put in its place; merged after it
+        // they change nothing. (Merges are exact in any order; the order only decides whether one refuses.)
+        func upgraded(_ part: Part) -> Bool {
+            if case .transaction(let transaction) = part { transaction.isUpgraded == true } else { false }
+        }
+        parts.sort { lhs, rhs in
+            let (l, r) = (upgraded(lhs.part), upgraded(rhs.part))
+            return l != r ? r : lhs.stamp < rhs.stamp
+        }
         var state = SubscriptionFoldState(key: key)
         for (_, part) in parts {
             let merged =

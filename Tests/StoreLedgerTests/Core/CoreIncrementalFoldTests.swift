@@ -106,14 +106,18 @@ struct CoreIncrementalFoldTests {
     }
 
     /// In signing order, and delivered again (Apple's retries), every lifecycle but the upgrade merges without a
-    /// refold; 156 renewals included. The upgrade refolds once: the old transaction is re-signed as upgraded, and the
-    /// state does not keep the runner-up it would fall back to.
+    /// refold; 156 renewals included. The upgrade refolds once: the old transaction re-signed as
+    /// upgraded unseats the current one, and the state does not keep the runner-up it would fall back to.
     @Test(arguments: SimulatedLifecycle.allCases.filter { $0 != .oneTimePurchase })
     func inSigningOrderNothingRefolds(_ lifecycle: SimulatedLifecycle) throws {
         let facts = lifecycle.facts(Self.setup(renewals: 156))
         let key = try #require(facts.compactMap(\.subscriptionKey).first)
         let delivery = try Self.deliver(facts + facts, key: key, label: lifecycle.rawValue)
-        #expect(delivery.refolds == (lifecycle == .upgrade ? 1 : 0), "\(lifecycle.rawValue)")
+        if lifecycle == .upgrade {
+            #expect(delivery.refolds == 1, "\(lifecycle.rawValue)")
+        } else {
+            #expect(delivery.refolds == 0, "\(lifecycle.rawValue)")
+        }
     }
 
     /// A late, older renewal and a late refund of an older period merge without a refold and leave the row alone.
