@@ -258,3 +258,11 @@ bench_rss_curve() {
     for (k = 1; k <= NR; k += step) { i = int(k); out = out sprintf("%ss:%.0f ", t[i], r[i] / 1024) }
     printf "%sMiB (min %.0f, max %.0f MiB, %d samples)\n", out, min / 1024, max / 1024, NR }' "$1"
 }
+
+# bench_pg_cpu_seconds: CPU seconds PostgreSQL has used so far: the postmaster's own and its exited children's
+# (backends count once their connection closes).
+bench_pg_cpu_seconds() {
+  local pid
+  pid=$(head -n 1 "$BENCH_CLUSTER/data/postmaster.pid" 2>/dev/null) || { echo 0; return; }
+  awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f\n", ($14 + $15 + $16 + $17) / hz }' "/proc/$pid/stat" 2>/dev/null || echo 0
+}
