@@ -234,3 +234,35 @@ bench_machine() {
     "$(psql "$DATABASE_URL" -X -t -A -c 'SHOW server_version' 2>/dev/null | sed 's/^/PostgreSQL /')" \
     "${STORELEDGER#"$REPO_ROOT"/}" "$BENCH_LOAD_AT_START" "$(cut -d' ' -f1-3 /proc/loadavg)"
 }
+
+# bench_sample_rss PID FILE: appends "SECONDS RSS_KB" for PID to FILE once a second while it runs (a background
+# sampler, stopped on exit like any spawned process).
+bench_sample_rss() {
+  local pid=$1 file=$2
+  : >"$file"
+  ( start=$(date +%s.%N)
+    while rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null) && [ -n "$rss" ]; do
+      printf '%s %s\n' "$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { printf "%.0f", a - b }')" "$rss" >>"$file"
+      sleep 1
+    done ) </dev/null >/dev/null 2>&1 &
+  BENCH_PIDS+=("$!")
+}
+
+# bench_rss_curve FILE: the RSS samples of FILE as a short curve: at most 12 evenly spaced "Ns:MiB" points, then
+# min and max.
+bench_rss_curve() {
+  awk '{ t[NR] = $1; r[NR] = $2 } END {
+    if (NR == 0) { print "no samples"; exit }
+    step = NR > 12 ? NR / 12 : 1; out = ""; min = r[1]; max = r[1]
+    for (i = 1; i <= NR; i++) { if (r[i] < min) min = r[i]; if (r[i] > max) max = r[i] }
+    for (k = 1; k <= NR; k += step) { i = int(k); out = out sprintf("%ss:%.0f ", t[i], r[i] / 1024) }
+    printf "%sMiB (min %.0f, max %.0f MiB, %d samples)\n", out, min / 1024, max / 1024, NR }' "$1"
+}
+
+# bench_pg_cpu_seconds: CPU seconds PostgreSQL has used so far: the postmaster's own and its exited children's
+# (backends count once their connection closes).
+bench_pg_cpu_seconds() {
+  local pid
+  pid=$(head -n 1 "$BENCH_CLUSTER/data/postmaster.pid" 2>/dev/null) || { echo 0; return; }
+  awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f\n", ($14 + $15 + $16 + $17) / hz }' "/proc/$pid/stat" 2>/dev/null || echo 0
+}

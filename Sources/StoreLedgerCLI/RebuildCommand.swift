@@ -13,7 +13,11 @@ struct RebuildCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rebuild",
         abstract: "Rebuild facts and read model from the event log (re-verifying at signedDate) and swap them in without downtime.",
-        discussion: "With --dry-run, print the rows that would change and exit 3 when any would (0 when the live tables already agree)."
+        discussion: """
+            With --dry-run, print the rows that would change and exit 3 when any would (0 when the live tables already agree). \
+            Add --full-fold to recompute every subscription row from all of its facts with the full fold (no fold state), \
+            which checks the incremental fold the workers use: `rebuild --dry-run --full-fold` reports any row it got wrong.
+            """
     )
 
     /// Exit status of a dry run that found differences.
@@ -28,6 +32,9 @@ struct RebuildCommand: AsyncParsableCommand {
     @Option(help: "Differences to print at most.")
     var show = 50
 
+    @Flag(help: "Refold every touched subscription from all of its facts instead of merging into fold states (slower; a check).")
+    var fullFold = false
+
     @Flag(help: "Trust the development CA too, as `storeledger dev` does (for a database `scripts/dev` filled).")
     var development = false
 
@@ -41,7 +48,9 @@ struct RebuildCommand: AsyncParsableCommand {
         let verifiers = try development
             ? settings.verifiers(defaultBundleID: developmentBundleID, extraRootsDER: try DevelopmentCertificateAuthority.loadOrCreate().trustedRootsDER)
             : settings.verifiers()
-        let handler = LedgerHandler(verifiers: verifiers, factCache: context.factCache)
+        var configured = LedgerHandler(verifiers: verifiers, factCache: context.factCache)
+        configured.foldsIncrementally = !fullFold
+        let handler = configured
         let report = try await Bootstrap.withRunningClient(client) {
             try await migrator.requireCurrent(client: client, logger: logger)
             return try await Rebuilder(client: client, handler: handler, batchSize: batchSize, acceptNewRejections: acceptNewRejections).run(

@@ -9,9 +9,11 @@ import StoreLedgerVerification
 /// The one handler every input goes through: verify → record facts → project.
 ///
 /// `prepare` verifies the outer JWS and every nested one (CPU only, no database); `apply` records
-/// the verified facts and refolds each affected subscription or purchase from all of its facts,
-/// under a per-row lock, in the caller's transaction. Nothing unverified reaches the read model:
-/// events that can never verify are rejected with the typed reason.
+/// the verified facts and projects the rows that facts new to the ledger touch, under a per-row lock, in the
+/// caller's transaction: a subscription's new facts merge into its stored fold state (``SubscriptionFoldState``) in
+/// time independent of its history, and only when the state cannot decide exactly is the row refolded from all of
+/// its facts; purchases (short histories) are refolded. A re-delivered fact projects nothing. Nothing unverified
+/// reaches the read model: events that can never verify are rejected with the typed reason.
 public struct LedgerHandler: EventHandler {
     /// The verifiers for the accepted apps and environments.
     public let verifiers: LedgerVerifiers
@@ -19,6 +21,9 @@ public struct LedgerHandler: EventHandler {
     public var emitsWebhookEvents = true
     /// Decoded facts kept for refolds, shared by the process's handlers (`FACT_CACHE_SIZE`).
     public let factCache: DecodedFactCache
+    /// Whether subscriptions merge new facts into their fold states (the default); off, every touched row is
+    /// refolded from all of its facts (`storeledger rebuild --full-fold`, to check the incremental fold).
+    public var foldsIncrementally = true
 
     /// Creates the handler; `factCache` defaults to a cache of its own with the default capacity.
     public init(verifiers: LedgerVerifiers, factCache: DecodedFactCache = DecodedFactCache()) {
@@ -90,8 +95,6 @@ public struct LedgerHandler: EventHandler {
     public func apply(_ batch: [PreparedEvent], in transaction: PostgresConnection, logger: Logger) async throws -> [EventOutcome] {
         var outcomes: [EventOutcome] = []
         var facts = FactBatch()
-        var subscriptions: Set<SubscriptionKey> = []
-        var purchases: Set<PurchaseKey> = []
         for prepared in batch {
             switch prepared {
             case .rejected(_, let reason):
@@ -104,7 +107,6 @@ public struct LedgerHandler: EventHandler {
                     fact, uuid: uuid, payloadJSON: bytes.payload, transactionJSON: bytes.transaction,
                     renewalInfoJSON: bytes.renewalInfo, eventID: event.id
                 )
-                collectKeys(of: .notification(fact), subscriptions: &subscriptions, purchases: &purchases)
                 outcomes.append(.done)
             case .signedData(let event, let fact, let bytes):
                 switch fact {
@@ -116,27 +118,87 @@ public struct LedgerHandler: EventHandler {
                     outcomes.append(.reject(reason: "malformed: a notification where signed data was expected"))
                     continue
                 }
-                collectKeys(of: fact, subscriptions: &subscriptions, purchases: &purchases)
                 outcomes.append(.done)
             }
         }
-        // One statement per fact table, then one lock, one read and one upsert for all touched rows.
-        try await FactStore.record(facts, on: transaction, cache: factCache, logger: logger)
+        // One statement per fact table, then one lock, one read and one upsert for the rows new facts touch.
+        let newFacts = try await FactStore.record(facts, on: transaction, cache: factCache, logger: logger)
         try await Self.project(
-            subscriptions: subscriptions, purchases: purchases, emitWebhookEvents: emitsWebhookEvents, factCache: factCache, on: transaction, logger: logger
+            newFacts, incrementally: foldsIncrementally, emitWebhookEvents: emitsWebhookEvents, factCache: factCache, on: transaction, logger: logger
         )
         return outcomes
     }
 
-    private func collectKeys(of fact: LedgerFact, subscriptions: inout Set<SubscriptionKey>, purchases: inout Set<PurchaseKey>) {
-        if let key = fact.subscriptionKey { subscriptions.insert(key) }
-        if let key = fact.purchaseKey { purchases.insert(key) }
+    /// Projects facts just recorded as new: each subscription they touch merges them into its fold state (or is
+    /// refolded from all of its facts when the state cannot decide, has none, or `incrementally` is off), each purchase
+    /// is refolded. Rows are locked in a fixed order so concurrent workers cannot deadlock, and each sees every fact
+    /// committed before it. With `emitWebhookEvents`, each entitlement change is enqueued for outgoing webhooks in the
+    /// same transaction.
+    public static func project(
+        _ newFacts: [LedgerFact], incrementally: Bool = true, emitWebhookEvents: Bool = true,
+        factCache: DecodedFactCache, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        var bySubscription: [SubscriptionKey: [LedgerFact]] = [:]
+        var purchases: Set<PurchaseKey> = []
+        for fact in newFacts {
+            if let key = fact.subscriptionKey { bySubscription[key, default: []].append(fact) }
+            if let key = fact.purchaseKey { purchases.insert(key) }
+        }
+        let subscriptionKeys = bySubscription.keys.sorted()
+        let purchaseKeys = purchases.sorted()
+        try await ReadModelStore.lock(
+            subscriptionKeys.map { "subscription/\($0)" } + purchaseKeys.map { "purchase/\($0)" }, on: connection, logger: logger
+        )
+        if !subscriptionKeys.isEmpty {
+            var rows: [SubscriptionKey: SubscriptionState?] = [:]
+            var states: [SubscriptionKey: SubscriptionFoldState?] = [:]
+            var refold: [SubscriptionKey] = []
+            let stored = incrementally ? try await FoldStateStore.subscriptionStates(subscriptionKeys, on: connection, logger: logger) : [:]
+            for key in subscriptionKeys {
+                // No state and no row: the subscription's first facts, merged into an empty state.
+                let base = stored[key].flatMap { $0.state ?? ($0.hasRow ? nil : SubscriptionFoldState(key: key)) }
+                if let base, let merged = SubscriptionProjection.merge(bySubscription[key] ?? [], into: base) {
+                    rows.updateValue(merged.row, forKey: key)
+                    states.updateValue(merged.state, forKey: key)
+                } else {
+                    refold.append(key)
+                }
+            }
+            if !refold.isEmpty {
+                Counter(label: "storeledger_projection_refolds_total").increment(by: refold.count)
+                let facts = try await FactStore.subscriptionFacts(refold, on: connection, cache: factCache, logger: logger)
+                for key in refold {
+                    let folded = SubscriptionProjection.foldWithState(facts[key] ?? [], key: key)
+                    rows.updateValue(folded.row, forKey: key)
+                    states.updateValue(folded.state, forKey: key)
+                }
+            }
+            var events: [WebhookEvent] = []
+            if emitWebhookEvents, let old = try await ReadModelStore.currentSubscriptionsIfWebhooksActive(subscriptionKeys, on: connection, logger: logger) {
+                events = subscriptionKeys.flatMap { WebhookOutbox.events(old: old[$0], new: rows[$0] ?? nil) }
+            }
+            try await ReadModelStore.write(rows, on: connection, logger: logger)
+            try await FoldStateStore.write(states, on: connection, logger: logger)
+            // After the write: the outbox reads `entitled` from the new rows (entitlements_at).
+            try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
+        }
+        if !purchaseKeys.isEmpty {
+            let facts = try await FactStore.purchaseFacts(purchaseKeys, on: connection, cache: factCache, logger: logger)
+            var states: [PurchaseKey: PurchaseState?] = [:]
+            for key in purchaseKeys { states.updateValue(PurchaseProjection.fold(facts[key] ?? [], key: key), forKey: key) }
+            var events: [WebhookEvent] = []
+            if emitWebhookEvents, let old = try await ReadModelStore.currentPurchasesIfWebhooksActive(purchaseKeys, on: connection, logger: logger) {
+                events = purchaseKeys.flatMap { WebhookOutbox.events(old: old[$0], new: states[$0] ?? nil) }
+            }
+            try await ReadModelStore.write(states, on: connection, logger: logger)
+            try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
+        }
     }
 
-    /// Refolds the given rows from all of their recorded facts. Rows are locked in a fixed order so
-    /// concurrent workers cannot deadlock, and each fold sees every fact committed before it. With
-    /// `emitWebhookEvents`, each entitlement change (old row → new row) is enqueued for outgoing webhooks in the
-    /// same transaction. Facts `factCache` holds decoded are not fetched again.
+    /// Refolds the given rows from all of their recorded facts (and stores the subscriptions' fold states afresh).
+    /// Rows are locked in a fixed order so concurrent workers cannot deadlock, and each fold sees every fact
+    /// committed before it. With `emitWebhookEvents`, each entitlement change (old row → new row) is enqueued for
+    /// outgoing webhooks in the same transaction. Facts `factCache` holds decoded are not fetched again.
     public static func project(
         subscriptions: Set<SubscriptionKey>, purchases: Set<PurchaseKey>, emitWebhookEvents: Bool = true,
         factCache: DecodedFactCache, on connection: PostgresConnection, logger: Logger
@@ -149,12 +211,18 @@ public struct LedgerHandler: EventHandler {
         if !subscriptionKeys.isEmpty {
             let facts = try await FactStore.subscriptionFacts(subscriptionKeys, on: connection, cache: factCache, logger: logger)
             var states: [SubscriptionKey: SubscriptionState?] = [:]
-            for key in subscriptionKeys { states.updateValue(SubscriptionProjection.fold(facts[key] ?? [], key: key), forKey: key) }
+            var foldStates: [SubscriptionKey: SubscriptionFoldState?] = [:]
+            for key in subscriptionKeys {
+                let folded = SubscriptionProjection.foldWithState(facts[key] ?? [], key: key)
+                states.updateValue(folded.row, forKey: key)
+                foldStates.updateValue(folded.state, forKey: key)
+            }
             var events: [WebhookEvent] = []
             if emitWebhookEvents, let old = try await ReadModelStore.currentSubscriptionsIfWebhooksActive(subscriptionKeys, on: connection, logger: logger) {
                 events = subscriptionKeys.flatMap { WebhookOutbox.events(old: old[$0], new: states[$0] ?? nil) }
             }
             try await ReadModelStore.write(states, on: connection, logger: logger)
+            try await FoldStateStore.write(foldStates, on: connection, logger: logger)
             // After the write: the outbox reads `entitled` from the new rows (entitlements_at).
             try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
         }

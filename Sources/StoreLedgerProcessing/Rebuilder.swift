@@ -15,6 +15,10 @@ public import StoreLedgerStore
 ///    they write afterwards agrees with the rebuild. Nothing is lost or applied twice: facts are keyed by content.
 ///
 /// A dry run stops before the swap and reports the rows that would change.
+///
+/// Both cores work: each batch is verified by `verificationConcurrency` tasks at once (each a contiguous slice; the
+/// results are put back in event order, so the replay is deterministic), and the next batch is read and verified
+/// while the previous one is written.
 public struct Rebuilder: Sendable {
     /// The database.
     public let client: PostgresClient
@@ -26,12 +30,16 @@ public struct Rebuilder: Sendable {
     public let catchUpThreshold: Int
     /// Whether to go on when events the workers verified no longer verify (their facts would be dropped).
     public let acceptNewRejections: Bool
+    /// How many tasks verify a batch at once (nil at creation: the active processor count).
+    public let verificationConcurrency: Int
 
     /// Creates a rebuilder.
     public init(
-        client: PostgresClient, handler: LedgerHandler, batchSize: Int = 500, catchUpThreshold: Int = 100, acceptNewRejections: Bool = false
+        client: PostgresClient, handler: LedgerHandler, batchSize: Int = 500, catchUpThreshold: Int = 100, acceptNewRejections: Bool = false,
+        verificationConcurrency: Int? = nil
     ) {
         self.acceptNewRejections = acceptNewRejections
+        self.verificationConcurrency = max(1, verificationConcurrency ?? ProcessInfo.processInfo.activeProcessorCount)
         self.client = client
         var handler = handler
         // The shadow's changes are not news: only the swap into the live tables is.
@@ -77,16 +85,16 @@ public struct Rebuilder: Sendable {
             let pending = try await client.withConnection { try await EventPage.count(after: state.last, through: end, on: $0, logger: logger) }
             if phase == "catch-up" && pending < catchUpThreshold { break }
             let target = state.processed + pending
-            while state.last < end {
-                let events = try await client.withConnection {
-                    try await EventPage.read(after: state.last, through: end, limit: batchSize, on: $0, logger: logger)
-                }
-                guard let lastID = events.last?.id.rawValue else { break }
+            // The next batch is read and verified while the current one is written.
+            var page = try await readAndPrepare(after: state.last, through: end, logger: logger)
+            while let current = page {
+                async let upcoming = current.lastID < end ? readAndPrepare(after: current.lastID, through: end, logger: logger) : nil
                 let rejected = try await client.inTransaction(logger: logger) { connection in
-                    try await replay(events, on: connection, logger: logger)
+                    try await apply(current, on: connection, logger: logger)
                 }
-                state = (lastID, state.processed + events.count, state.rejected + rejected)
+                state = (current.lastID, state.processed + current.events.count, state.rejected + rejected)
                 report(phase, target: target)
+                page = try await upcoming
             }
             if phase == "replay" { phase = "catch-up" } else if pending == 0 { break }
         }
@@ -107,7 +115,7 @@ public struct Rebuilder: Sendable {
                 cursor = lastID
             }
             var differences: [ShadowSchema.Difference] = []
-            for table in ShadowSchema.tables {
+            for table in ShadowSchema.reportedTables {
                 differences += try await ShadowSchema.differences(in: table, on: connection, logger: logger)
             }
             let changed = dryRun ? [:] : try await ShadowSchema.mergeIntoLive(on: connection, logger: logger)
@@ -121,14 +129,63 @@ public struct Rebuilder: Sendable {
         )
     }
 
+    /// A page of events and what verifying them gave, in event order.
+    struct PreparedPage: Sendable {
+        /// The events.
+        let events: [ClaimedEvent]
+        /// One prepared event per event, in the same order.
+        let prepared: [PreparedEvent]
+        /// The last event's id.
+        var lastID: Int64 { events.last?.id.rawValue ?? 0 }
+    }
+
+    /// Reads the next page after `after` (nil when there is none) and verifies it.
+    private func readAndPrepare(after: Int64, through end: Int64, logger: Logger) async throws -> PreparedPage? {
+        let events = try await client.withConnection {
+            try await EventPage.read(after: after, through: end, limit: batchSize, on: $0, logger: logger)
+        }
+        guard !events.isEmpty else { return nil }
+        return PreparedPage(events: events, prepared: await prepare(events, logger: logger))
+    }
+
+    /// Verifies `events` with `verificationConcurrency` tasks, each a contiguous slice; the results in event order.
+    func prepare(_ events: [ClaimedEvent], logger: Logger) async -> [PreparedEvent] {
+        let handler = handler
+        let slices = min(verificationConcurrency, events.count)
+        guard slices > 1 else {
+            var prepared: [PreparedEvent] = []
+            for event in events { prepared.append(await handler.prepare(event, logger: logger)) }
+            return prepared
+        }
+        let size = (events.count + slices - 1) / slices
+        return await withTaskGroup(of: (Int, [PreparedEvent]).self) { group in
+            for (index, start) in stride(from: 0, to: events.count, by: size).enumerated() {
+                let slice = events[start..<min(start + size, events.count)]
+                group.addTask {
+                    var prepared: [PreparedEvent] = []
+                    prepared.reserveCapacity(slice.count)
+                    for event in slice { prepared.append(await handler.prepare(event, logger: logger)) }
+                    return (index, prepared)
+                }
+            }
+            var parts: [Int: [PreparedEvent]] = [:]
+            for await (index, prepared) in group { parts[index] = prepared }
+            return parts.keys.sorted().flatMap { parts[$0] ?? [] }
+        }
+    }
+
     /// Verifies and applies `events` into the shadow tables within the caller's transaction; returns how many
     /// could not be verified.
     private func replay(_ events: [ClaimedEvent], on connection: PostgresConnection, logger: Logger) async throws -> Int {
-        var prepared: [PreparedEvent] = []
-        prepared.reserveCapacity(events.count)
-        for event in events { prepared.append(await handler.prepare(event, logger: logger)) }
+        try await apply(PreparedPage(events: events, prepared: await prepare(events, logger: logger)), on: connection, logger: logger)
+    }
+
+    /// Applies a verified page into the shadow tables within the caller's transaction; returns how many of its events
+    /// could not be verified.
+    private func apply(_ page: PreparedPage, on connection: PostgresConnection, logger: Logger) async throws -> Int {
+        let events = page.events
         try await ShadowSchema.use(on: connection, logger: logger)
-        let outcomes = try await handler.apply(prepared, in: connection, logger: logger)
+        let outcomes = try await handler.apply(page.prepared, in: connection, logger: logger)
         try await ShadowSchema.leave(on: connection, logger: logger)
         let unverified = zip(events, outcomes).compactMap { event, outcome -> Int64? in
             if case .done = outcome { return nil }

@@ -5,30 +5,9 @@
 /// matter. The latest-signed version of the transaction supplies the columns; revocation is resolved from the
 /// versions and the REFUND / REVOKE / REFUND_REVERSED notifications, the latest word winning.
 public enum PurchaseProjection {
-    /// Folds the facts of one purchase. Facts that concern another purchase, or none, are ignored; if the facts
-    /// span several purchases, the greatest key is folded (use `foldAll` for many). Returns `nil` when no fact
-    /// concerns a one-time purchase.
-    public static func fold(_ facts: some Sequence<LedgerFact>) -> PurchaseState? {
-        let facts = Array(facts)
-        guard let key = facts.compactMap(\.purchaseKey).max() else { return nil }
-        return fold(facts, key: key)
-    }
-
     /// Folds the facts that concern the purchase with the given key; the others are ignored.
     public static func fold(_ facts: some Sequence<LedgerFact>, key: PurchaseKey) -> PurchaseState? {
         fold(normalized: NormalizedFacts(facts.filter { $0.purchaseKey == key }), key: key)
-    }
-
-    /// Folds any facts into one state per one-time purchase they concern.
-    public static func foldAll(_ facts: some Sequence<LedgerFact>) -> [PurchaseKey: PurchaseState] {
-        var groups: [PurchaseKey: [LedgerFact]] = [:]
-        for fact in facts {
-            if let key = fact.purchaseKey { groups[key, default: []].append(fact) }
-        }
-        return groups.compactMapValues { group in
-            guard let key = group.first?.purchaseKey else { return nil }
-            return fold(normalized: NormalizedFacts(group), key: key)
-        }
     }
 
     /// The fold proper, over facts already restricted to one purchase and normalized.

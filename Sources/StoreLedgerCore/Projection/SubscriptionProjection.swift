@@ -4,30 +4,35 @@
 /// duplication of the same facts, or a rebuild from scratch, gives the same row. The rules (which evidence
 /// wins which column, and what each notification type does) are in `docs/projection.md`.
 public enum SubscriptionProjection {
-    /// Folds the facts of one subscription. Facts that concern another subscription, or none, are ignored;
-    /// if the facts span several subscriptions, the greatest key is folded (use `foldAll` for many).
-    /// Returns `nil` when no fact concerns a subscription.
-    public static func fold(_ facts: some Sequence<LedgerFact>) -> SubscriptionState? {
-        let facts = Array(facts)
-        guard let key = facts.compactMap(\.subscriptionKey).max() else { return nil }
-        return fold(facts, key: key)
-    }
-
     /// Folds the facts that concern the subscription with the given key; the others are ignored.
     public static func fold(_ facts: some Sequence<LedgerFact>, key: SubscriptionKey) -> SubscriptionState? {
         fold(normalized: NormalizedFacts(facts.filter { $0.subscriptionKey == key }), key: key)
     }
 
-    /// Folds any facts into one state per subscription they concern.
-    public static func foldAll(_ facts: some Sequence<LedgerFact>) -> [SubscriptionKey: SubscriptionState] {
-        var groups: [SubscriptionKey: [LedgerFact]] = [:]
-        for fact in facts {
-            if let key = fact.subscriptionKey { groups[key, default: []].append(fact) }
+    /// Folds the facts that concern the subscription with the given key, and returns the fold state later facts
+    /// merge into (`merge(_:into:)`); the state is nil when these facts cannot be summarised exactly (see
+    /// `SubscriptionFoldState`), and every later fact then refolds from all of them again.
+    public static func foldWithState(
+        _ facts: some Sequence<LedgerFact>, key: SubscriptionKey
+    ) -> (row: SubscriptionState?, state: SubscriptionFoldState?) {
+        let normalized = NormalizedFacts(facts.filter { $0.subscriptionKey == key })
+        let row = fold(normalized: normalized, key: key)
+        return (row, SubscriptionFoldState.replaying(normalized, key: key, expecting: row))
+    }
+
+    /// Merges new facts (in any order, repeats included) into a fold state: the row they fold to together with the
+    /// facts already merged, in time independent of how many those are. Nil when the state cannot decide exactly:
+    /// refold with `foldWithState` from all facts.
+    public static func merge(
+        _ facts: some Sequence<LedgerFact>, into state: SubscriptionFoldState
+    ) -> (row: SubscriptionState?, state: SubscriptionFoldState)? {
+        var state = state
+        let ordered = facts.sorted { SubscriptionFoldState.isBefore($0.signedDate?.millisecondsSince1970, $1.signedDate?.millisecondsSince1970) }
+        for fact in ordered {
+            guard state.merge(fact) else { return nil }
         }
-        return groups.compactMapValues { group in
-            guard let key = group.first?.subscriptionKey else { return nil }
-            return fold(normalized: NormalizedFacts(group), key: key)
-        }
+        guard case .row(let row) = state.resolve() else { return nil }
+        return (row, state)
     }
 
     /// The fold proper, over facts already restricted to one subscription and normalized.

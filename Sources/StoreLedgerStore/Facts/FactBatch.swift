@@ -97,6 +97,20 @@ public struct FactBatch: Sendable {
             + renewalInfos.values.filter(\.standalone).map { ($0.digestHex, $0.fact) }
     }
 
+    /// The batch's facts that are new to the ledger, given what recording found new: each notification whose UUID
+    /// was inserted (once, as first delivered in the batch), and each standalone transaction or renewal info whose
+    /// content was. Nested signed data counts as part of its notification.
+    func newFacts(notifications uuids: Set<String>, transactions: Set<String>, renewalInfos: Set<String>) -> [LedgerFact] {
+        var facts: [LedgerFact] = []
+        var seen: Set<String> = []
+        for notification in notifications where uuids.contains(notification.uuid) && seen.insert(notification.uuid).inserted {
+            facts.append(notification.fact)
+        }
+        for fact in self.transactions.values where fact.standalone && transactions.contains(fact.digestHex) { facts.append(fact.fact) }
+        for fact in self.renewalInfos.values where fact.standalone && renewalInfos.contains(fact.digestHex) { facts.append(fact.fact) }
+        return facts
+    }
+
     /// One row per distinct signed content: the SHA-256 of the decoded bytes identifies it.
     private static func merge(
         _ fact: LedgerFact, _ payloadJSON: Data, standalone: Bool, eventID: EventID, into facts: inout [String: SignedFact]

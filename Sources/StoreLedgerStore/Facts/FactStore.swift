@@ -12,12 +12,17 @@ public enum FactStore {
     /// Equivalent to recording each fact on its own in event order: Apple's retries within the batch become
     /// deliveries of one notification row, counted; an event already recorded is not counted again. A
     /// notification's nested JWS texts are not stored (its nested payloads are, decoded), like ``NotificationFact``.
-    /// The batch's decoded facts are remembered in `cache` for later refolds.
-    public static func record(_ batch: FactBatch, on connection: PostgresConnection, cache: DecodedFactCache, logger: Logger) async throws {
+    /// Returns the facts that are new to the ledger: a notification whose UUID was not recorded before, and standalone
+    /// signed data whose content was not (a fact recorded before, even by a transaction that committed while this one
+    /// waited on it, changes no row: the rows it would touch are already folded with it). The batch's decoded facts
+    /// are remembered in `cache` for later refolds.
+    @discardableResult
+    public static func record(_ batch: FactBatch, on connection: PostgresConnection, cache: DecodedFactCache, logger: Logger) async throws -> [LedgerFact] {
+        var newNotifications: Set<String> = []
         if !batch.notifications.isEmpty {
             // Absent nested payloads travel as '' (a JSON text is never empty) because arrays carry no NULLs here.
             let notifications = batch.notifications
-            try await connection.query(
+            let rows = try await connection.query(
                 """
                 WITH input AS (
                     SELECT * FROM unnest(\(notifications.map(\.eventID))::int8[], \(notifications.map(\.uuid))::text[],
@@ -50,20 +55,23 @@ public enum FactStore {
                 SET first_event_id = least(n.first_event_id, excluded.first_event_id),
                     last_event_id = greatest(n.last_event_id, excluded.last_event_id),
                     delivery_count = n.delivery_count + excluded.delivery_count
+                RETURNING n.notification_uuid, n.xmax = 0
                 """,
                 logger: logger
             )
+            for try await (uuid, inserted) in rows.decode((String, Bool).self) where inserted { newNotifications.insert(uuid) }
         }
-        try await recordSignedFacts(Array(batch.transactions.values), table: "transactions", on: connection, logger: logger)
-        try await recordSignedFacts(Array(batch.renewalInfos.values), table: "renewal_infos", on: connection, logger: logger)
+        let newTransactions = try await recordSignedFacts(Array(batch.transactions.values), table: "transactions", on: connection, logger: logger)
+        let newRenewalInfos = try await recordSignedFacts(Array(batch.renewalInfos.values), table: "renewal_infos", on: connection, logger: logger)
         cache.remember(batch.refoldedFacts.map { (.init(kind: $0.fact.kind, digestHex: $0.digestHex), $0.fact) })
+        return batch.newFacts(notifications: newNotifications, transactions: newTransactions, renewalInfos: newRenewalInfos)
     }
 
-    /// Upserts distinct transactions or renewal infos in one statement.
+    /// Upserts distinct transactions or renewal infos in one statement; returns the digests of those not recorded before.
     private static func recordSignedFacts(
         _ facts: [FactBatch.SignedFact], table: String, on connection: PostgresConnection, logger: Logger
-    ) async throws {
-        guard !facts.isEmpty else { return }
+    ) async throws -> Set<String> {
+        guard !facts.isEmpty else { return [] }
         var query = PostgresQuery(
             unsafeSQL: """
                 INSERT INTO \(table) AS f (fact_sha256, payload, standalone, first_event_id)
@@ -72,13 +80,18 @@ public enum FactStore {
                 ON CONFLICT (fact_sha256) DO UPDATE
                 SET standalone = f.standalone OR excluded.standalone,
                     first_event_id = least(f.first_event_id, excluded.first_event_id)
+                RETURNING encode(f.fact_sha256, 'hex'), f.xmax = 0
                 """
         )
         query.binds.append(facts.map(\.digestHex), context: .default)
         query.binds.append(facts.map(\.payload), context: .default)
         query.binds.append(facts.map(\.standalone), context: .default)
         query.binds.append(facts.map(\.firstEventID), context: .default)
-        try await connection.query(query, logger: logger)
+        var inserted: Set<String> = []
+        for try await (digest, isNew) in try await connection.query(query, logger: logger).decode((String, Bool).self) where isNew {
+            inserted.insert(digest)
+        }
+        return inserted
     }
 
     /// Every fact of each subscription in `keys` (one statement, and one more for facts not held decoded); the result

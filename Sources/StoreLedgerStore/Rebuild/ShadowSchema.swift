@@ -22,7 +22,13 @@ public enum ShadowSchema {
         public var key: [String]
         /// Bookkeeping columns a rebuild may not reproduce (times of recording).
         public var ignored: [String]
+        /// Whether its rows are compared and reported as differences (a fold state is not: two states may summarise
+        /// the same facts differently; it is swapped in with the facts all the same).
+        public var reported = true
     }
+
+    /// The tables whose differences a rebuild reports.
+    public static var reportedTables: [Table] { tables.filter(\.reported) }
 
     /// The facts first, then the read model.
     public static let tables: [Table] = [
@@ -32,6 +38,7 @@ public enum ShadowSchema {
         Table(name: "renewal_infos", key: ["fact_sha256"], ignored: ["recorded_at"]),
         Table(name: "subscriptions", key: ["environment", "original_transaction_id"], ignored: ["updated_at"]),
         Table(name: "purchases", key: ["environment", "transaction_id"], ignored: ["updated_at"]),
+        Table(name: "subscription_fold_states", key: ["environment", "original_transaction_id"], ignored: [], reported: false),
     ]
 
     /// Drops any earlier shadow and creates an empty one.
@@ -104,7 +111,7 @@ public enum ShadowSchema {
     }
 
     /// Makes each live table equal to its shadow (ignoring bookkeeping columns), writing only rows that differ;
-    /// returns how many rows changed per table. Run it inside the transaction that locked the live tables.
+    /// returns how many rows changed per reported table. Run it inside the transaction that locked the live tables.
     public static func mergeIntoLive(on connection: PostgresConnection, logger: Logger) async throws -> [String: Int] {
         var changed: [String: Int] = [:]
         // Children before parents for deletes (deliveries reference notifications), parents first for inserts.
@@ -120,7 +127,7 @@ public enum ShadowSchema {
                     """),
                 logger: logger
             ).decode(Int.self) { count = deleted }
-            changed[table.name] = count
+            if table.reported { changed[table.name] = count }
         }
         for table in tables {
             let columns = try await writableColumns(of: table.name, on: connection, logger: logger)
@@ -141,7 +148,7 @@ public enum ShadowSchema {
                     ) SELECT count(*) FROM written
                     """),
                 logger: logger
-            ).decode(Int.self) { changed[table.name, default: 0] += written }
+            ).decode(Int.self) where table.reported { changed[table.name, default: 0] += written }
         }
         return changed
     }

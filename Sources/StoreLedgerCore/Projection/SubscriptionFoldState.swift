@@ -1,0 +1,167 @@
+/// The winning evidence of every column of one subscription row: what `SubscriptionProjection` would need of all
+/// the row's facts, kept so that a new fact merges in constant time instead of refolding the whole history.
+///
+/// **Invariant.** A state reached from `init(key:)` by successful merges of a set of facts `F` (in any order, with
+/// any repeats) resolves to exactly `SubscriptionProjection.fold(F, key:)`. Every column is a "latest evidence
+/// wins" choice, so a merge compares the new evidence with the stored winner: later wins, earlier loses, and a
+/// repeat of the winner changes nothing. Where the stored winners cannot decide exactly, `merge` refuses (returns
+/// `false`) and the caller refolds from all facts (`SubscriptionProjection.foldWithState`). That happens when
+/// - two different pieces of evidence for one column were signed at the same instant with the same rank and say
+///   different things (the full fold breaks that tie by canonical content, which the state does not keep);
+/// - the current transaction must be replaced by one the state cannot rank: its newest version was upgraded away
+///   or ranks below it (the runner-up is not kept), every transaction is upgraded, a candidate ties it on purchase
+///   and expiry dates, or a late version of another transaction would outrank it (whether that version is its
+///   transaction's newest is not kept);
+/// - a late fact contests (refunds, revokes, reverses) a transaction of which a later version may exist;
+/// - a transaction has no transaction id.
+/// None of these happen when facts arrive in signing order with distinct signed dates, and late *older* facts
+/// (an older renewal, a refund of an older period) merge without a refold: they lose every comparison they enter.
+/// Duplicates merge as no-ops. Per transaction the state keeps only the current one's and those ever contested
+/// (refunded, revoked, reversed): its size does not grow with renewals.
+public struct SubscriptionFoldState: Hashable, Sendable, Codable {
+    /// The row's key.
+    public var key: SubscriptionKey
+    /// The newest version of the current period's transaction.
+    var current: TransactionPayload?
+    /// The latest signed date of any transaction version (nil: none, or only undated ones).
+    var latestTransactionTime: Double?
+    /// Revocation evidence per transaction id: the current transaction's, and every contested one's.
+    var transactions: [String: TransactionEvidence] = [:]
+    /// The latest transaction version that says "active" (not revoked nor upgraded, period not over when signed).
+    var activeTransaction: Stamp?
+    /// The latest renewal info that states a status (billing retry, grace period, expired), and that status.
+    var renewalStatus: Winner<RenewalStatus>?
+    /// The latest notification whose status does not depend on the current transaction (Apple's `data.status`, or
+    /// the status its type implies, refunds and reversals aside).
+    var notificationStatus: Winner<SubscriptionStatus>?
+    /// Whether the subscription renews.
+    var autoRenew: Winner<Bool?>?
+    /// The product that renews next.
+    var autoRenewProductID: Winner<ProductID?>?
+    /// Why it expired.
+    var expirationIntent: Winner<ExpirationIntent?>?
+    /// When the grace period ends.
+    var gracePeriodExpiresAt: Winner<Timestamp?>?
+    /// Price-increase consent.
+    var priceIncreaseStatus: Winner<PriceIncreaseStatus?>?
+    /// What the latest renewal info supplies to other columns.
+    var latestRenewalInfo: Winner<RenewalInfoColumns>?
+    /// The bundle id of the latest notification that names one (by fact order: signed date, then UUID).
+    var notificationBundleID: Winner<BundleID>?
+    /// The app account token of the latest transaction version that carries one.
+    var transactionAppAccountToken: Winner<AppAccountToken>?
+    /// Whether any notification was merged.
+    var hasNotifications = false
+    /// The latest signed date of any fact or nested payload.
+    var lastSignedAt: Timestamp?
+
+    /// The state of a subscription with no facts yet.
+    public init(key: SubscriptionKey) {
+        self.key = key
+    }
+
+    /// When a piece of evidence was signed (nil: undated, before every date), its rank at equal instants, and for
+    /// notifications' fact order the UUID. Canonical content, the full fold's last tie-break, is not kept.
+    struct Stamp: Hashable, Sendable, Codable, Comparable {
+        /// Signed epoch milliseconds, nil when undated.
+        var time: Double?
+        /// The rank at equal instants (`EvidenceOrder.Rank`).
+        var rank: Int
+        /// A further tie-break where the full fold has one before canonical content (a notification's UUID).
+        var id: String?
+
+        /// A stamp for evidence signed at `time` with `rank`.
+        init(_ time: Timestamp?, _ rank: EvidenceOrder.Rank, id: String? = nil) {
+            self.time = time?.millisecondsSince1970
+            self.rank = rank.rawValue
+            self.id = id
+        }
+
+        /// A stamp at a raw instant and rank.
+        init(time: Double?, rank: EvidenceOrder.Rank) {
+            self.time = time
+            self.rank = rank.rawValue
+        }
+
+        /// Orders by instant (undated first), rank, then id.
+        static func < (lhs: Stamp, rhs: Stamp) -> Bool {
+            if lhs.time != rhs.time {
+                guard let l = lhs.time else { return true }
+                guard let r = rhs.time else { return false }
+                return l < r
+            }
+            if lhs.rank != rhs.rank { return lhs.rank < rhs.rank }
+            return (lhs.id ?? "") < (rhs.id ?? "")
+        }
+    }
+
+    /// The value offered by the latest evidence so far.
+    struct Winner<Value: Hashable & Sendable & Codable>: Hashable, Sendable, Codable {
+        /// The winning evidence's stamp.
+        var stamp: Stamp
+        /// Its value.
+        var value: Value
+    }
+
+    /// A renewal info's word on status, and when it was signed (it counts only if signed after the current
+    /// period ended).
+    struct RenewalStatus: Hashable, Sendable, Codable {
+        /// Grace period, billing retry or expired.
+        var status: SubscriptionStatus
+        /// When the renewal info was signed.
+        var signedAt: Timestamp
+    }
+
+    /// The columns the latest renewal info supplies when the transactions do not.
+    struct RenewalInfoColumns: Hashable, Sendable, Codable {
+        /// The product, when there is no transaction.
+        var productID: ProductID?
+        /// The app account token, when no transaction carries one.
+        var appAccountToken: AppAccountToken?
+    }
+
+    /// A revocation's details (`TransactionRevocation.Details`, storable).
+    struct Revocation: Hashable, Sendable, Codable {
+        /// When access was revoked.
+        var revokedAt: Timestamp?
+        /// Why it was refunded.
+        var reason: RevocationReason?
+        /// How it was revoked.
+        var type: RevocationType?
+    }
+
+    /// What a REFUND / REVOKE or a REFUND_REVERSED without `data.status` says about the status.
+    enum RefundWord: String, Hashable, Sendable, Codable {
+        /// Revoked.
+        case revoked
+        /// As if never revoked, at the notification's signed date.
+        case reversed
+    }
+
+    /// The revocation evidence of one transaction (`TransactionRevocation.resolve` kept incrementally).
+    struct TransactionEvidence: Hashable, Sendable, Codable {
+        /// The latest word among its versions and the refund notifications about it.
+        var revocation: Winner<Revocation?>?
+        /// Whether any evidence spoke of a revocation or reversal.
+        var contested: Bool
+        /// The latest REFUND / REVOKE / REFUND_REVERSED about it that carries no `data.status`.
+        var refundWord: Winner<RefundWord>?
+    }
+}
+
+extension SubscriptionFoldState {
+    /// Offers a value to a column: later evidence replaces the winner, earlier loses, and equal stamps must agree
+    /// (the full fold would break that tie by content, which is not kept). Returns false when they do not.
+    static func offer<Value>(_ value: Value, at stamp: Stamp, to winner: inout Winner<Value>?) -> Bool {
+        guard let current = winner else {
+            winner = Winner(stamp: stamp, value: value)
+            return true
+        }
+        if current.stamp < stamp {
+            winner = Winner(stamp: stamp, value: value)
+            return true
+        }
+        if stamp < current.stamp { return true }
+        return current.value == value
+    }
+}
