@@ -4,7 +4,7 @@ public import StoreLedgerStore
 ///
 /// Environment keys (read by the `storeledger` command): `HOST` (default `0.0.0.0`), `PORT` (default
 /// 8080), `RECEIVER_MAX_BODY_BYTES` (default 65536), `RECEIVER_STORE_TIMEOUT_MS` (default 5000),
-/// `RECEIVER_CONCURRENT_COMMITS` (default 4), and the listener's
+/// `RECEIVER_CONCURRENT_COMMITS` (default 2), and the listener's
 /// ``HTTPTimeouts`` (`HTTP_IDLE_TIMEOUT_SECONDS`, `HTTP_REQUEST_TIMEOUT_SECONDS`).
 public struct ReceiverConfiguration: Sendable {
     /// The address to bind.

@@ -23,7 +23,7 @@ public struct EventLog: Sendable {
     }
 
     /// The default for ``init(client:sessions:concurrentCommits:)`` (`RECEIVER_CONCURRENT_COMMITS`).
-    public static let defaultConcurrentCommits = 4
+    public static let defaultConcurrentCommits = 2
 
     /// Appends an event and its pending queue row. Returns only after the database confirmed the commit of the
     /// transaction that carried it, so a caller may acknowledge the input; throws when it did not. Concurrent
