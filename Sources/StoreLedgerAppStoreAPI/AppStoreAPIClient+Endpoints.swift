@@ -1,13 +1,15 @@
 import Foundation
-import NIOHTTP1
 public import Logging
+import NIOHTTP1
 
 extension AppStoreAPIClient {
     /// Get Transaction Info: the signed transaction (JWS) with this id.
     public func transactionInfo(transactionID: String, environment: AppStoreAPIHost, logger: Logger) async throws(AppStoreAPIError) -> String {
         struct Answer: Decodable { var signedTransactionInfo: String }
-        return try await send(.GET, "/inApps/v1/transactions/\(Self.pathComponent(transactionID))", environment: environment, logger: logger, as: Answer.self)
-            .signedTransactionInfo
+        return try await send(
+            .GET, "/inApps/v1/transactions/\(Self.pathComponent(transactionID))", environment: environment, logger: logger, as: Answer.self
+        )
+        .signedTransactionInfo
     }
 
     /// Get Transaction Info from production, then from the sandbox when production does not know the transaction
@@ -18,7 +20,7 @@ extension AppStoreAPIClient {
     ) async throws(AppStoreAPIError) -> (signedTransactionInfo: String, environment: AppStoreAPIHost) {
         do {
             return (try await transactionInfo(transactionID: transactionID, environment: .production, logger: logger), .production)
-        } catch where error.code == .transactionNotFound || error.code == .unauthorized {
+        } catch  where error.code == .transactionNotFound || error.code == .unauthorized {
             logger.debug("not in production; asking the sandbox", metadata: ["transaction": "\(transactionID)", "production": "\(error.code)"])
         }
         return (try await transactionInfo(transactionID: transactionID, environment: .sandbox, logger: logger), .sandbox)
@@ -84,7 +86,9 @@ extension AppStoreAPIClient {
     }
 
     /// Get Test Notification Status: the signed test notification and its send attempts.
-    public func testNotificationStatus(token: String, environment: AppStoreAPIHost, logger: Logger) async throws(AppStoreAPIError) -> NotificationHistoryItem {
+    public func testNotificationStatus(
+        token: String, environment: AppStoreAPIHost, logger: Logger
+    ) async throws(AppStoreAPIError) -> NotificationHistoryItem {
         try await send(.GET, "/inApps/v1/notifications/test/\(Self.pathComponent(token))", environment: environment, logger: logger)
     }
 

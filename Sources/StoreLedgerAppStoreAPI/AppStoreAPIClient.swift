@@ -22,7 +22,8 @@ public struct AppStoreAPIClient: Sendable {
         do {
             key = try ES256PrivateKey(pem: configuration.privateKeyPEM)
         } catch {
-            throw AppStoreAPIError(.configuration, "APPSTORE_PRIVATE_KEY is not a P-256 private key in PKCS#8 PEM (the .p8 file App Store Connect gives you)")
+            throw AppStoreAPIError(
+                .configuration, "APPSTORE_PRIVATE_KEY is not a P-256 private key in PKCS#8 PEM (the .p8 file App Store Connect gives you)")
         }
         let keys = JWTKeyCollection()
         await keys.add(ecdsa: key, kid: JWKIdentifier(string: configuration.keyID))
@@ -59,9 +60,12 @@ public struct AppStoreAPIClient: Sendable {
             } catch let failure {
                 guard failure.error.isRetryable, attempt < configuration.maximumAttempts else { throw failure.error }
                 let delay = backoff(afterAttempt: attempt, retryAfter: failure.retryAfter)
-                logger.notice("App Store Server API call failed; retrying", metadata: [
-                    "path": "\(path)", "attempt": "\(attempt)", "error": "\(failure.error.code)", "delay_ms": "\(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)",
-                ])
+                logger.notice(
+                    "App Store Server API call failed; retrying",
+                    metadata: [
+                        "path": "\(path)", "attempt": "\(attempt)", "error": "\(failure.error.code)",
+                        "delay_ms": "\(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)",
+                    ])
                 try? await Task.sleep(for: delay)
             }
         }
@@ -100,7 +104,9 @@ public struct AppStoreAPIClient: Sendable {
         request.headers.add(name: "User-Agent", value: "StoreLedger/1")
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")
-            guard let data = try? JSONEncoder().encode(body) else { throw Failure(error: AppStoreAPIError(.configuration, "the request body does not encode")) }
+            guard let data = try? JSONEncoder().encode(body) else {
+                throw Failure(error: AppStoreAPIError(.configuration, "the request body does not encode"))
+            }
             request.body = .bytes(ByteBuffer(bytes: data))
         }
         let timeout = TimeAmount.nanoseconds(
@@ -119,9 +125,12 @@ public struct AppStoreAPIClient: Sendable {
         } catch {
             throw Failure(error: AppStoreAPIError(.network, "could not reach the App Store Server API (\(environment.rawValue)): \(error)"))
         }
-        logger.debug("App Store Server API", metadata: [
-            "method": "\(method.rawValue)", "path": "\(path)", "environment": "\(environment.rawValue)", "status": "\(status)", "attempt": "\(attempt)",
-        ])
+        logger.debug(
+            "App Store Server API",
+            metadata: [
+                "method": "\(method.rawValue)", "path": "\(path)", "environment": "\(environment.rawValue)", "status": "\(status)",
+                "attempt": "\(attempt)",
+            ])
         let data = Data(bytes.readableBytesView)
         guard (200..<300).contains(status) else {
             let apple = try? JSONDecoder().decode(AppleErrorBody.self, from: data)
@@ -130,7 +139,9 @@ public struct AppStoreAPIClient: Sendable {
         do {
             return try JSONDecoder().decode(Response.self, from: data)
         } catch {
-            throw Failure(error: AppStoreAPIError(.malformedResponse, "the answer to \(path) does not decode as \(Response.self): \(error)", httpStatus: status))
+            throw Failure(
+                error: AppStoreAPIError(.malformedResponse, "the answer to \(path) does not decode as \(Response.self): \(error)", httpStatus: status)
+            )
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+
 /// How to reach and authenticate to Apple's App Store Server API.
 ///
 /// Environment keys (the seeds' names): `APPSTORE_ISSUER_ID`, `APPSTORE_KEY_ID`, `APPSTORE_PRIVATE_KEY` (the .p8
@@ -59,7 +60,8 @@ public struct AppStoreAPIConfiguration: Sendable {
         if present.isEmpty { return nil }
         let missing = keys.filter { value($0) == nil } + (value("APP_BUNDLE_ID") == nil ? ["APP_BUNDLE_ID"] : [])
         guard missing.isEmpty else {
-            throw AppStoreAPIError(.configuration, "the App Store Server API needs \(missing.joined(separator: ", ")) (set: \(present.joined(separator: ", ")))")
+            throw AppStoreAPIError(
+                .configuration, "the App Store Server API needs \(missing.joined(separator: ", ")) (set: \(present.joined(separator: ", ")))")
         }
         let bundle = value("APP_BUNDLE_ID")!.split(separator: ",").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
         return AppStoreAPIConfiguration(

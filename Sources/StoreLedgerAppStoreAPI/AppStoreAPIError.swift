@@ -85,6 +85,7 @@ public struct AppStoreAPIError: Error, Sendable, CustomStringConvertible {
         case (500..., _): code = .retryableServerError
         default: code = .badRequest
         }
-        return AppStoreAPIError(code, "the App Store Server API answered \(status)", httpStatus: status, appleErrorCode: appleCode, appleErrorMessage: message)
+        return AppStoreAPIError(
+            code, "the App Store Server API answered \(status)", httpStatus: status, appleErrorCode: appleCode, appleErrorMessage: message)
     }
 }

@@ -26,9 +26,11 @@ struct MigrateCommand: AsyncParsableCommand {
                 return
             }
             let applied = try await migrator.migrate(client: client, logger: logger)
-            logger.info(applied.isEmpty ? "schema is current" : "applied migrations", metadata: [
-                "applied": "\(applied.map(String.init).joined(separator: ","))",
-            ])
+            logger.info(
+                applied.isEmpty ? "schema is current" : "applied migrations",
+                metadata: [
+                    "applied": "\(applied.map(String.init).joined(separator: ","))"
+                ])
         }
     }
 }

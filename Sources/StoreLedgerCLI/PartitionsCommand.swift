@@ -28,7 +28,8 @@ struct PartitionsCommand: AsyncParsableCommand {
     /// `partitions ensure`.
     struct Ensure: AsyncParsableCommand {
         /// The subcommand's help.
-        static let configuration = CommandConfiguration(abstract: "Create the partitions from this month through N months ahead (workers also do this daily).")
+        static let configuration = CommandConfiguration(
+            abstract: "Create the partitions from this month through N months ahead (workers also do this daily).")
 
         @Option(help: "How many months ahead.")
         var monthsAhead = 3

@@ -45,8 +45,10 @@ struct RebuildCommand: AsyncParsableCommand {
     func run() async throws {
         let context = try await ServerContext.connect(reader: Bootstrap.reader, logger: try Bootstrap.logger("storeledger.rebuild"), listens: false)
         let (client, migrator, logger, settings) = (context.client, context.migrator, context.logger, context.settings)
-        let verifiers = try development
-            ? settings.verifiers(defaultBundleID: developmentBundleID, extraRootsDER: try DevelopmentCertificateAuthority.loadOrCreate().trustedRootsDER)
+        let verifiers =
+            try development
+            ? settings.verifiers(
+                defaultBundleID: developmentBundleID, extraRootsDER: try DevelopmentCertificateAuthority.loadOrCreate().trustedRootsDER)
             : settings.verifiers()
         var configured = LedgerHandler(verifiers: verifiers, factCache: context.factCache)
         configured.foldsIncrementally = !fullFold

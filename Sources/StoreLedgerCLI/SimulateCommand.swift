@@ -32,9 +32,10 @@ struct SimulateCommand: AsyncParsableCommand {
     )
 
     /// The receiver URL.
-    @Option(help: ArgumentHelp(
-        "Where to POST (default http://127.0.0.1:$PORT/notifications/apple/sandbox, or …/apple for Production; PORT defaults to 8080).",
-        valueName: "URL"))
+    @Option(
+        help: ArgumentHelp(
+            "Where to POST (default http://127.0.0.1:$PORT/notifications/apple/sandbox, or …/apple for Production; PORT defaults to 8080).",
+            valueName: "URL"))
     var url: String?
 
     /// One lifecycle by name.
@@ -54,26 +55,31 @@ struct SimulateCommand: AsyncParsableCommand {
     var duration: Double?
 
     /// How many subscriptions.
-    @Option(help: ArgumentHelp(
-        "Subscriptions to simulate (default 1; with --random, as many as rate × duration needs).", valueName: "K"))
+    @Option(
+        help: ArgumentHelp(
+            "Subscriptions to simulate (default 1; with --random, as many as rate × duration needs).", valueName: "K"))
     var subscriptions: Int?
 
     /// Renewals of the `renewals` lifecycle.
-    @Option(help: ArgumentHelp(
-        "Renewals the renewals lifecycle plays before auto-renew is turned off (default 3; a timeline spans at most 20 years): long histories.",
-        valueName: "N"))
+    @Option(
+        help: ArgumentHelp(
+            "Renewals the renewals lifecycle plays before auto-renew is turned off (default 3; a timeline spans at most 20 years): long histories.",
+            valueName: "N"))
     var renewals = 3
 
     /// The subscription period.
-    @Option(help: ArgumentHelp(
-        "The subscription period: weekly, monthly (30 days, default), yearly (365 days), or ISO 8601 like P1W, P3M, P1Y.",
-        valueName: "PERIOD"))
+    @Option(
+        help: ArgumentHelp(
+            "The subscription period: weekly, monthly (30 days, default), yearly (365 days), or ISO 8601 like P1W, P3M, P1Y.",
+            valueName: "PERIOD"))
     var period = "monthly"
 
     /// Renew a CA that does not cover the run.
     @Flag(
         name: .customLong("renew-ca"),
-        help: "When the development CA does not cover the dates this run signs, mint a new one in its place (restart a running ledger so it trusts it).")
+        help:
+            "When the development CA does not cover the dates this run signs, mint a new one in its place (restart a running ledger so it trusts it)."
+    )
     var renewCA = false
 
     /// Out-of-order delivery.
@@ -81,25 +87,33 @@ struct SimulateCommand: AsyncParsableCommand {
     var shuffle = false
 
     /// Apple-style retries.
-    @Option(name: .customLong("duplicate-rate"), help: ArgumentHelp(
-        "Probability (0…1) that a notification is sent again later with the same notificationUUID, as Apple retries.",
-        valueName: "P"))
+    @Option(
+        name: .customLong("duplicate-rate"),
+        help: ArgumentHelp(
+            "Probability (0…1) that a notification is sent again later with the same notificationUUID, as Apple retries.",
+            valueName: "P"))
     var duplicateRate = 0.0
 
     /// The development CA folder.
-    @Option(name: .customLong("ca-dir"), help: ArgumentHelp(
-        "The development CA folder (created on first use).", valueName: "DIR"))
+    @Option(
+        name: .customLong("ca-dir"),
+        help: ArgumentHelp(
+            "The development CA folder (created on first use).", valueName: "DIR"))
     var caDirectory = DevelopmentCertificateAuthority.defaultDirectoryPath
 
     /// The app's bundle id.
-    @Option(name: .customLong("bundle-id"), help: ArgumentHelp(
-        "The app's bundle id (default $APP_BUNDLE_ID, else \(developmentBundleID)).", valueName: "ID"))
+    @Option(
+        name: .customLong("bundle-id"),
+        help: ArgumentHelp(
+            "The app's bundle id (default $APP_BUNDLE_ID, else \(developmentBundleID)).", valueName: "ID"))
     var bundleID: String?
 
     /// The app's Apple id.
-    @Option(name: .customLong("app-apple-id"), help: ArgumentHelp(
-        "The app's Apple id, written into Production notifications (default $APP_APPLE_ID, else \(Self.defaultAppAppleID)).",
-        valueName: "N"))
+    @Option(
+        name: .customLong("app-apple-id"),
+        help: ArgumentHelp(
+            "The app's Apple id, written into Production notifications (default $APP_APPLE_ID, else \(Self.defaultAppAppleID)).",
+            valueName: "N"))
     var appAppleID: Int64?
 
     /// Sandbox or Production.
@@ -111,9 +125,10 @@ struct SimulateCommand: AsyncParsableCommand {
     var seed: UInt64?
 
     /// Write the bodies instead of sending them.
-    @Option(help: ArgumentHelp(
-        "Write the request bodies to FILE (- for stdout), one JSON per line in delivery order, instead of POSTing them (with --random: rate x duration bodies).",
-        valueName: "FILE"))
+    @Option(
+        help: ArgumentHelp(
+            "Write the request bodies to FILE (- for stdout), one JSON per line in delivery order, instead of POSTing them (with --random: rate x duration bodies).",
+            valueName: "FILE"))
     var output: String?
 
     /// Allow a non-loopback target.
@@ -174,12 +189,14 @@ struct SimulateCommand: AsyncParsableCommand {
         }
         let settings = Bootstrap.settings
         let environment = parsedEnvironment ?? .sandbox
-        let bundleID = self.bundleID ?? settings.string("APP_BUNDLE_ID")?.split(separator: ",").first.map(String.init)
+        let bundleID =
+            self.bundleID ?? settings.string("APP_BUNDLE_ID")?.split(separator: ",").first.map(String.init)
             ?? developmentBundleID
-        let appAppleID = try self.appAppleID ?? settings.string("APP_APPLE_ID").map { text in
-            guard let value = Int64(text) else { throw ValidationError("APP_APPLE_ID=\(text) is not a number") }
-            return value
-        } ?? Self.defaultAppAppleID
+        let appAppleID =
+            try self.appAppleID ?? settings.string("APP_APPLE_ID").map { text in
+                guard let value = Int64(text) else { throw ValidationError("APP_APPLE_ID=\(text) is not a number") }
+                return value
+            } ?? Self.defaultAppAppleID
 
         let seed = self.seed ?? UInt64.random(in: 0...UInt64.max)
         let runRate = rate ?? (random ? 10 : nil)
@@ -213,7 +230,8 @@ struct SimulateCommand: AsyncParsableCommand {
             let notification = delivery.notification
             let counter = String(index).leftPadded(to: width) + "/\(deliveries.count)"
             let status = outcome.status.map(String.init) ?? "ERR"
-            var line = "\(counter)  \(notification.label.rightPadded(to: 46)) "
+            var line =
+                "\(counter)  \(notification.label.rightPadded(to: 46)) "
                 + "\((notification.originalTransactionID?.rawValue ?? "-").rightPadded(to: 17)) \(status)"
             if delivery.isDuplicate { line += "  (resent)" }
             if let message = outcome.message, !outcome.isSuccess { line += "  \(message)" }

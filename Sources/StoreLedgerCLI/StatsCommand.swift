@@ -9,7 +9,8 @@ import StoreLedgerVerification
 /// events by reason.
 struct StatsCommand: AsyncParsableCommand {
     /// The command's name and help.
-    static let configuration = CommandConfiguration(commandName: "stats", abstract: "Show the queue: depth, age, throughput, parked events by reason.")
+    static let configuration = CommandConfiguration(
+        commandName: "stats", abstract: "Show the queue: depth, age, throughput, parked events by reason.")
 
     @Flag(help: "Print JSON instead of text.")
     var json = false

@@ -36,7 +36,9 @@ struct WebhooksCommand: AsyncParsableCommand {
         func run() async throws {
             try await WebhooksCommand.withEndpoints { endpoints, logger in
                 for endpoint in try await endpoints.list(logger: logger) {
-                    print("\(endpoint.id)\t\(endpoint.active ? "active" : "removed")\t\(endpoint.pending) pending\t\(endpoint.failed) failed\t\(endpoint.url)")
+                    print(
+                        "\(endpoint.id)\t\(endpoint.active ? "active" : "removed")\t\(endpoint.pending) pending\t\(endpoint.failed) failed\t\(endpoint.url)"
+                    )
                 }
             }
         }

@@ -1,6 +1,6 @@
 import Foundation
-public import Hummingbird
 public import HTTPTypes
+public import Hummingbird
 import NIOCore
 
 /// A JSON error answer, `{"error": "<sentence>", "code": "<stable_code>"}`, used by every route.

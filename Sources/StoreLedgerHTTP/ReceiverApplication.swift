@@ -15,7 +15,9 @@ public func buildReceiverRouter(
     router.add(middleware: RequestIDMiddleware())
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: JSONErrorMiddleware())
-    ReceiverController(log: EventLog(client: client, sessions: sessions, concurrentCommits: configuration.concurrentCommits), configuration: configuration).addRoutes(to: router)
+    ReceiverController(
+        log: EventLog(client: client, sessions: sessions, concurrentCommits: configuration.concurrentCommits), configuration: configuration
+    ).addRoutes(to: router)
     HealthController(client: client, migrator: migrator).addRoutes(to: router)
     appAPI?.addRoutes(to: router)
     // Last, so that it sees only what no route took and knows every route: 405 for a known path, else 404.

@@ -114,11 +114,13 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     private func expire(_ context: ChannelHandlerContext) {
         deadline = nil
         expirations.increment()
-        logger.notice("closing a connection whose request did not arrive in time", metadata: [
-            "remote_address": "\(context.channel.remoteAddress.map { "\($0)" } ?? "?")",
-            "timeout": "\(timeout)",
-            "head_received": "\(headArrived)",
-        ])
+        logger.notice(
+            "closing a connection whose request did not arrive in time",
+            metadata: [
+                "remote_address": "\(context.channel.remoteAddress.map { "\($0)" } ?? "?")",
+                "timeout": "\(timeout)",
+                "head_received": "\(headArrived)",
+            ])
         // A route still reading this request's body gets an error instead of the bytes so far.
         context.fireErrorCaught(HTTPError(.requestTimeout, message: "the request did not arrive in time"))
         // 408 only when it cannot be mistaken for the answer to an earlier request: every earlier request is answered
@@ -130,9 +132,11 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
         }
         let seconds = Double(timeout.nanoseconds) / 1e9
         let body = ByteBuffer(string: #"{"code":"request_timeout","error":"the request did not arrive in full within \#(seconds) s; send it again"}"#)
-        let head = HTTPResponse(status: .requestTimeout, headerFields: [
-            .contentType: "application/json; charset=utf-8", .contentLength: "\(body.readableBytes)", .connection: "close",
-        ])
+        let head = HTTPResponse(
+            status: .requestTimeout,
+            headerFields: [
+                .contentType: "application/json; charset=utf-8", .contentLength: "\(body.readableBytes)", .connection: "close",
+            ])
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(body)), promise: nil)
         let written = context.eventLoop.makePromise(of: Void.self)

@@ -1,7 +1,7 @@
 public import Logging
 public import PostgresNIO
-public import StoreLedgerStore
 import StoreLedgerCore
+public import StoreLedgerStore
 
 /// A handler that only checks an event is a notification envelope (`{"signedPayload": "…"}`).
 ///

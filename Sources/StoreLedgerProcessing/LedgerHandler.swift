@@ -102,7 +102,10 @@ public struct LedgerHandler: EventHandler {
             case .retry(_, let reason):
                 outcomes.append(.retry(reason: reason))
             case .notification(let event, let fact, let bytes):
-                guard let uuid = fact.payload.notificationUUID else { outcomes.append(.reject(reason: "malformed: no notificationUUID")); continue }
+                guard let uuid = fact.payload.notificationUUID else {
+                    outcomes.append(.reject(reason: "malformed: no notificationUUID"))
+                    continue
+                }
                 facts.addNotification(
                     fact, uuid: uuid, payloadJSON: bytes.payload, transactionJSON: bytes.transaction,
                     renewalInfoJSON: bytes.renewalInfo, eventID: event.id
@@ -174,7 +177,9 @@ public struct LedgerHandler: EventHandler {
                 }
             }
             var events: [WebhookEvent] = []
-            if emitWebhookEvents, let old = try await ReadModelStore.currentSubscriptionsIfWebhooksActive(subscriptionKeys, on: connection, logger: logger) {
+            if emitWebhookEvents,
+                let old = try await ReadModelStore.currentSubscriptionsIfWebhooksActive(subscriptionKeys, on: connection, logger: logger)
+            {
                 events = subscriptionKeys.flatMap { WebhookOutbox.events(old: old[$0], new: rows[$0] ?? nil) }
             }
             try await ReadModelStore.write(rows, on: connection, logger: logger)
@@ -218,7 +223,9 @@ public struct LedgerHandler: EventHandler {
                 foldStates.updateValue(folded.state, forKey: key)
             }
             var events: [WebhookEvent] = []
-            if emitWebhookEvents, let old = try await ReadModelStore.currentSubscriptionsIfWebhooksActive(subscriptionKeys, on: connection, logger: logger) {
+            if emitWebhookEvents,
+                let old = try await ReadModelStore.currentSubscriptionsIfWebhooksActive(subscriptionKeys, on: connection, logger: logger)
+            {
                 events = subscriptionKeys.flatMap { WebhookOutbox.events(old: old[$0], new: states[$0] ?? nil) }
             }
             try await ReadModelStore.write(states, on: connection, logger: logger)

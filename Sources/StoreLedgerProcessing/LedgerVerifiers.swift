@@ -1,6 +1,5 @@
-public import StoreLedgerCore
 import Foundation
-
+public import StoreLedgerCore
 public import StoreLedgerVerification
 
 /// The deployment's verification: one ``SignedDataVerifier`` accepting every configured environment, so each payload
@@ -40,9 +39,11 @@ public struct LedgerVerifiers: Sendable {
         allowXcodeEnvironment: Bool = false
     ) throws(VerificationError) {
         let source = environmentsSource ?? "\(Self.environmentsKey)=\(environments.map(\.rawValue).joined(separator: ","))"
-        self.init(try SignedDataVerifier(configuration: VerifierConfiguration(
-            apps: apps, environments: environments, environmentsSource: source, trust: trust, allowXcodeEnvironment: allowXcodeEnvironment
-        )))
+        self.init(
+            try SignedDataVerifier(
+                configuration: VerifierConfiguration(
+                    apps: apps, environments: environments, environmentsSource: source, trust: trust, allowXcodeEnvironment: allowXcodeEnvironment
+                )))
     }
 
     /// Builds the verifier from the `APPLE_ENVIRONMENTS` setting as the processes read it.

@@ -1,7 +1,7 @@
 import Foundation
-import StoreLedgerCore
 public import Logging
 public import PostgresNIO
+import StoreLedgerCore
 public import StoreLedgerStore
 
 /// Rebuilds the facts and the read model from the event log, without downtime.
@@ -73,10 +73,13 @@ public struct Rebuilder: Sendable {
         let start = ContinuousClock.now
         var state = (last: Int64(0), processed: 0, rejected: 0)
         func report(_ phase: String, target: Int) {
-            let seconds = max(0.001, Double((ContinuousClock.now - start).components.attoseconds) / 1e18 + Double((ContinuousClock.now - start).components.seconds))
+            let seconds = max(
+                0.001, Double((ContinuousClock.now - start).components.attoseconds) / 1e18 + Double((ContinuousClock.now - start).components.seconds))
             let rate = Double(state.processed) / seconds
             let left = max(0, target - state.processed)
-            progress(RebuildProgress(phase: phase, processed: state.processed, total: target, rate: rate, etaSeconds: rate > 0 ? Double(left) / rate : nil))
+            progress(
+                RebuildProgress(phase: phase, processed: state.processed, total: target, rate: rate, etaSeconds: rate > 0 ? Double(left) / rate : nil)
+            )
         }
         // Replay, then catch up until the tail is short.
         var phase = "replay"

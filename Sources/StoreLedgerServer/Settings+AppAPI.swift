@@ -24,7 +24,8 @@ extension Settings {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw SettingsError(code: .malformed, key: "PRODUCT_CATALOG", detail: "PRODUCT_CATALOG=\(path) cannot be read: \(error.localizedDescription)")
+            throw SettingsError(
+                code: .malformed, key: "PRODUCT_CATALOG", detail: "PRODUCT_CATALOG=\(path) cannot be read: \(error.localizedDescription)")
         }
         do {
             return try ProductCatalog(json: data)

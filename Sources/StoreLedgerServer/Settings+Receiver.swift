@@ -1,5 +1,5 @@
-import StoreLedgerStore
 public import StoreLedgerHTTP
+import StoreLedgerStore
 
 extension Settings {
     /// The receiver's settings: `HOST`, `PORT`, `RECEIVER_MAX_BODY_BYTES`, `RECEIVER_STORE_TIMEOUT_MS`,

@@ -9,7 +9,9 @@ extension Settings {
         if let list = string("APPS") {
             var apps: [AppIdentity] = []
             for entry in list.split(separator: ",") {
-                let parts = entry.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+                let parts = entry.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map {
+                    $0.trimmingCharacters(in: .whitespaces)
+                }
                 guard let bundle = parts.first, !bundle.isEmpty else {
                     throw SettingsError(code: .malformed, key: "APPS", detail: "APPS entry '\(entry)' has no bundle id")
                 }

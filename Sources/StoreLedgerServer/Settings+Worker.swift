@@ -1,8 +1,8 @@
 public import StoreLedgerAppStoreAPI
+import StoreLedgerCore
 public import StoreLedgerProcessing
 public import StoreLedgerStore
 public import StoreLedgerWorker
-import StoreLedgerCore
 
 extension Settings {
     /// The worker's settings: `WORKER_CONCURRENCY`, `WORKER_BATCH_SIZE`, `WORKER_LEASE_SECONDS`,

@@ -48,12 +48,15 @@ public func buildAppAPI(
     let catalog = try settings.productCatalog()
     let appStore = try await settings.appStoreClient()
     if appStore == nil {
-        logger.notice("App Store Server API not configured: validate, sync and legacy receipts answer 503 (set APPSTORE_ISSUER_ID, APPSTORE_KEY_ID, APPSTORE_PRIVATE_KEY)")
+        logger.notice(
+            "App Store Server API not configured: validate, sync and legacy receipts answer 503 (set APPSTORE_ISSUER_ID, APPSTORE_KEY_ID, APPSTORE_PRIVATE_KEY)"
+        )
     }
     logger.info("app-facing API enabled", metadata: ["catalog_products": "\(catalog.products.count)"])
-    return AppAPI(dependencies: AppAPIDependencies(
-        intake: PurchaseIntake(processor: processor, catalog: catalog), authenticator: authenticator,
-        intents: PurchaseIntentStore(client: context.client), appStore: appStore, intentLifetime: try settings.purchaseIntentLifetime(),
-        anonymousValidation: anonymousValidation
-    ))
+    return AppAPI(
+        dependencies: AppAPIDependencies(
+            intake: PurchaseIntake(processor: processor, catalog: catalog), authenticator: authenticator,
+            intents: PurchaseIntentStore(client: context.client), appStore: appStore, intentLifetime: try settings.purchaseIntentLifetime(),
+            anonymousValidation: anonymousValidation
+        ))
 }

@@ -1,7 +1,7 @@
 import Crypto
 public import Foundation
-import SwiftASN1
 public import StoreLedgerCore
+import SwiftASN1
 import X509
 
 /// A local, persistent App Store-like CA for development: a root, an Apple-like intermediate and a signing leaf

@@ -44,13 +44,13 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     public let detail: String
 
     /// Creates an error with a code and detail.
-    public init(code: Code, detail: String) {
+    public init(_ code: Code, _ detail: String) {
         self.code = code
         self.detail = detail
     }
 
     /// A configuration error.
-    public static func configuration(_ detail: String) -> StoreError { .init(code: .configuration, detail: detail) }
+    public static func configuration(_ detail: String) -> StoreError { .init(.configuration, detail) }
 
     /// `code: detail`.
     public var description: String { "\(code): \(detail)" }

@@ -1,5 +1,5 @@
-public import Foundation
 import Crypto
+public import Foundation
 public import Hummingbird
 import JWTKit
 import Logging
@@ -157,10 +157,11 @@ public struct FakeAppStoreServer: Sendable {
                     }
                     let page = Array(all.dropFirst(revision).prefix(pageSize))
                     let next = revision + page.count
-                    return try json(TransactionHistoryPage(
-                        revision: String(next), hasMore: next < all.count, bundleId: checker.bundleID, appAppleId: nil,
-                        environment: environment.rawValue, signedTransactions: page
-                    ))
+                    return try json(
+                        TransactionHistoryPage(
+                            revision: String(next), hasMore: next < all.count, bundleId: checker.bundleID, appAppleId: nil,
+                            environment: environment.rawValue, signedTransactions: page
+                        ))
                 }
             }
             group.get("inApps/v1/subscriptions/:id") { request, context in
@@ -182,9 +183,10 @@ public struct FakeAppStoreServer: Sendable {
                     let all = await state.notifications[environment] ?? []
                     let page = Array(all.dropFirst(offset).prefix(pageSize))
                     let next = offset + page.count
-                    return try json(NotificationHistoryPage(
-                        paginationToken: next < all.count ? String(next) : nil, hasMore: next < all.count, notificationHistory: page
-                    ))
+                    return try json(
+                        NotificationHistoryPage(
+                            paginationToken: next < all.count ? String(next) : nil, hasMore: next < all.count, notificationHistory: page
+                        ))
                 }
             }
             group.post("inApps/v1/notifications/test") { request, _ in

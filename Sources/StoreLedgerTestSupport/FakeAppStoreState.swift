@@ -20,7 +20,9 @@ public actor FakeAppStoreState {
         }
 
         /// 429 with errorCode 4290000.
-        public static func rateLimited(retryAfterSeconds: Int? = nil) -> Fault { Fault(status: 429, appleErrorCode: 4_290_000, retryAfterSeconds: retryAfterSeconds) }
+        public static func rateLimited(retryAfterSeconds: Int? = nil) -> Fault {
+            Fault(status: 429, appleErrorCode: 4_290_000, retryAfterSeconds: retryAfterSeconds)
+        }
         /// 500 with errorCode 5000001 (retryable).
         public static let retryable = Fault(status: 500, appleErrorCode: 5_000_001)
     }

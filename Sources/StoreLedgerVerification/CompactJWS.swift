@@ -123,9 +123,14 @@ struct CompactJWS: Sendable {
                     var written = 0
                     // Whole quanta: 4 characters -> 3 bytes.
                     while read + 4 <= count {
-                        let a = table[Int(input[read])], b = table[Int(input[read + 1])]
-                        let c = table[Int(input[read + 2])], d = table[Int(input[read + 3])]
-                        guard (a | b | c | d) & 0xC0 == 0 else { valid = false; return }
+                        let a = table[Int(input[read])]
+                        let b = table[Int(input[read + 1])]
+                        let c = table[Int(input[read + 2])]
+                        let d = table[Int(input[read + 3])]
+                        guard (a | b | c | d) & 0xC0 == 0 else {
+                            valid = false
+                            return
+                        }
                         let quantum = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
                         output[written] = UInt8(truncatingIfNeeded: quantum >> 16)
                         output[written + 1] = UInt8(truncatingIfNeeded: quantum >> 8)
@@ -137,9 +142,13 @@ struct CompactJWS: Sendable {
                     // and most other decoders.
                     let tail = count - read
                     if tail >= 2 {
-                        let a = table[Int(input[read])], b = table[Int(input[read + 1])]
+                        let a = table[Int(input[read])]
+                        let b = table[Int(input[read + 1])]
                         let c = tail == 3 ? table[Int(input[read + 2])] : 0
-                        guard (a | b | c) & 0xC0 == 0 else { valid = false; return }
+                        guard (a | b | c) & 0xC0 == 0 else {
+                            valid = false
+                            return
+                        }
                         let quantum = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6
                         output[written] = UInt8(truncatingIfNeeded: quantum >> 16)
                         written += 1

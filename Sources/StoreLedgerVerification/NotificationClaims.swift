@@ -1,5 +1,5 @@
-public import StoreLedgerCore
 public import Foundation
+public import StoreLedgerCore
 
 /// The envelope fields of a verified notification that routing and deduplication need.
 public struct NotificationClaims: Hashable, Sendable {

@@ -1,5 +1,5 @@
-public import StoreLedgerCore
 public import Foundation
+public import StoreLedgerCore
 
 /// Verifies one piece of signed data of unknown kind and explains it: the logic behind `storeledger verify`.
 ///

@@ -1,7 +1,7 @@
-import StoreLedgerCore
 import Crypto
 public import Foundation
 import JWTKit
+import StoreLedgerCore
 import SwiftASN1
 @_spi(FixedExpiryValidationTime) import X509
 

@@ -1,6 +1,6 @@
-import StoreLedgerCore
 public import Foundation
 import JWTKit
+import StoreLedgerCore
 
 /// Verifies App Store signed data: notifications (with their nested JWS), transactions, renewal infos and app
 /// transactions.

@@ -1,5 +1,5 @@
-public import StoreLedgerCore
 public import Foundation
+public import StoreLedgerCore
 
 /// A JWS that passed verification: the token as received and its payload, ready for the payload models.
 public struct VerifiedSignedData: Hashable, Sendable {

@@ -126,9 +126,11 @@ public struct WorkerService<Handler: EventHandler>: Service {
             do {
                 try await withDeadline(configuration.lease) { await process(batch, owner: owner) }
             } catch {
-                logger.error("batch did not finish within its lease; its events will be rescued", metadata: [
-                    "worker": "\(owner)", "events": "\(batch.count)", "error": "\(String(reflecting: error))",
-                ])
+                logger.error(
+                    "batch did not finish within its lease; its events will be rescued",
+                    metadata: [
+                        "worker": "\(owner)", "events": "\(batch.count)", "error": "\(String(reflecting: error))",
+                    ])
             }
         }
     }
@@ -154,9 +156,11 @@ public struct WorkerService<Handler: EventHandler>: Service {
             logger.warning("batch not completed: lease lost", metadata: ["worker": "\(owner)", "error": "\(error)"])
         } catch {
             if batch.count > 1 {
-                logger.warning("batch failed; processing its events one by one", metadata: [
-                    "worker": "\(owner)", "events": "\(batch.count)", "error": "\(String(reflecting: error))",
-                ])
+                logger.warning(
+                    "batch failed; processing its events one by one",
+                    metadata: [
+                        "worker": "\(owner)", "events": "\(batch.count)", "error": "\(String(reflecting: error))",
+                    ])
                 for event in batch { await process([event], owner: owner) }
                 return
             }
@@ -170,7 +174,7 @@ public struct WorkerService<Handler: EventHandler>: Service {
     ) async throws -> [EventOutcome] {
         let outcomes = try await handler.apply(prepared, in: connection, logger: logger)
         guard outcomes.count == batch.count else {
-            throw StoreError(code: .handlerContract, detail: "handler returned \(outcomes.count) outcomes for \(batch.count) events")
+            throw StoreError(.handlerContract, "handler returned \(outcomes.count) outcomes for \(batch.count) events")
         }
         try await EventQueue.complete(
             Array(zip(batch, outcomes)).map { (event: $0.0, outcome: $0.1) },
@@ -180,9 +184,11 @@ public struct WorkerService<Handler: EventHandler>: Service {
     }
 
     private func recordFailure(_ event: ClaimedEvent, error: any Error, owner: String) async {
-        logger.error("event failed", metadata: [
-            "worker": "\(owner)", "event": "\(event.id)", "attempt": "\(event.attempt)", "error": "\(String(reflecting: error))",
-        ])
+        logger.error(
+            "event failed",
+            metadata: [
+                "worker": "\(owner)", "event": "\(event.id)", "attempt": "\(event.attempt)", "error": "\(String(reflecting: error))",
+            ])
         do {
             try await client.inTransaction(logger: logger, sessions: sessions) { connection in
                 try await EventQueue.complete(
@@ -193,9 +199,11 @@ public struct WorkerService<Handler: EventHandler>: Service {
             configuration.retryPolicy.isExhausted(afterAttempt: event.attempt) ? dead.increment() : retried.increment()
         } catch {
             // The lease will expire and the event will be rescued.
-            logger.error("could not record failure; the lease will expire", metadata: [
-                "event": "\(event.id)", "error": "\(String(reflecting: error))",
-            ])
+            logger.error(
+                "could not record failure; the lease will expire",
+                metadata: [
+                    "event": "\(event.id)", "error": "\(String(reflecting: error))",
+                ])
         }
     }
 
@@ -241,7 +249,9 @@ public struct WorkerService<Handler: EventHandler>: Service {
                 }
                 if rescued > 0 { wake.signal() }
                 if try await withDeadline(configuration.lease, operation: { [logger] in try await history.check(logger: logger) }) {
-                    logger.critical("the database history changed (failover or restore): acknowledged events may be lost; see database_history and docs/operations.md (Failover)")
+                    logger.critical(
+                        "the database history changed (failover or restore): acknowledged events may be lost; see database_history and docs/operations.md (Failover)"
+                    )
                 }
                 if lastPartitionCheck.map({ $0.duration(to: .now) >= configuration.partitionMaintenanceInterval }) ?? true {
                     let created = try await log.ensurePartitions(logger: logger)

@@ -106,7 +106,9 @@ enum JSONTopLevelKeys {
             while index < bytes.count {
                 switch bytes[index] {
                 case UInt8(ascii: "\\"): index += 2
-                case UInt8(ascii: "\""): index += 1; return
+                case UInt8(ascii: "\""):
+                    index += 1
+                    return
                 default: index += 1
                 }
             }

@@ -113,8 +113,9 @@ public struct EntitlementChange: Hashable, Sendable, Codable {
     private static func statusKind(_ state: SubscriptionState) -> Kind? {
         switch state.status {
         case .expired: .expired
-        case .revoked: state.revocationType == .familyRevoke || state.ownership == .familyShared && state.revocationType == nil
-            ? .revoked : .refunded
+        case .revoked:
+            state.revocationType == .familyRevoke || state.ownership == .familyShared && state.revocationType == nil
+                ? .revoked : .refunded
         case .billingRetry, .gracePeriod: .billingIssue
         case .active: nil
         }

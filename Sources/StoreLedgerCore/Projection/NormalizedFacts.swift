@@ -69,7 +69,8 @@ struct NormalizedFacts {
         self.transactions = transactions.itemsBySignedDate(\.signedDate)
         self.renewalInfos = renewalInfos.itemsBySignedDate(\.signedDate)
 
-        let dates = notifications.map(\.payload.signedDate) + self.transactions.map(\.payload.signedDate)
+        let dates =
+            notifications.map(\.payload.signedDate) + self.transactions.map(\.payload.signedDate)
             + self.renewalInfos.map(\.payload.signedDate)
         self.lastSignedAt = dates.compactMap { $0 }.max()
     }

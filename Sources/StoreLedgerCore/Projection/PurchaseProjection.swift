@@ -33,7 +33,8 @@ public enum PurchaseProjection {
         state.price = transaction.price
         state.currency = transaction.currency
         state.ownership = transaction.inAppOwnershipType
-        state.appAccountToken = transaction.appAccountToken
+        state.appAccountToken =
+            transaction.appAccountToken
             ?? facts.transactions.lazy.compactMap(\.payload.appAccountToken).last
         state.storefront = transaction.storefront
         state.revokedAt = revocation?.revokedAt

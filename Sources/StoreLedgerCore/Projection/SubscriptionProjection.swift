@@ -77,7 +77,8 @@ public enum SubscriptionProjection {
             state.productID = renewalInfo?.productID
         }
         state.bundleID = state.bundleID ?? facts.notifications.lazy.compactMap(\.payload.payload.data?.bundleID).last
-        state.appAccountToken = current?.payload.appAccountToken
+        state.appAccountToken =
+            current?.payload.appAccountToken
             ?? facts.transactions.lazy.compactMap(\.payload.appAccountToken).last
             ?? renewalInfo?.appAccountToken
         state.revokedAt = revocationDetails?.revokedAt

@@ -26,8 +26,9 @@ struct AppStoreLookup: Sendable {
         transactionID: String, scope: Scope, user: UserID?, request: Request, context: StoreLedgerRequestContext
     ) async throws -> PurchaseSubmission? {
         guard let client = dependencies.appStore else {
-            throw APIError(.serviceUnavailable, code: "app_store_api_not_configured",
-                           message: "looking transactions up needs APPSTORE_ISSUER_ID, APPSTORE_KEY_ID and APPSTORE_PRIVATE_KEY")
+            throw APIError(
+                .serviceUnavailable, code: "app_store_api_not_configured",
+                message: "looking transactions up needs APPSTORE_ISSUER_ID, APPSTORE_KEY_ID and APPSTORE_PRIVATE_KEY")
         }
         let answer: (jws: String, environment: AppStoreAPIHost)
         switch await Self.fetch(transactionID, scope: scope, client: client, logger: context.logger) {
@@ -37,9 +38,12 @@ struct AppStoreLookup: Sendable {
             if error.code == .transactionNotFound || error.code == .invalidTransactionID || error.code == .notFound { return nil }
             context.logger.warning("App Store Server API failed", metadata: ["error": "\(error)"])
             if error.code == .rateLimited {
-                throw APIError(.serviceUnavailable, code: "upstream_rate_limited", message: "Apple's App Store Server API is rate limiting us; retry later")
+                throw APIError(
+                    .serviceUnavailable, code: "upstream_rate_limited", message: "Apple's App Store Server API is rate limiting us; retry later")
             }
-            throw APIError(.serviceUnavailable, code: "upstream_unavailable", message: "Apple's App Store Server API could not answer (\(error.code)); retry later")
+            throw APIError(
+                .serviceUnavailable, code: "upstream_unavailable",
+                message: "Apple's App Store Server API could not answer (\(error.code)); retry later")
         }
         let (jws, environment) = answer
         return try await dependencies.intake.submit(
@@ -58,7 +62,8 @@ struct AppStoreLookup: Sendable {
                 let found = try await client.transactionInfoAnyEnvironment(transactionID: transactionID, logger: logger)
                 return .success((found.signedTransactionInfo, found.environment))
             case .only(let environment):
-                return .success((try await client.transactionInfo(transactionID: transactionID, environment: environment, logger: logger), environment))
+                return .success(
+                    (try await client.transactionInfo(transactionID: transactionID, environment: environment, logger: logger), environment))
             }
         } catch {
             return .failure(error)

@@ -21,9 +21,11 @@ extension AppStorePaymentsController {
         guard let transactionID = receipt.transactionIDs.first else {
             throw APIError(.unprocessableContent, code: "receipt_has_no_transactions", message: "the receipt holds no in-app purchase")
         }
-        guard let submission = try await AppStoreLookup(dependencies: dependencies).submit(
-            transactionID: transactionID, scope: .anyEnvironment, user: user, request: request, context: context
-        ) else {
+        guard
+            let submission = try await AppStoreLookup(dependencies: dependencies).submit(
+                transactionID: transactionID, scope: .anyEnvironment, user: user, request: request, context: context
+            )
+        else {
             throw APIError(.notFound, code: "transaction_not_found", message: "Apple knows no transaction \(transactionID) from this receipt")
         }
         return try await answer(for: try submission.requireAccepted(), user: user, context: context)

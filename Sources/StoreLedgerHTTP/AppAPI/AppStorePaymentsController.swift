@@ -136,7 +136,8 @@ public struct AppStorePaymentsController: Sendable {
         let summary = try await dependencies.intake.summary(of: user, at: dependencies.now(), logger: context.logger)
         let active = summary.currentPremium.map { ActiveSubscriptionBody(product_id: $0.productID, expires_date: $0.expiresAt ?? $0.endsAt) }
         return try JSONBody.response(
-            RestoreResponse(success: true, restored_count: restored, rejected_count: rejected, is_premium: summary.isPremium, active_subscription: active)
+            RestoreResponse(
+                success: true, restored_count: restored, rejected_count: rejected, is_premium: summary.isPremium, active_subscription: active)
         )
     }
 

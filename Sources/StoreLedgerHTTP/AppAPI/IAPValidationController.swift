@@ -51,7 +51,8 @@ public struct IAPValidationController: Sendable {
             }
             return
         }
-        let authenticated = group
+        let authenticated =
+            group
             .add(middleware: AuthenticationMiddleware(authenticator: dependencies.authenticator, requirement: .userOrService))
         authenticated.post("validate") { request, context in try await validate(request, context: context, scope: .anyEnvironment) }
         authenticated.post("validate/sand") { request, context in try await validate(request, context: context, scope: .only(.sandbox)) }
@@ -102,9 +103,11 @@ public struct IAPValidationController: Sendable {
             throw required
         }
         let lookup = AppStoreLookup(dependencies: dependencies)
-        guard let submission = try await lookup.submit(
-            transactionID: transactionID, scope: scope, user: context.caller?.user, request: request, context: context
-        ) else {
+        guard
+            let submission = try await lookup.submit(
+                transactionID: transactionID, scope: scope, user: context.caller?.user, request: request, context: context
+            )
+        else {
             return try JSONBody.response(
                 ValidateResponse(
                     isUnlocked: false, productId: productID, transactionId: transactionID, originalTransactionId: nil,

@@ -54,7 +54,10 @@ public struct PurchaseIntentsController: Sendable {
     }
 
     func create(_ request: Request, context: StoreLedgerRequestContext) async throws -> Response {
-        struct Body: Decodable { var user_id: String?; var product_id: String }
+        struct Body: Decodable {
+            var user_id: String?
+            var product_id: String
+        }
         let body = try await JSONBody.decode(Body.self, from: request, context: context)
         let user: UserID
         switch context.caller {

@@ -29,7 +29,9 @@ extension PurchaseSubmission {
         case .rejected(let reason):
             throw APIError(.unprocessableContent, code: "invalid_signed_transaction", message: "the signed transaction was rejected: \(reason)")
         case .deferred(let reason):
-            throw APIError(.serviceUnavailable, code: "verification_unavailable", message: "the transaction could not be verified now (\(reason)); it is kept and will be retried")
+            throw APIError(
+                .serviceUnavailable, code: "verification_unavailable",
+                message: "the transaction could not be verified now (\(reason)); it is kept and will be retried")
         }
     }
 }

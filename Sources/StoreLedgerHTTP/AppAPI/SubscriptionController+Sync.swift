@@ -20,10 +20,13 @@ extension SubscriptionController {
         guard !body.transactionId.value.isEmpty else {
             throw APIError(.badRequest, code: "invalid_request", message: "transactionId required")
         }
-        guard let submission = try await AppStoreLookup(dependencies: dependencies).submit(
-            transactionID: body.transactionId.value, scope: .anyEnvironment, user: user, request: request, context: context
-        ) else {
-            throw APIError(.notFound, code: "transaction_not_found", message: "Apple knows no transaction \(body.transactionId.value) in production or sandbox")
+        guard
+            let submission = try await AppStoreLookup(dependencies: dependencies).submit(
+                transactionID: body.transactionId.value, scope: .anyEnvironment, user: user, request: request, context: context
+            )
+        else {
+            throw APIError(
+                .notFound, code: "transaction_not_found", message: "Apple knows no transaction \(body.transactionId.value) in production or sandbox")
         }
         _ = try submission.requireAccepted()
         let summary = try await dependencies.intake.summary(of: user, at: dependencies.now(), logger: context.logger)

@@ -16,7 +16,9 @@ public struct AuthenticationConfiguration: Sendable {
     public var adminAPIKey: String?
 
     /// Creates a configuration.
-    public init(jwtSecret: String? = nil, jwtPublicKeyPEM: String? = nil, jwtIssuer: String? = nil, jwtAudience: String? = nil, adminAPIKey: String? = nil) {
+    public init(
+        jwtSecret: String? = nil, jwtPublicKeyPEM: String? = nil, jwtIssuer: String? = nil, jwtAudience: String? = nil, adminAPIKey: String? = nil
+    ) {
         self.jwtSecret = jwtSecret
         self.jwtPublicKeyPEM = jwtPublicKeyPEM
         self.jwtIssuer = jwtIssuer

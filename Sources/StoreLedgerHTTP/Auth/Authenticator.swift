@@ -3,8 +3,8 @@ import Foundation
 public import HTTPTypes
 import JWTKit
 public import Logging
-public import StoreLedgerStore
 import StoreLedgerCore
+public import StoreLedgerStore
 
 /// Checks credentials: users' bearer JWTs with jwt-kit, and server-to-server API keys (`X-API-Key`, or a bearer
 /// value that is not a JWT) against `ADMIN_API_KEY` and the `api_keys` table.
@@ -66,7 +66,9 @@ public struct Authenticator: Sendable {
 
     private func user(_ token: String, logger: Logger) async throws(APIError) -> UserID {
         guard let keys else {
-            throw APIError(.unauthorized, code: "invalid_token", message: "user tokens are not accepted: no AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY is configured")
+            throw APIError(
+                .unauthorized, code: "invalid_token", message: "user tokens are not accepted: no AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY is configured"
+            )
         }
         guard let algorithm = Self.headerAlgorithm(of: token) else {
             throw APIError(.unauthorized, code: "invalid_token", message: "the bearer token's header is not a JSON object with an alg")
@@ -75,7 +77,8 @@ public struct Authenticator: Sendable {
             let shown = algorithm.count <= 16 && algorithm.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) ? algorithm : "its alg"
             let configured = keys.keys.sorted().joined(separator: ", ")
             throw APIError(
-                .unauthorized, code: "invalid_token", message: "the bearer token's header names \(shown), not the configured key's algorithm (\(configured))"
+                .unauthorized, code: "invalid_token",
+                message: "the bearer token's header names \(shown), not the configured key's algorithm (\(configured))"
             )
         }
         let claims: UserTokenClaims
@@ -125,7 +128,8 @@ public struct Authenticator: Sendable {
 
     /// Compares digests so the time taken does not depend on where the strings differ.
     private static func constantTimeEqual(_ lhs: String, _ rhs: String) -> Bool {
-        let left = SHA256.hash(data: Data(lhs.utf8)), right = SHA256.hash(data: Data(rhs.utf8))
+        let left = SHA256.hash(data: Data(lhs.utf8))
+        let right = SHA256.hash(data: Data(rhs.utf8))
         return zip(left, right).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }
 

@@ -40,8 +40,10 @@ struct ChartLoader: Sendable {
 
     /// The key of one query for `filter`.
     private func key(_ query: String, _ filter: ChartFilter) -> String {
-        [query, version, "\(filter.fromMonth.timeIntervalSince1970)", "\(filter.toMonth.timeIntervalSince1970)", filter.app ?? "\u{0}",
-         filter.environment ?? "\u{0}", filter.product ?? "\u{0}"].joined(separator: "\u{1}")
+        [
+            query, version, "\(filter.fromMonth.timeIntervalSince1970)", "\(filter.toMonth.timeIntervalSince1970)", filter.app ?? "\u{0}",
+            filter.environment ?? "\u{0}", filter.product ?? "\u{0}",
+        ].joined(separator: "\u{1}")
     }
 
     /// ``ChartStore/activity(_:logger:)``, cached.

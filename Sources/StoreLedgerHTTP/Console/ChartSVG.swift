@@ -6,7 +6,12 @@ import Foundation
 enum ChartSVG {
     /// The SVG markup for `table`, titled `title`.
     static func render(_ table: ChartTable, title: String) -> String {
-        let width = 640.0, height = 240.0, left = 48.0, right = 12.0, top = 24.0, bottom = 40.0
+        let width = 640.0
+        let height = 240.0
+        let left = 48.0
+        let right = 12.0
+        let top = 24.0
+        let bottom = 40.0
         var labels: [String] = []
         var series: [String] = []
         for point in table.points {
@@ -15,7 +20,8 @@ enum ChartSVG {
         }
         let maximum = max(table.points.map(\.value).max() ?? 0, 0)
         let scale = maximum > 0 ? niceCeiling(maximum) : 1
-        let plotWidth = width - left - right, plotHeight = height - top - bottom
+        let plotWidth = width - left - right
+        let plotHeight = height - top - bottom
         let groupWidth = plotWidth / Double(max(labels.count, 1))
         let barWidth = max(groupWidth * 0.8 / Double(max(series.count, 1)), 1)
         var svg = """

@@ -59,14 +59,16 @@ enum ConsoleChart: String, CaseIterable, Sendable {
                     months.append((month, row.paid, row.trials))
                 }
             }
-            return (ChartTable(
-                columns: ["month", "paid", "trials"],
-                rows: months.map { [$0.0, String($0.1), String($0.2)] },
-                points: months.flatMap {
-                    [.init(label: $0.0, series: "paid", value: Double($0.1)), .init(label: $0.0, series: "trials", value: Double($0.2))]
-                },
-                unit: ""
-            ), at)
+            return (
+                ChartTable(
+                    columns: ["month", "paid", "trials"],
+                    rows: months.map { [$0.0, String($0.1), String($0.2)] },
+                    points: months.flatMap {
+                        [.init(label: $0.0, series: "paid", value: Double($0.1)), .init(label: $0.0, series: "trials", value: Double($0.2))]
+                    },
+                    unit: ""
+                ), at
+            )
         case .mrr:
             let (rows, at) = try await loader.activity(filter)
             var table = ChartTable(columns: ["month", "currency", "mrr"], rows: [], points: [], unit: "")
@@ -79,16 +81,18 @@ enum ConsoleChart: String, CaseIterable, Sendable {
             return (table, at)
         case .churn:
             let (rows, at) = try await loader.churn(filter)
-            return (ChartTable(
-                columns: ["month", "active_at_start", "churned", "churn_rate"],
-                rows: rows.map {
-                    [ConsoleFormat.month($0.month), String($0.activeAtStart), String($0.churned), Self.rate($0.churned, of: $0.activeAtStart)]
-                },
-                points: rows.map {
-                    .init(label: ConsoleFormat.month($0.month), series: "churn %", value: Self.percent($0.churned, of: $0.activeAtStart))
-                },
-                unit: " %"
-            ), at)
+            return (
+                ChartTable(
+                    columns: ["month", "active_at_start", "churned", "churn_rate"],
+                    rows: rows.map {
+                        [ConsoleFormat.month($0.month), String($0.activeAtStart), String($0.churned), Self.rate($0.churned, of: $0.activeAtStart)]
+                    },
+                    points: rows.map {
+                        .init(label: ConsoleFormat.month($0.month), series: "churn %", value: Self.percent($0.churned, of: $0.activeAtStart))
+                    },
+                    unit: " %"
+                ), at
+            )
         case .refunds:
             let (rows, at) = try await loader.refunds(filter)
             var table = ChartTable(columns: ["month", "currency", "refunds", "amount"], rows: [], points: [], unit: "")
@@ -106,29 +110,39 @@ enum ConsoleChart: String, CaseIterable, Sendable {
             return (table, at)
         case .trialConversion:
             let (rows, at) = try await loader.trials(filter)
-            return (ChartTable(
-                columns: ["month", "trials", "converted", "pending", "abandoned", "conversion_rate"],
-                rows: rows.map {
-                    [ConsoleFormat.month($0.month), String($0.trials), String($0.converted), String($0.pending), String($0.abandoned),
-                     Self.rate($0.converted, of: $0.trials - $0.pending)]
-                },
-                points: rows.flatMap {
-                    [.init(label: ConsoleFormat.month($0.month), series: "trials", value: Double($0.trials)),
-                     .init(label: ConsoleFormat.month($0.month), series: "converted", value: Double($0.converted))]
-                },
-                unit: ""
-            ), at)
+            return (
+                ChartTable(
+                    columns: ["month", "trials", "converted", "pending", "abandoned", "conversion_rate"],
+                    rows: rows.map {
+                        [
+                            ConsoleFormat.month($0.month), String($0.trials), String($0.converted), String($0.pending), String($0.abandoned),
+                            Self.rate($0.converted, of: $0.trials - $0.pending),
+                        ]
+                    },
+                    points: rows.flatMap {
+                        [
+                            .init(label: ConsoleFormat.month($0.month), series: "trials", value: Double($0.trials)),
+                            .init(label: ConsoleFormat.month($0.month), series: "converted", value: Double($0.converted)),
+                        ]
+                    },
+                    unit: ""
+                ), at
+            )
         case .newVsRenewing:
             let (rows, at) = try await loader.starts(filter)
-            return (ChartTable(
-                columns: ["month", "new", "renewing"],
-                rows: rows.map { [ConsoleFormat.month($0.month), String($0.new), String($0.renewing)] },
-                points: rows.flatMap {
-                    [.init(label: ConsoleFormat.month($0.month), series: "new", value: Double($0.new)),
-                     .init(label: ConsoleFormat.month($0.month), series: "renewing", value: Double($0.renewing))]
-                },
-                unit: ""
-            ), at)
+            return (
+                ChartTable(
+                    columns: ["month", "new", "renewing"],
+                    rows: rows.map { [ConsoleFormat.month($0.month), String($0.new), String($0.renewing)] },
+                    points: rows.flatMap {
+                        [
+                            .init(label: ConsoleFormat.month($0.month), series: "new", value: Double($0.new)),
+                            .init(label: ConsoleFormat.month($0.month), series: "renewing", value: Double($0.renewing)),
+                        ]
+                    },
+                    unit: ""
+                ), at
+            )
         }
     }
 

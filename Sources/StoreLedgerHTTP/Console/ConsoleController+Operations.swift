@@ -25,19 +25,21 @@ extension ConsoleController {
         let byCount: ([String: Int]) -> [[String: Any]] = { classes in
             classes.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { ["reason": $0.key, "count": $0.value] }
         }
-        return render("queue", session: session, title: "Queue", nav: "Queue", [
-            "depth": states.map { ["state": $0, "count": statistics.depth[$0] ?? 0] as [String: Any] },
-            "oldestPending": ConsoleFormat.age(statistics.oldestPendingAgeSeconds),
-            "finished": statistics.finishedLastMinute, "received": statistics.receivedLastMinute,
-            "rejections": byCount(statistics.rejectedByReason), "dead": byCount(statistics.deadByError),
-            "problemLimit": Self.problemLimit,
-            "problems": problems.map { problem -> [String: Any] in
-                [
-                    "id": problem.id, "state": problem.state, "reason": problem.reason ?? "—", "attempts": problem.attempts,
-                    "receivedAt": ConsoleFormat.time(problem.receivedAt), "finishedAt": ConsoleFormat.time(problem.finishedAt),
-                ]
-            },
-        ])
+        return render(
+            "queue", session: session, title: "Queue", nav: "Queue",
+            [
+                "depth": states.map { ["state": $0, "count": statistics.depth[$0] ?? 0] as [String: Any] },
+                "oldestPending": ConsoleFormat.age(statistics.oldestPendingAgeSeconds),
+                "finished": statistics.finishedLastMinute, "received": statistics.receivedLastMinute,
+                "rejections": byCount(statistics.rejectedByReason), "dead": byCount(statistics.deadByError),
+                "problemLimit": Self.problemLimit,
+                "problems": problems.map { problem -> [String: Any] in
+                    [
+                        "id": problem.id, "state": problem.state, "reason": problem.reason ?? "—", "attempts": problem.attempts,
+                        "receivedAt": ConsoleFormat.time(problem.receivedAt), "finishedAt": ConsoleFormat.time(problem.finishedAt),
+                    ]
+                },
+            ])
     }
 
     /// `GET /console/events/{id}`: one event's whole story; operators also get the requeue and replay forms.
@@ -47,9 +49,11 @@ extension ConsoleController {
         guard let id = Self.parameter("id", of: context).flatMap({ Int64($0) }),
             let event = try await operators.inspect(id, logger: context.logger)
         else {
-            return render("message", status: .notFound, session: session, title: "No such event", nav: "Queue", [
-                "heading": "No such event", "message": "There is no event \(Self.parameter("id", of: context) ?? "")."
-            ])
+            return render(
+                "message", status: .notFound, session: session, title: "No such event", nav: "Queue",
+                [
+                    "heading": "No such event", "message": "There is no event \(Self.parameter("id", of: context) ?? "").",
+                ])
         }
         var values: [String: Any] = [
             "id": event.id, "state": event.state, "receivedAt": ConsoleFormat.time(event.receivedAt), "source": event.source,
@@ -161,25 +165,28 @@ extension ConsoleController {
         let endpoints = try await webhooks.list(logger: context.logger)
         let limit = 50
         let deliveries = try await webhooks.recentDeliveries(limit: limit, logger: context.logger)
-        return render("webhooks", session: session, title: "Webhooks", nav: "Webhooks", [
-            "limit": limit,
-            "endpoints": endpoints.map { endpoint -> [String: Any] in
-                [
-                    "id": endpoint.id, "url": endpoint.url, "active": endpoint.active ? "yes" : "no", "pending": endpoint.pending,
-                    "failed": endpoint.failed,
-                ]
-            },
-            "deliveries": deliveries.map { delivery -> [String: Any] in
-                [
-                    "createdAt": ConsoleFormat.time(delivery.createdAt), "eventID": delivery.eventID.uuidString.lowercased(), "type": delivery.type,
-                    "originalTransactionID": delivery.originalTransactionID, "url": delivery.url, "state": delivery.state,
-                    "stateClass": delivery.state == "delivered" ? "good" : delivery.state == "failed" ? "bad" : "warn",
-                    "attempts": delivery.attempts,
-                    "lastAnswer": delivery.lastStatus.map { "HTTP \($0)" } ?? delivery.lastError ?? "—",
-                    "when": delivery.deliveredAt.map { "delivered \(ConsoleFormat.time($0))" }
-                        ?? (delivery.state == "pending" ? "next \(ConsoleFormat.time(delivery.nextAttemptAt))" : "—"),
-                ]
-            },
-        ])
+        return render(
+            "webhooks", session: session, title: "Webhooks", nav: "Webhooks",
+            [
+                "limit": limit,
+                "endpoints": endpoints.map { endpoint -> [String: Any] in
+                    [
+                        "id": endpoint.id, "url": endpoint.url, "active": endpoint.active ? "yes" : "no", "pending": endpoint.pending,
+                        "failed": endpoint.failed,
+                    ]
+                },
+                "deliveries": deliveries.map { delivery -> [String: Any] in
+                    [
+                        "createdAt": ConsoleFormat.time(delivery.createdAt), "eventID": delivery.eventID.uuidString.lowercased(),
+                        "type": delivery.type,
+                        "originalTransactionID": delivery.originalTransactionID, "url": delivery.url, "state": delivery.state,
+                        "stateClass": delivery.state == "delivered" ? "good" : delivery.state == "failed" ? "bad" : "warn",
+                        "attempts": delivery.attempts,
+                        "lastAnswer": delivery.lastStatus.map { "HTTP \($0)" } ?? delivery.lastError ?? "—",
+                        "when": delivery.deliveredAt.map { "delivered \(ConsoleFormat.time($0))" }
+                            ?? (delivery.state == "pending" ? "next \(ConsoleFormat.time(delivery.nextAttemptAt))" : "—"),
+                    ]
+                },
+            ])
     }
 }

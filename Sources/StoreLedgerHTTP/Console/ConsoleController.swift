@@ -1,6 +1,6 @@
 import Foundation
-public import Hummingbird
 import HTTPTypes
+public import Hummingbird
 import Logging
 import NIOCore
 public import PostgresNIO
@@ -95,9 +95,11 @@ public struct ConsoleController: Sendable {
         for method in [HTTPRequest.Method.get, .post, .head] {
             router.on("/console/**", method: method) { request, context in
                 try await page(request, context: context) { session in
-                    render("message", status: .notFound, session: session, title: "Not found", [
-                        "heading": "Not found", "message": "There is no console page at \(request.uri.path).",
-                    ])
+                    render(
+                        "message", status: .notFound, session: session, title: "Not found",
+                        [
+                            "heading": "Not found", "message": "There is no console page at \(request.uri.path).",
+                        ])
                 }
             }
         }

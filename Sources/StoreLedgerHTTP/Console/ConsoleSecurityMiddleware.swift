@@ -1,5 +1,5 @@
-public import Hummingbird
 import HTTPTypes
+public import Hummingbird
 import Logging
 import NIOCore
 

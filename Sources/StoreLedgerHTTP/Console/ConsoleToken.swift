@@ -17,7 +17,8 @@ enum ConsoleToken {
 
     /// Whether the strings are equal, in time that does not depend on where they differ.
     static func equal(_ lhs: String, _ rhs: String) -> Bool {
-        let left = SHA256.hash(data: Data(lhs.utf8)), right = SHA256.hash(data: Data(rhs.utf8))
+        let left = SHA256.hash(data: Data(lhs.utf8))
+        let right = SHA256.hash(data: Data(rhs.utf8))
         return zip(left, right).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }
 

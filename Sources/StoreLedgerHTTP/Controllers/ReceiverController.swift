@@ -1,6 +1,6 @@
 import Foundation
-public import Hummingbird
 import HTTPTypes
+public import Hummingbird
 import Logging
 import Metrics
 import NIOCore
@@ -90,9 +90,11 @@ public struct ReceiverController: Sendable {
             }
         } catch {
             unavailable.increment()
-            context.logger.error("could not store a notification; answering 503 so Apple retries", metadata: [
-                "error": "\(String(reflecting: error))",
-            ])
+            context.logger.error(
+                "could not store a notification; answering 503 so Apple retries",
+                metadata: [
+                    "error": "\(String(reflecting: error))"
+                ])
             throw APIError(.serviceUnavailable, code: "storage_unavailable", message: "the notification could not be stored; please retry")
         }
         stored.increment()

@@ -33,13 +33,16 @@ public struct AuthenticationMiddleware: RouterMiddleware {
         next: (Request, StoreLedgerRequestContext) async throws -> Response
     ) async throws -> Response {
         guard let caller = try await authenticator.authenticate(request.headers, logger: context.logger) else {
-            throw APIError(.unauthorized, code: "unauthenticated", message: requirement == .service
-                ? "this route needs an API key (X-API-Key)"
-                : "this route needs 'Authorization: Bearer <token>'")
+            throw APIError(
+                .unauthorized, code: "unauthenticated",
+                message: requirement == .service
+                    ? "this route needs an API key (X-API-Key)"
+                    : "this route needs 'Authorization: Bearer <token>'")
         }
         switch (requirement, caller) {
         case (.user, .service):
-            throw APIError(.forbidden, code: "forbidden", message: "this route acts for a signed-in user: use the user's bearer token, not an API key")
+            throw APIError(
+                .forbidden, code: "forbidden", message: "this route acts for a signed-in user: use the user's bearer token, not an API key")
         case (.service, .user):
             throw APIError(.forbidden, code: "forbidden", message: "this route is for server-to-server callers with an API key")
         default:

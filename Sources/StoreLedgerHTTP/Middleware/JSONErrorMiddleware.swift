@@ -31,7 +31,8 @@ public struct JSONErrorMiddleware: RouterMiddleware {
             throw APIError(error.status, code: code, message: error.body ?? error.status.reasonPhrase)
         } catch let error as PSQLError {
             context.logger.error("database error", metadata: ["error": "\(String(reflecting: error))"])
-            throw APIError(.serviceUnavailable, code: "storage_unavailable", message: "the ledger's database could not answer; nothing was accepted, retry")
+            throw APIError(
+                .serviceUnavailable, code: "storage_unavailable", message: "the ledger's database could not answer; nothing was accepted, retry")
         } catch {
             context.logger.error("unexpected error", metadata: ["error": "\(String(reflecting: error))"])
             throw APIError(.internalServerError, code: "internal_error", message: "an unexpected error occurred; it has been logged")

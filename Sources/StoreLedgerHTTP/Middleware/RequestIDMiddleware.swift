@@ -1,6 +1,6 @@
 import Foundation
-public import Hummingbird
 import HTTPTypes
+public import Hummingbird
 import Logging
 
 /// Takes the request id from an incoming `X-Request-ID` (or makes one), puts it on every log line

@@ -152,7 +152,8 @@ public struct SimulationPlan: Sendable {
         // Order: by signed date across subscriptions (each stream is already in signing order), or shuffled.
         var ordered = streams.flatMap { $0 }.enumerated().map { ($0.offset, $0.element) }
         ordered.sort { lhs, rhs in
-            let left = lhs.1.signedDate ?? 0, right = rhs.1.signedDate ?? 0
+            let left = lhs.1.signedDate ?? 0
+            let right = rhs.1.signedDate ?? 0
             return left != right ? left < right : lhs.0 < rhs.0
         }
         if shuffle { ordered.shuffle(using: &rng) }

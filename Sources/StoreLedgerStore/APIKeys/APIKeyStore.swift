@@ -18,7 +18,9 @@ public struct APIKeyStore: Sendable {
     public func create(name: String, consoleRole: ConsoleRole = .viewer, logger: Logger) async throws -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        let key = "sl_" + Data(bytes).base64EncodedString()
+        let key =
+            "sl_"
+            + Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         try await client.inTransaction(logger: logger) { connection in
             try await connection.query(
@@ -39,9 +41,11 @@ public struct APIKeyStore: Sendable {
 
     /// The name and web console role of the unrevoked key `key`, or nil.
     public func consoleAccess(of key: String, logger: Logger) async throws -> (name: String, role: ConsoleRole)? {
-        guard let (name, role) = try await client.query(
-            "SELECT name, console_role FROM api_keys WHERE key_sha256 = \(Self.digest(key)) AND revoked_at IS NULL", logger: logger
-        ).decode((String, String).self).firstAfterReadingAll() else { return nil }
+        guard
+            let (name, role) = try await client.query(
+                "SELECT name, console_role FROM api_keys WHERE key_sha256 = \(Self.digest(key)) AND revoked_at IS NULL", logger: logger
+            ).decode((String, String).self).firstAfterReadingAll()
+        else { return nil }
         return (name, ConsoleRole(rawValue: role) ?? .viewer)
     }
 

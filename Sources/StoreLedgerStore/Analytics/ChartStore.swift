@@ -95,17 +95,20 @@ public struct ChartStore: Sendable {
     @discardableResult
     public func refresh(minimumAge: Double = 0, logger: Logger) async throws -> Bool {
         try await client.inTransaction(logger: logger) { connection in
-            let locked = try await connection.query(
-                "SELECT pg_try_advisory_xact_lock(hashtext('storeledger.console_chart_snapshot'))", logger: logger
-            ).decode(Bool.self).firstAfterReadingAll() ?? false
+            let locked =
+                try await connection.query(
+                    "SELECT pg_try_advisory_xact_lock(hashtext('storeledger.console_chart_snapshot'))", logger: logger
+                ).decode(Bool.self).firstAfterReadingAll() ?? false
             guard locked else { return false }
-            let fresh = try await connection.query(
-                "SELECT count(*) FROM console_chart_snapshot WHERE refreshed_at > now() - make_interval(secs => \(minimumAge))", logger: logger
-            ).decode(Int.self).firstAfterReadingAll() ?? 0
+            let fresh =
+                try await connection.query(
+                    "SELECT count(*) FROM console_chart_snapshot WHERE refreshed_at > now() - make_interval(secs => \(minimumAge))", logger: logger
+                ).decode(Int.self).firstAfterReadingAll() ?? 0
             guard fresh == 0 else { return false }
-            let populated = try await connection.query(
-                "SELECT relispopulated FROM pg_class WHERE oid = 'console_chart_periods'::regclass", logger: logger
-            ).decode(Bool.self).firstAfterReadingAll() ?? false
+            let populated =
+                try await connection.query(
+                    "SELECT relispopulated FROM pg_class WHERE oid = 'console_chart_periods'::regclass", logger: logger
+                ).decode(Bool.self).firstAfterReadingAll() ?? false
             let started = Date()
             let mode = populated ? "CONCURRENTLY " : ""
             try await connection.query(PostgresQuery(unsafeSQL: "REFRESH MATERIALIZED VIEW \(mode)console_chart_periods"), logger: logger).readToEnd()

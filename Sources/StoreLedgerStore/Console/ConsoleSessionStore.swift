@@ -40,10 +40,12 @@ public struct ConsoleSessionStore: Sendable {
 
     /// The unexpired session whose token is `token`, or nil.
     public func session(token: String, logger: Logger) async throws -> Session? {
-        guard let (principal, role, expires) = try await client.query(
-            "SELECT principal, role, expires_at FROM console_sessions WHERE token_sha256 = \(Self.digest(token)) AND expires_at > now()",
-            logger: logger
-        ).decode((String, String, Date).self).firstAfterReadingAll() else { return nil }
+        guard
+            let (principal, role, expires) = try await client.query(
+                "SELECT principal, role, expires_at FROM console_sessions WHERE token_sha256 = \(Self.digest(token)) AND expires_at > now()",
+                logger: logger
+            ).decode((String, String, Date).self).firstAfterReadingAll()
+        else { return nil }
         return Session(principal: principal, role: ConsoleRole(rawValue: role) ?? .viewer, expiresAt: expires)
     }
 

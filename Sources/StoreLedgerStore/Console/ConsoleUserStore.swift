@@ -32,13 +32,14 @@ public struct ConsoleUserStore: Sendable {
     /// name gets the new role and hash and loses its sessions. Returns false when the user exists and `replace` is off.
     public func create(name: String, role: ConsoleRole, passwordHash: String, replace: Bool = false, logger: Logger) async throws -> Bool {
         try await client.inTransaction(logger: logger) { connection in
-            let inserted = try await connection.query(
-                """
-                INSERT INTO console_users (name, role, password_hash) VALUES (\(name), \(role.rawValue), \(passwordHash))
-                ON CONFLICT (name) DO NOTHING RETURNING name
-                """,
-                logger: logger
-            ).readToEnd().isEmpty == false
+            let inserted =
+                try await connection.query(
+                    """
+                    INSERT INTO console_users (name, role, password_hash) VALUES (\(name), \(role.rawValue), \(passwordHash))
+                    ON CONFLICT (name) DO NOTHING RETURNING name
+                    """,
+                    logger: logger
+                ).readToEnd().isEmpty == false
             if inserted || !replace { return inserted }
             try await connection.query(
                 "UPDATE console_users SET role = \(role.rawValue), password_hash = \(passwordHash), updated_at = now() WHERE name = \(name)",
@@ -58,9 +59,11 @@ public struct ConsoleUserStore: Sendable {
 
     /// The role and password hash of user `name`, or nil when there is no such user.
     public func credentials(of name: String, logger: Logger) async throws -> (role: ConsoleRole, passwordHash: String)? {
-        guard let (role, hash) = try await client.query(
-            "SELECT role, password_hash FROM console_users WHERE name = \(name)", logger: logger
-        ).decode((String, String).self).firstAfterReadingAll() else { return nil }
+        guard
+            let (role, hash) = try await client.query(
+                "SELECT role, password_hash FROM console_users WHERE name = \(name)", logger: logger
+            ).decode((String, String).self).firstAfterReadingAll()
+        else { return nil }
         return (ConsoleRole(rawValue: role) ?? .viewer, hash)
     }
 

@@ -137,7 +137,8 @@ public struct CustomerLookupStore: Sendable {
         ).decode(
             (String, Date, String, String?, String?, Int64?, String?, Date?, String?, Int?, Bool?, Date?, Date?, Int64, String?).self
         ).readToEnd()
-        return rows.map { kind, signedAt, type, subtype, product, price, currency, expires, transaction, status, autoRenew, revoked, grace, event,
+        return rows.map {
+            kind, signedAt, type, subtype, product, price, currency, expires, transaction, status, autoRenew, revoked, grace, event,
             uuid in
             TimelineEntry(
                 kind: kind, signedAt: signedAt, type: type, subtype: subtype, productID: product, price: price, currency: currency,

@@ -77,10 +77,12 @@ extension DatabaseURL {
             guard try answered.get() else { throw ConnectionCheckTimeout() }
         } catch {
             let cause = error is ConnectionCheckTimeout ? "no answer to SELECT 1 within \(timeout)" : failureCause(error)
-            logger.error("cannot connect to the database", metadata: [
-                "database": "\(target)", "cause": "\(cause)", "error": "\(String(reflecting: error))",
-            ])
-            throw StoreError(code: .unavailable, detail: "cannot connect to \(target): \(cause)")
+            logger.error(
+                "cannot connect to the database",
+                metadata: [
+                    "database": "\(target)", "cause": "\(cause)", "error": "\(String(reflecting: error))",
+                ])
+            throw StoreError(.unavailable, "cannot connect to \(target): \(cause)")
         }
     }
 

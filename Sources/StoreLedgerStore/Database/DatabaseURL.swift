@@ -1,6 +1,6 @@
-public import PostgresNIO
-import NIOSSL
 import Foundation
+import NIOSSL
+public import PostgresNIO
 
 /// A parsed `DATABASE_URL`, as libpq and Heroku write it.
 ///
@@ -44,7 +44,7 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
     /// Parses `string`, throwing a ``StoreError`` that names what is wrong (and `key`, the setting it came from).
     public init(_ string: String, key: String = "DATABASE_URL") throws {
         guard let components = URLComponents(string: string),
-              let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme)
+            let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme)
         else {
             throw StoreError.configuration("\(key) must look like postgres://user:password@host:5432/database")
         }

@@ -97,7 +97,7 @@ public struct Migrator: Sendable {
         } catch {
             // Errors before a migration was chosen (a diverged schema, the database unreachable) stand as they are.
             guard let migration = applying else { throw error }
-            throw StoreError(code: .configuration, detail: "migration \(migration.name) failed: \(String(reflecting: error))")
+            throw StoreError(.configuration, "migration \(migration.name) failed: \(String(reflecting: error))")
         }
     }
 
@@ -131,8 +131,8 @@ public struct Migrator: Sendable {
         try Self.refuseIfDiverged(status)
         if !status.pending.isEmpty {
             throw StoreError(
-                code: .schemaBehind,
-                detail: "the database schema is behind: migrations \(status.pending.map(String.init).joined(separator: ", ")) are pending; run `storeledger migrate` first"
+                .schemaBehind,
+                "the database schema is behind: migrations \(status.pending.map(String.init).joined(separator: ", ")) are pending; run `storeledger migrate` first"
             )
         }
     }
@@ -140,14 +140,14 @@ public struct Migrator: Sendable {
     private static func refuseIfDiverged(_ status: Status) throws {
         if !status.changed.isEmpty {
             throw StoreError(
-                code: .migrationChanged,
-                detail: "applied migrations \(status.changed.map(String.init).joined(separator: ", ")) differ from this build's sql/ files; never edit an applied migration, add a new one"
+                .migrationChanged,
+                "applied migrations \(status.changed.map(String.init).joined(separator: ", ")) differ from this build's sql/ files; never edit an applied migration, add a new one"
             )
         }
         if !status.unknown.isEmpty {
             throw StoreError(
-                code: .schemaAhead,
-                detail: "the database has migrations \(status.unknown.map(String.init).joined(separator: ", ")) this build does not know; deploy the newer build"
+                .schemaAhead,
+                "the database has migrations \(status.unknown.map(String.init).joined(separator: ", ")) this build does not know; deploy the newer build"
             )
         }
     }

@@ -56,7 +56,7 @@ extension PostgresConnection {
         // transaction had already failed.
         let tag = try await query(PostgresQuery(unsafeSQL: "COMMIT"), logger: logger).get().metadata.command
         guard tag == "COMMIT" else {
-            throw StoreError(code: .notCommitted, detail: "the database answered \(tag) to COMMIT: an earlier statement of the transaction failed")
+            throw StoreError(.notCommitted, "the database answered \(tag) to COMMIT: an earlier statement of the transaction failed")
         }
         return result
     }

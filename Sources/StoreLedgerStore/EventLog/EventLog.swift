@@ -47,7 +47,7 @@ public struct EventLog: Sendable {
     ) async throws -> [AppendedEvent] {
         let rows = try await sessions.run(AppendStatement(events: events), on: connection, logger: logger)
         guard rows.count == events.count else {
-            throw StoreError(code: .invariantBroken, detail: "the append of \(events.count) events returned \(rows.count) rows")
+            throw StoreError(.invariantBroken, "the append of \(events.count) events returned \(rows.count) rows")
         }
         return rows.map { AppendedEvent(id: EventID($0.0), receivedAt: $0.1) }
     }

@@ -70,15 +70,18 @@ public struct EventPartitions: Sendable {
                 logger: logger
             ).decode(Int.self) { unfinished = count }
             guard unfinished == 0 else {
-                throw StoreError(code: .configuration, detail: "\(partition.name) still has \(unfinished) unfinished event(s); let the workers finish first")
+                throw StoreError(
+                    .configuration, "\(partition.name) still has \(unfinished) unfinished event(s); let the workers finish first")
             }
             try await client.inTransaction(logger: logger) { connection in
-                try await connection.query(PostgresQuery(unsafeSQL: "ALTER TABLE events DETACH PARTITION \(partition.name)"), logger: logger).readToEnd()
+                try await connection.query(PostgresQuery(unsafeSQL: "ALTER TABLE events DETACH PARTITION \(partition.name)"), logger: logger)
+                    .readToEnd()
                 if drop {
                     try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(partition.name)"), logger: logger).readToEnd()
                 }
             }
-            logger.notice("events partition detached", metadata: ["partition": "\(partition.name)", "rows": "\(partition.rows)", "dropped": "\(drop)"])
+            logger.notice(
+                "events partition detached", metadata: ["partition": "\(partition.name)", "rows": "\(partition.rows)", "dropped": "\(drop)"])
             detached.append(partition.name)
         }
         return detached

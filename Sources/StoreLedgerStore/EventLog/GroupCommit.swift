@@ -107,10 +107,12 @@ final class GroupCommit: Sendable {
         do {
             let appended = try await insert(batch.map(\.event), logger: logger)
             for (waiter, event) in zip(batch, appended) { waiter.continuation.resume(returning: event) }
-        } catch where batch.count > 1 && Self.refusedWhole(error) {
-            logger.warning("the database refused a batch of appends; committing its events one by one", metadata: [
-                "events": "\(batch.count)", "error": "\(String(reflecting: error))",
-            ])
+        } catch  where batch.count > 1 && Self.refusedWhole(error) {
+            logger.warning(
+                "the database refused a batch of appends; committing its events one by one",
+                metadata: [
+                    "events": "\(batch.count)", "error": "\(String(reflecting: error))",
+                ])
             for waiter in batch {
                 do {
                     waiter.continuation.resume(returning: try await insert([waiter.event], logger: logger)[0])

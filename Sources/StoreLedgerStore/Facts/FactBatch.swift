@@ -60,15 +60,16 @@ public struct FactBatch: Sendable {
         _ fact: NotificationFact, uuid: NotificationUUID, payloadJSON: Data, transactionJSON: Data?, renewalInfoJSON: Data?,
         eventID: EventID
     ) {
-        notifications.append(Notification(
-            eventID: eventID.rawValue,
-            uuid: uuid.rawValue,
-            digestHex: SHA256Digest.hex(of: payloadJSON),
-            payload: String(decoding: payloadJSON, as: UTF8.self),
-            transaction: transactionJSON.map { String(decoding: $0, as: UTF8.self) },
-            renewalInfo: renewalInfoJSON.map { String(decoding: $0, as: UTF8.self) },
-            fact: .notification(fact)
-        ))
+        notifications.append(
+            Notification(
+                eventID: eventID.rawValue,
+                uuid: uuid.rawValue,
+                digestHex: SHA256Digest.hex(of: payloadJSON),
+                payload: String(decoding: payloadJSON, as: UTF8.self),
+                transaction: transactionJSON.map { String(decoding: $0, as: UTF8.self) },
+                renewalInfo: renewalInfoJSON.map { String(decoding: $0, as: UTF8.self) },
+                fact: .notification(fact)
+            ))
         if let transactionJSON, let transaction = fact.transaction {
             addTransaction(transaction, payloadJSON: transactionJSON, standalone: false, eventID: eventID)
         }

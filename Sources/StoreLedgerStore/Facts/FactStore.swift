@@ -17,7 +17,9 @@ public enum FactStore {
     /// waited on it, changes no row: the rows it would touch are already folded with it). The batch's decoded facts
     /// are remembered in `cache` for later refolds.
     @discardableResult
-    public static func record(_ batch: FactBatch, on connection: PostgresConnection, cache: DecodedFactCache, logger: Logger) async throws -> [LedgerFact] {
+    public static func record(
+        _ batch: FactBatch, on connection: PostgresConnection, cache: DecodedFactCache, logger: Logger
+    ) async throws -> [LedgerFact] {
         var newNotifications: Set<String> = []
         if !batch.notifications.isEmpty {
             // Absent nested payloads travel as '' (a JSON text is never empty) because arrays carry no NULLs here.
@@ -136,15 +138,16 @@ public enum FactStore {
             FROM \(table) WHERE standalone AND environment = k.environment AND \(idColumn) = k.id
             """
         }.joined(separator: "\n")
-        var query = PostgresQuery(unsafeSQL: """
-            SELECT k.i, f.kind, f.id, f.digest
-            FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(environment, id, i)
-            CROSS JOIN LATERAL (
-                SELECT 'notification' AS kind, notification_uuid AS id, encode(fact_sha256, 'hex') AS digest
-                FROM notifications WHERE environment = k.environment AND \(idColumn) = k.id
-                \(standalone)
-            ) f
-            """)
+        var query = PostgresQuery(
+            unsafeSQL: """
+                SELECT k.i, f.kind, f.id, f.digest
+                FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(environment, id, i)
+                CROSS JOIN LATERAL (
+                    SELECT 'notification' AS kind, notification_uuid AS id, encode(fact_sha256, 'hex') AS digest
+                    FROM notifications WHERE environment = k.environment AND \(idColumn) = k.id
+                    \(standalone)
+                ) f
+                """)
         query.binds.append(environments, context: .default)
         query.binds.append(ids, context: .default)
 
@@ -172,8 +175,8 @@ public enum FactStore {
                 // Facts are only removed by a rebuild's swap, which waits for writers; if one goes anyway, the
                 // batch is retried rather than folded without it.
                 throw StoreError(
-                    code: .concurrentChange,
-                    detail: "the \(row.rowID.kind) fact \(row.rowID.id) disappeared while its row was being refolded"
+                    .concurrentChange,
+                    "the \(row.rowID.kind) fact \(row.rowID.id) disappeared while its row was being refolded"
                 )
             }
             facts[key, default: []].append(fact)
@@ -248,11 +251,12 @@ public enum FactStore {
     ) throws -> LedgerFact {
         switch kind {
         case .notification:
-            return .notification(NotificationFact(
-                payload: try decoder.decode(NotificationPayload.self, from: Data(payload.utf8)),
-                transaction: try transaction.map { try decoder.decode(TransactionPayload.self, from: Data($0.utf8)) },
-                renewalInfo: try renewal.map { try decoder.decode(RenewalInfoPayload.self, from: Data($0.utf8)) }
-            ))
+            return .notification(
+                NotificationFact(
+                    payload: try decoder.decode(NotificationPayload.self, from: Data(payload.utf8)),
+                    transaction: try transaction.map { try decoder.decode(TransactionPayload.self, from: Data($0.utf8)) },
+                    renewalInfo: try renewal.map { try decoder.decode(RenewalInfoPayload.self, from: Data($0.utf8)) }
+                ))
         case .transaction:
             return .transaction(try decoder.decode(TransactionPayload.self, from: Data(payload.utf8)))
         case .renewalInfo:

@@ -29,7 +29,7 @@ public struct PurchaseIntentStore: Sendable {
             )
             var times: (Date, Date)?
             for try await row in rows.decode((Date, Date).self) { times = row }
-            guard let (createdAt, expiresAt) = times else { throw StoreError(code: .invariantBroken, detail: "the intent insert returned no row") }
+            guard let (createdAt, expiresAt) = times else { throw StoreError(.invariantBroken, "the intent insert returned no row") }
             try await UserLinkStore.claimToken(id.uuidString, for: user, origin: "purchase_intent", on: connection, logger: logger)
             return PurchaseIntent(correlationID: id, userID: user, productID: product, createdAt: createdAt, expiresAt: expiresAt, completion: nil)
         }

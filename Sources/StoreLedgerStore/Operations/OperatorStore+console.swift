@@ -26,14 +26,16 @@ extension OperatorStore {
 
     /// The verified notification `notificationUUID` as decoded and recorded, or nil.
     public func decodedNotification(_ notificationUUID: String, logger: Logger) async throws -> DecodedNotification? {
-        guard let (uuid, type, subtype, environment, payload, transaction, renewal) = try await client.query(
-            """
-            SELECT notification_uuid, notification_type, subtype, environment, jsonb_pretty(payload),
-                   jsonb_pretty(transaction_payload), jsonb_pretty(renewal_payload)
-            FROM notifications WHERE notification_uuid = \(notificationUUID)
-            """,
-            logger: logger
-        ).decode((String, String?, String?, String?, String, String?, String?).self).firstAfterReadingAll() else { return nil }
+        guard
+            let (uuid, type, subtype, environment, payload, transaction, renewal) = try await client.query(
+                """
+                SELECT notification_uuid, notification_type, subtype, environment, jsonb_pretty(payload),
+                       jsonb_pretty(transaction_payload), jsonb_pretty(renewal_payload)
+                FROM notifications WHERE notification_uuid = \(notificationUUID)
+                """,
+                logger: logger
+            ).decode((String, String?, String?, String?, String, String?, String?).self).firstAfterReadingAll()
+        else { return nil }
         return DecodedNotification(
             notificationUUID: uuid, type: type, subtype: subtype, environment: environment, payload: payload, transaction: transaction,
             renewalInfo: renewal

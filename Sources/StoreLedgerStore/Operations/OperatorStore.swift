@@ -129,7 +129,9 @@ public struct OperatorStore: Sendable {
     /// Safe to run at any time: the handler is idempotent (facts are recorded once; rows are refolded from all
     /// facts), so a replayed event changes nothing unless the code that handles it changed.
     @discardableResult
-    public func requeue(_ selection: Selection, action: String = "requeue", by operatorName: String, reason: String, logger: Logger) async throws -> Int {
+    public func requeue(
+        _ selection: Selection, action: String = "requeue", by operatorName: String, reason: String, logger: Logger
+    ) async throws -> Int {
         let query = Self.requeueStatement(selection, action: action, by: operatorName, reason: reason)
         let count = try await client.inTransaction(logger: logger) { connection in
             let count = try await connection.query(query, logger: logger).decode(Int.self).readToEnd().last ?? 0

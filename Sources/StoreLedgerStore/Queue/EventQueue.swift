@@ -69,9 +69,13 @@ public struct EventQueue: Sendable {
             attempts.append(Int32(event.attempt))
             switch outcome {
             case .done:
-                states.append(QueueState.done.rawValue); errors.append(""); delays.append(0)
+                states.append(QueueState.done.rawValue)
+                errors.append("")
+                delays.append(0)
             case .reject(let reason):
-                states.append(QueueState.rejected.rawValue); errors.append(reason); delays.append(0)
+                states.append(QueueState.rejected.rawValue)
+                errors.append(reason)
+                delays.append(0)
             case .retry(let reason):
                 let exhausted = policy.isExhausted(afterAttempt: event.attempt)
                 states.append(exhausted ? QueueState.dead.rawValue : QueueState.pending.rawValue)
@@ -79,17 +83,18 @@ public struct EventQueue: Sendable {
                 delays.append(exhausted ? 0 : policy.delay(afterAttempt: event.attempt))
             }
         }
-        let finished = try await sessions.run(
-            CompleteStatement(
-                ids: ids, attempts: attempts, states: states, errors: errors, delays: delays, owner: owner
-            ),
-            on: connection,
-            logger: logger
-        ).last.map(Int.init) ?? 0
+        let finished =
+            try await sessions.run(
+                CompleteStatement(
+                    ids: ids, attempts: attempts, states: states, errors: errors, delays: delays, owner: owner
+                ),
+                on: connection,
+                logger: logger
+            ).last.map(Int.init) ?? 0
         if finished != results.count {
             throw StoreError(
-                code: .leaseLost,
-                detail: "\(results.count - finished) of \(results.count) events are no longer leased to \(owner)"
+                .leaseLost,
+                "\(results.count - finished) of \(results.count) events are no longer leased to \(owner)"
             )
         }
     }
@@ -155,6 +160,6 @@ extension EventQueue {
                 environmentHint: event.environmentHint, body: event.body, requestID: event.requestID
             )
         }
-        throw StoreError(code: .leaseLost, detail: "event \(appended.id) was not pending right after it was appended")
+        throw StoreError(.leaseLost, "event \(appended.id) was not pending right after it was appended")
     }
 }

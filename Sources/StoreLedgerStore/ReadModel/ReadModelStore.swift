@@ -62,7 +62,8 @@ public enum ReadModelStore {
         on connection: PostgresConnection, logger: Logger
     ) async throws {
         guard let row else {
-            var query = PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE \(key.enumerated().map { "\($1.column) = $\($0 + 1)" }.joined(separator: " AND "))")
+            var query = PostgresQuery(
+                unsafeSQL: "DELETE FROM \(table) WHERE \(key.enumerated().map { "\($1.column) = $\($0 + 1)" }.joined(separator: " AND "))")
             for part in key { query.binds.append(part.value, context: .default) }
             try await connection.query(query, logger: logger)
             return
@@ -119,7 +120,7 @@ extension ReadModelRow {
             case let value as any BinaryInteger: out += String(describing: value)
             case let value as Double where value.isFinite: out += String(describing: value)
             case let value?:
-                throw StoreError(code: .invariantBroken, detail: "read model column \(column): cannot write \(type(of: value)) as JSON")
+                throw StoreError(.invariantBroken, "read model column \(column): cannot write \(type(of: value)) as JSON")
             }
         }
         out += "}"
@@ -168,6 +169,9 @@ func isoTimestamp(_ timestamp: Timestamp?) -> Any? {
         let text = String(value)
         return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
     }
-    let hour = msOfDay / 3_600_000, minute = msOfDay / 60_000 % 60, second = msOfDay / 1000 % 60, ms = msOfDay % 1000
+    let hour = msOfDay / 3_600_000
+    let minute = msOfDay / 60_000 % 60
+    let second = msOfDay / 1000 % 60
+    let ms = msOfDay % 1000
     return "\(pad(year, 4))-\(pad(month, 2))-\(pad(dayOfMonth, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(ms, 3))Z"
 }

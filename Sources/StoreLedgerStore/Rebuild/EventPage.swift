@@ -25,7 +25,9 @@ public enum EventPage {
     }
 
     /// Up to `limit` events with ids in `(after, through]`, oldest first, as the handler takes them.
-    public static func read(after: Int64, through: Int64, limit: Int, on connection: PostgresConnection, logger: Logger) async throws -> [ClaimedEvent] {
+    public static func read(
+        after: Int64, through: Int64, limit: Int, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [ClaimedEvent] {
         var events: [ClaimedEvent] = []
         for try await (id, receivedAt, source, hint, body, requestID) in try await connection.query(
             """
@@ -34,10 +36,11 @@ public enum EventPage {
             """,
             logger: logger
         ).decode((Int64, Date, String, String?, ByteBuffer, String?).self) {
-            events.append(ClaimedEvent(
-                id: EventID(id), attempt: 1, receivedAt: receivedAt, source: EventSource(rawValue: source) ?? .appleNotification,
-                environmentHint: hint.flatMap(EnvironmentHint.init(rawValue:)), body: body, requestID: requestID
-            ))
+            events.append(
+                ClaimedEvent(
+                    id: EventID(id), attempt: 1, receivedAt: receivedAt, source: EventSource(rawValue: source) ?? .appleNotification,
+                    environmentHint: hint.flatMap(EnvironmentHint.init(rawValue:)), body: body, requestID: requestID
+                ))
         }
         return events
     }

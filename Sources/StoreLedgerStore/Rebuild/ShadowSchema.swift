@@ -88,7 +88,8 @@ public enum ShadowSchema {
     }
 
     /// The rows of `table` that differ between live and shadow (ignoring bookkeeping columns), up to `limit`.
-    public static func differences(in table: Table, limit: Int = 1000, on connection: PostgresConnection, logger: Logger) async throws -> [Difference] {
+    public static func differences(in table: Table, limit: Int = 1000, on connection: PostgresConnection, logger: Logger) async throws -> [Difference]
+    {
         let ignored = table.ignored.map { "'\($0)'" }.joined(separator: ", ")
         let keyJSON = { (alias: String) in "jsonb_build_object(" + table.key.map { "'\($0)', \(alias).\($0)" }.joined(separator: ", ") + ")" }
         let sql = """
@@ -119,12 +120,13 @@ public enum ShadowSchema {
             let join = table.key.map { "s.\($0) = t.\($0)" }.joined(separator: " AND ")
             var count = 0
             for try await deleted in try await connection.query(
-                PostgresQuery(unsafeSQL: """
-                    WITH gone AS (
-                        DELETE FROM public.\(table.name) t WHERE NOT EXISTS (SELECT 1 FROM \(name).\(table.name) s WHERE \(join))
-                        RETURNING 1
-                    ) SELECT count(*) FROM gone
-                    """),
+                PostgresQuery(
+                    unsafeSQL: """
+                        WITH gone AS (
+                            DELETE FROM public.\(table.name) t WHERE NOT EXISTS (SELECT 1 FROM \(name).\(table.name) s WHERE \(join))
+                            RETURNING 1
+                        ) SELECT count(*) FROM gone
+                        """),
                 logger: logger
             ).decode(Int.self) { count = deleted }
             if table.reported { changed[table.name] = count }
@@ -133,20 +135,22 @@ public enum ShadowSchema {
             let columns = try await writableColumns(of: table.name, on: connection, logger: logger)
             let compared = columns.filter { !table.ignored.contains($0) && !table.key.contains($0) }
             let list = columns.joined(separator: ", ")
-            let update = compared.isEmpty
+            let update =
+                compared.isEmpty
                 ? "DO NOTHING"
                 : "DO UPDATE SET " + compared.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
                     + " WHERE (" + compared.map { "t.\($0)" }.joined(separator: ", ") + ") IS DISTINCT FROM ("
                     + compared.map { "excluded.\($0)" }.joined(separator: ", ") + ")"
             for try await written in try await connection.query(
-                PostgresQuery(unsafeSQL: """
-                    WITH written AS (
-                        INSERT INTO public.\(table.name) AS t (\(list))
-                        SELECT \(list) FROM \(name).\(table.name)
-                        ON CONFLICT (\(table.key.joined(separator: ", "))) \(update)
-                        RETURNING 1
-                    ) SELECT count(*) FROM written
-                    """),
+                PostgresQuery(
+                    unsafeSQL: """
+                        WITH written AS (
+                            INSERT INTO public.\(table.name) AS t (\(list))
+                            SELECT \(list) FROM \(name).\(table.name)
+                            ON CONFLICT (\(table.key.joined(separator: ", "))) \(update)
+                            RETURNING 1
+                        ) SELECT count(*) FROM written
+                        """),
                 logger: logger
             ).decode(Int.self) where table.reported { changed[table.name, default: 0] += written }
         }

@@ -15,29 +15,30 @@ public enum EntitlementStore {
         bindings.append(user.rawValue)
         bindings.append(date)
         let rows = try await connection.query(
-            PostgresQuery(unsafeSQL: """
-            WITH tokens AS (
-                SELECT app_account_token FROM app_account_tokens WHERE user_id = $1
-            ), keys AS (
-                SELECT environment, original_transaction_id FROM user_links WHERE user_id = $1
-                UNION
-                SELECT s.environment, s.original_transaction_id
-                FROM tokens t JOIN subscriptions s ON lower(s.app_account_token) = t.app_account_token
-                UNION
-                SELECT p.environment, coalesce(p.original_transaction_id, p.transaction_id)
-                FROM tokens t JOIN purchases p ON lower(p.app_account_token) = t.app_account_token
-            ), owned AS (
-                -- A purchase linked to someone else is theirs, whatever token it carries. (A key has at most one link:
-                -- a per-key primary-key lookup, where NOT EXISTS let the planner hash all of user_links.)
-                SELECT k.* FROM keys k
-                WHERE coalesce((SELECT l.user_id FROM user_links l WHERE l.environment = k.environment
-                                AND l.original_transaction_id = k.original_transaction_id), $1) = $1
-            )
-            \(select(instant: "$2"))
-            JOIN owned o ON e.environment = o.environment AND e.original_transaction_id = o.original_transaction_id
-            \(groupBy)
-            ORDER BY e.expires_at DESC NULLS FIRST, e.purchased_at DESC NULLS LAST, e.kind, e.transaction_id
-            """, binds: bindings),
+            PostgresQuery(
+                unsafeSQL: """
+                    WITH tokens AS (
+                        SELECT app_account_token FROM app_account_tokens WHERE user_id = $1
+                    ), keys AS (
+                        SELECT environment, original_transaction_id FROM user_links WHERE user_id = $1
+                        UNION
+                        SELECT s.environment, s.original_transaction_id
+                        FROM tokens t JOIN subscriptions s ON lower(s.app_account_token) = t.app_account_token
+                        UNION
+                        SELECT p.environment, coalesce(p.original_transaction_id, p.transaction_id)
+                        FROM tokens t JOIN purchases p ON lower(p.app_account_token) = t.app_account_token
+                    ), owned AS (
+                        -- A purchase linked to someone else is theirs, whatever token it carries. (A key has at most one link:
+                        -- a per-key primary-key lookup, where NOT EXISTS let the planner hash all of user_links.)
+                        SELECT k.* FROM keys k
+                        WHERE coalesce((SELECT l.user_id FROM user_links l WHERE l.environment = k.environment
+                                        AND l.original_transaction_id = k.original_transaction_id), $1) = $1
+                    )
+                    \(select(instant: "$2"))
+                    JOIN owned o ON e.environment = o.environment AND e.original_transaction_id = o.original_transaction_id
+                    \(groupBy)
+                    ORDER BY e.expires_at DESC NULLS FIRST, e.purchased_at DESC NULLS LAST, e.kind, e.transaction_id
+                    """, binds: bindings),
             logger: logger
         )
         return try await decode(rows)
@@ -53,18 +54,19 @@ public enum EntitlementStore {
         bindings.append(environment)
         bindings.append(transactionID)
         let rows = try await connection.query(
-            PostgresQuery(unsafeSQL: """
-            \(select(instant: "$1"))
-            WHERE e.environment = $2
-              -- By key only (a subscription's renewals are found through their recorded transaction), so each
-              -- table is read by index: an OR on subscriptions' unindexed latest_transaction_id scanned it whole.
-              AND (e.original_transaction_id IN ($3, coalesce((SELECT original_transaction_id FROM transactions
-                                                             WHERE environment = $2 AND transaction_id = $3 LIMIT 1), $3))
-                   OR (e.kind = 'purchase' AND e.transaction_id = $3))
-            \(groupBy)
-            ORDER BY e.kind DESC
-            LIMIT 1
-            """, binds: bindings),
+            PostgresQuery(
+                unsafeSQL: """
+                    \(select(instant: "$1"))
+                    WHERE e.environment = $2
+                      -- By key only (a subscription's renewals are found through their recorded transaction), so each
+                      -- table is read by index: an OR on subscriptions' unindexed latest_transaction_id scanned it whole.
+                      AND (e.original_transaction_id IN ($3, coalesce((SELECT original_transaction_id FROM transactions
+                                                                     WHERE environment = $2 AND transaction_id = $3 LIMIT 1), $3))
+                           OR (e.kind = 'purchase' AND e.transaction_id = $3))
+                    \(groupBy)
+                    ORDER BY e.kind DESC
+                    LIMIT 1
+                    """, binds: bindings),
             logger: logger
         )
         return try await decode(rows).first

@@ -1,5 +1,5 @@
-public import Logging
 import Foundation
+public import Logging
 import PostgresNIO
 
 extension WebhookEndpoints {

@@ -32,7 +32,9 @@ public struct WebhookEndpoints: Sendable {
             throw StoreError.configuration("\(url) is not an http(s) URL")
         }
         var generator = SystemRandomNumberGenerator()
-        let secret = "whsec_" + Data((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }).base64EncodedString()
+        let secret =
+            "whsec_"
+            + Data((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         try await client.inTransaction(logger: logger) { connection in
             try await connection.query(

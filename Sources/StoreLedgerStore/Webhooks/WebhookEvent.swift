@@ -38,8 +38,10 @@ public struct WebhookEvent: Sendable, Equatable {
         self.expiresAt = expiresAt
         self.occurredAt = occurredAt
         self.id = Self.stableID(
-            [type, environment, originalTransactionID, transactionID ?? "", productID ?? "", entitled ? "1" : "0",
-             expiresAt.map { String(Int64($0.timeIntervalSince1970 * 1000)) } ?? "", String(Int64(occurredAt.timeIntervalSince1970 * 1000))]
+            [
+                type, environment, originalTransactionID, transactionID ?? "", productID ?? "", entitled ? "1" : "0",
+                expiresAt.map { String(Int64($0.timeIntervalSince1970 * 1000)) } ?? "", String(Int64(occurredAt.timeIntervalSince1970 * 1000)),
+            ]
         )
     }
 
@@ -48,7 +50,10 @@ public struct WebhookEvent: Sendable, Equatable {
         var bytes = Array(SHA256Digest.of(parts.joined(separator: "\u{1F}")).prefix(16))
         bytes[6] = (bytes[6] & 0x0F) | 0x50
         bytes[8] = (bytes[8] & 0x3F) | 0x80
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            ))
     }
 }

@@ -82,22 +82,26 @@ public enum WebhookOutbox {
     /// The webhook events a subscription's projection implies: the change between its old and new state.
     public static func events(old: SubscriptionState?, new: SubscriptionState?) -> [WebhookEvent] {
         guard let new, let change = EntitlementChange.between(old, new) else { return [] }
-        return [WebhookEvent(
-            type: "subscription.\(change.kind.rawValue)", appAccountToken: new.appAccountToken?.rawValue, productID: new.productID?.rawValue,
-            environment: new.environment.rawValue, originalTransactionID: new.originalTransactionID.rawValue,
-            transactionID: new.latestTransactionID?.rawValue, entitled: new.entitled, expiresAt: new.expiresAt?.date,
-            occurredAt: new.lastSignedAt?.date ?? Date(timeIntervalSince1970: 0)
-        )]
+        return [
+            WebhookEvent(
+                type: "subscription.\(change.kind.rawValue)", appAccountToken: new.appAccountToken?.rawValue, productID: new.productID?.rawValue,
+                environment: new.environment.rawValue, originalTransactionID: new.originalTransactionID.rawValue,
+                transactionID: new.latestTransactionID?.rawValue, entitled: new.entitled, expiresAt: new.expiresAt?.date,
+                occurredAt: new.lastSignedAt?.date ?? Date(timeIntervalSince1970: 0)
+            )
+        ]
     }
 
     /// The webhook events a one-time purchase's projection implies.
     public static func events(old: PurchaseState?, new: PurchaseState?) -> [WebhookEvent] {
         guard let new, let change = EntitlementChange.between(old, new) else { return [] }
-        return [WebhookEvent(
-            type: "purchase.\(change.kind.rawValue)", appAccountToken: new.appAccountToken?.rawValue, productID: new.productID?.rawValue,
-            environment: new.environment.rawValue, originalTransactionID: new.originalTransactionID?.rawValue ?? new.transactionID.rawValue,
-            transactionID: new.transactionID.rawValue, entitled: new.entitled, expiresAt: new.expiresAt?.date,
-            occurredAt: new.lastSignedAt?.date ?? Date(timeIntervalSince1970: 0)
-        )]
+        return [
+            WebhookEvent(
+                type: "purchase.\(change.kind.rawValue)", appAccountToken: new.appAccountToken?.rawValue, productID: new.productID?.rawValue,
+                environment: new.environment.rawValue, originalTransactionID: new.originalTransactionID?.rawValue ?? new.transactionID.rawValue,
+                transactionID: new.transactionID.rawValue, entitled: new.entitled, expiresAt: new.expiresAt?.date,
+                occurredAt: new.lastSignedAt?.date ?? Date(timeIntervalSince1970: 0)
+            )
+        ]
     }
 }

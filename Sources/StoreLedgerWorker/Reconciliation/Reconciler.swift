@@ -92,10 +92,12 @@ public struct Reconciler: Sendable {
                 try await history.markReconciled(change.id, by: "reconciler", logger: logger)
                 total.listed += result.listed
                 total.appended += result.appended
-                logger.notice("reconciled the window of a database history change", metadata: [
-                    "change": "\(change.id)", "from": "\(window.start)", "to": "\(window.end)",
-                    "listed": "\(result.listed)", "appended": "\(result.appended)",
-                ])
+                logger.notice(
+                    "reconciled the window of a database history change",
+                    metadata: [
+                        "change": "\(change.id)", "from": "\(window.start)", "to": "\(window.end)",
+                        "listed": "\(result.listed)", "appended": "\(result.appended)",
+                    ])
             } catch {
                 try? await history.markReconciled(change.id, by: "reconciler", error: String(reflecting: error), logger: logger)
                 throw error

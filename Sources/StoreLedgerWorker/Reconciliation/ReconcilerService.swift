@@ -18,7 +18,9 @@ public struct ReconcilerService: Service {
     public let logger: Logger
 
     /// Creates the service.
-    public init(reconciler: Reconciler, interval: Duration, failuresWindow: TimeInterval = 3 * 86_400, slidingWindow: TimeInterval = 2 * 3600, logger: Logger) {
+    public init(
+        reconciler: Reconciler, interval: Duration, failuresWindow: TimeInterval = 3 * 86_400, slidingWindow: TimeInterval = 2 * 3600, logger: Logger
+    ) {
         self.reconciler = reconciler
         self.interval = interval
         self.failuresWindow = failuresWindow

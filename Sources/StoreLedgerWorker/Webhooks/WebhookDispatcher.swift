@@ -77,9 +77,11 @@ public struct WebhookDispatcher: Service {
         request.headers.add(name: "User-Agent", value: "StoreLedger-Webhooks/1")
         request.headers.add(name: "StoreLedger-Event-Id", value: delivery.eventID.uuidString.lowercased())
         request.headers.add(name: "StoreLedger-Event-Type", value: delivery.type)
-        request.headers.add(name: WebhookSignature.headerName, value: WebhookSignature.header(
-            body: delivery.body, secret: delivery.secret, timestamp: Int64(Date().timeIntervalSince1970)
-        ))
+        request.headers.add(
+            name: WebhookSignature.headerName,
+            value: WebhookSignature.header(
+                body: delivery.body, secret: delivery.secret, timestamp: Int64(Date().timeIntervalSince1970)
+            ))
         request.body = .bytes(ByteBuffer(bytes: delivery.body))
         let start = ContinuousClock.now
         var status: Int?
@@ -111,7 +113,8 @@ public struct WebhookDispatcher: Service {
         case .delivered: delivered.increment()
         case .failed:
             failed.increment()
-            logger.warning("webhook delivery failed for good", metadata: ["event": "\(delivery.eventID)", "url": "\(delivery.url)", "error": "\(failure ?? "")"])
+            logger.warning(
+                "webhook delivery failed for good", metadata: ["event": "\(delivery.eventID)", "url": "\(delivery.url)", "error": "\(failure ?? "")"])
         case .pending: retried.increment()
         }
     }

@@ -34,7 +34,8 @@ public enum WebhookSignature {
     }
 
     private static func constantTimeEqual(_ lhs: String, _ rhs: String) -> Bool {
-        let left = Array(lhs.utf8), right = Array(rhs.utf8)
+        let left = Array(lhs.utf8)
+        let right = Array(rhs.utf8)
         guard left.count == right.count else { return false }
         return zip(left, right).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }

@@ -188,7 +188,9 @@ struct AnalyticsViewTests {
                 """
             )
             #expect(grace == 1)
-            #expect(try await db.scalar("SELECT count(*) FROM analytics.notifications WHERE notification_type = 'TEST' AND original_transaction_id IS NULL") == 1)
+            #expect(
+                try await db.scalar(
+                    "SELECT count(*) FROM analytics.notifications WHERE notification_type = 'TEST' AND original_transaction_id IS NULL") == 1)
         }
     }
 
@@ -234,11 +236,16 @@ struct AnalyticsViewTests {
                 "SELECT environment || ' ' || currency || ' ' || active_subscriptions || ' ' || paid_subscriptions || ' ' || trials || ' ' || mrr FROM analytics.mrr_at('2025-02-06 00:00Z')"
             )
             #expect(withTrials == ["Production USD 5 2 2 18.32"])
-            #expect(try await db.scalar("SELECT count(*) FROM analytics.subscription_periods WHERE transaction_id = '2001' AND monthly_revenue = 8.3325") == 1)
+            #expect(
+                try await db.scalar("SELECT count(*) FROM analytics.subscription_periods WHERE transaction_id = '2001' AND monthly_revenue = 8.3325")
+                    == 1)
             #expect(try await db.scalar("SELECT count(*) FROM analytics.subscription_periods WHERE is_trial AND monthly_revenue <> 0") == 0)
             // A refunded period counts while it gave access (RevenueCat does not rewrite past MRR): S6's 9.99 until
             // its revocation on 2025-01-25, which ends its access (gone from mrr_at on 2025-01-31 above).
-            #expect(try await db.scalar("SELECT count(*) FROM analytics.subscription_periods WHERE transaction_id = '6001' AND monthly_revenue = 9.99 AND active_until = '2025-01-25 00:00Z'") == 1)
+            #expect(
+                try await db.scalar(
+                    "SELECT count(*) FROM analytics.subscription_periods WHERE transaction_id = '6001' AND monthly_revenue = 9.99 AND active_until = '2025-01-25 00:00Z'"
+                ) == 1)
             // Currencies are never added: weekly 2.99 EUR x 4 (RevenueCat) = 11.96 EUR beside 18.32 USD.
             let march = try await texts(
                 db,
@@ -259,13 +266,14 @@ struct AnalyticsViewTests {
                 ORDER BY month
                 """
             )
-            #expect(churn == [
-                "2025-02-01 2 0 0.0000",  // S1, S2 (S5 is family-shared, S6 refunded)
-                "2025-03-01 3 1 0.3333",  // S1, S2, S3; S3 ends 2025-03-08
-                "2025-04-01 3 2 0.6667",  // S1 (grace until 04-26), S2, S7; S1 and S7 end
-                "2025-05-01 1 0 0.0000",  // S2
-                "2026-01-01 1 1 1.0000",  // S2 ends 2026-01-15
-            ])
+            #expect(
+                churn == [
+                    "2025-02-01 2 0 0.0000",  // S1, S2 (S5 is family-shared, S6 refunded)
+                    "2025-03-01 3 1 0.3333",  // S1, S2, S3; S3 ends 2025-03-08
+                    "2025-04-01 3 2 0.6667",  // S1 (grace until 04-26), S2, S7; S1 and S7 end
+                    "2025-05-01 1 0 0.0000",  // S2
+                    "2026-01-01 1 1 1.0000",  // S2 ends 2026-01-15
+                ])
             #expect(try await db.scalar("SELECT count(*) FROM analytics.monthly_churn WHERE month = '2025-01-01'") == 0)
         }
     }
@@ -288,11 +296,12 @@ struct AnalyticsViewTests {
                 for try await line in rows.decode(String.self) { lines.append(line) }
                 return lines
             }
-            #expect(lines == [
-                "2000 | subscription | premium | t | active | active | 2026-01-15",
-                "6000 | subscription | premium | f | revoked | revoked | 2025-02-05",
-                "9001 | purchase |  | f | revoked | revoked | 2025-03-07",
-            ])
+            #expect(
+                lines == [
+                    "2000 | subscription | premium | t | active | active | 2026-01-15",
+                    "6000 | subscription | premium | f | revoked | revoked | 2025-02-05",
+                    "9001 | purchase |  | f | revoked | revoked | 2025-03-07",
+                ])
         }
     }
 
@@ -304,7 +313,10 @@ struct AnalyticsViewTests {
                 "SELECT to_char(cohort_month, 'YYYY-MM-DD') || ' ' || trials || ' ' || converted || ' ' || pending || ' ' || conversion_rate FROM analytics.trial_conversion"
             )
             #expect(cohorts == ["2025-02-01 2 1 0 0.5000"])
-            #expect(try await db.scalar("SELECT count(*) FROM analytics.trials WHERE original_transaction_id = '3000' AND converted AND converted_transaction_id = '3002'") == 1)
+            #expect(
+                try await db.scalar(
+                    "SELECT count(*) FROM analytics.trials WHERE original_transaction_id = '3000' AND converted AND converted_transaction_id = '3002'"
+                ) == 1)
             let refunds = try await texts(
                 db,
                 "SELECT transaction_id || ' ' || coalesce(revocation_type, '-') || ' ' || refunded_amount || ' ' || currency FROM analytics.refunds ORDER BY transaction_id"

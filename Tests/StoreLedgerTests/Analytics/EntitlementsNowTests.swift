@@ -57,16 +57,22 @@ struct EntitlementsNowTests {
         }
 
         /// An auto-renewable subscription's transaction.
-        func subscription(_ id: String, product: String = "com.example.storeledger.monthly", purchased: Date, expires: Date, signed: Date,
-                          overrides: [String: Any] = [:]) -> [String: Any] {
-            signer.transactionPayload(transactionID: id, productID: product, purchaseDate: purchased, expiresDate: expires,
-                                      signedDate: signed, overrides: overrides)
+        func subscription(
+            _ id: String, product: String = "com.example.storeledger.monthly", purchased: Date, expires: Date, signed: Date,
+            overrides: [String: Any] = [:]
+        ) -> [String: Any] {
+            signer.transactionPayload(
+                transactionID: id, productID: product, purchaseDate: purchased, expiresDate: expires,
+                signedDate: signed, overrides: overrides)
         }
 
         /// A one-time purchase's transaction (Apple sends no expiresDate for these).
-        func oneTime(_ id: String, type: String, product: String, purchased: Date, signed: Date? = nil, overrides: [String: Any] = [:]) -> [String: Any] {
-            signer.transactionPayload(transactionID: id, productID: product, purchaseDate: purchased, signedDate: signed ?? purchased,
-                                      type: type, overrides: overrides)
+        func oneTime(
+            _ id: String, type: String, product: String, purchased: Date, signed: Date? = nil, overrides: [String: Any] = [:]
+        ) -> [String: Any] {
+            signer.transactionPayload(
+                transactionID: id, productID: product, purchaseDate: purchased, signedDate: signed ?? purchased,
+                type: type, overrides: overrides)
         }
     }
 
@@ -116,10 +122,13 @@ struct EntitlementsNowTests {
         try await TestDatabase.withFresh { db in
             let ledger = try Ledger(db)
             let expires = Self.start.addingTimeInterval(30 * Self.day)
-            try await ledger.notify("SUBSCRIBED", "INITIAL_BUY", at: Self.start,
-                                    transaction: ledger.subscription("100", purchased: Self.start, expires: expires, signed: Self.start), status: 1)
+            try await ledger.notify(
+                "SUBSCRIBED", "INITIAL_BUY", at: Self.start,
+                transaction: ledger.subscription("100", purchased: Self.start, expires: expires, signed: Self.start), status: 1)
             // The stored row still says what the last signed fact said.
-            #expect(try await db.scalar("SELECT count(*) FROM subscriptions WHERE original_transaction_id = '100' AND status = 'active' AND entitled") == 1)
+            #expect(
+                try await db.scalar("SELECT count(*) FROM subscriptions WHERE original_transaction_id = '100' AND status = 'active' AND entitled")
+                    == 1)
             #expect(try await verdict(db, "100", at: Self.start) == Self.active())
             #expect(try await verdict(db, "100", at: expires.addingTimeInterval(-Self.tick)) == Self.active())
             #expect(try await verdict(db, "100", at: expires) == Self.inactive("expired", status: "expired"))
@@ -149,7 +158,8 @@ struct EntitlementsNowTests {
             #expect(try await verdict(db, "200", at: graceEnd.addingTimeInterval(Self.day))?.entitled == false)
 
             // GRACE_PERIOD_EXPIRED, when it comes, changes nothing about the answer after the end.
-            try await ledger.notify("GRACE_PERIOD_EXPIRED", at: graceEnd.addingTimeInterval(60), transaction: transaction, renewal: renewal, status: 3)
+            try await ledger.notify(
+                "GRACE_PERIOD_EXPIRED", at: graceEnd.addingTimeInterval(60), transaction: transaction, renewal: renewal, status: 3)
             #expect(try await verdict(db, "200", at: graceEnd) == Self.inactive("billing_retry", status: "billing_retry"))
         }
     }
@@ -159,7 +169,8 @@ struct EntitlementsNowTests {
             let ledger = try Ledger(db)
             let expires = Self.start.addingTimeInterval(365 * Self.day)
             let revoked = Self.start.addingTimeInterval(10 * Self.day)
-            let bought = ledger.subscription("300", product: "com.example.storeledger.yearly", purchased: Self.start, expires: expires, signed: Self.start)
+            let bought = ledger.subscription(
+                "300", product: "com.example.storeledger.yearly", purchased: Self.start, expires: expires, signed: Self.start)
             try await ledger.notify("SUBSCRIBED", "INITIAL_BUY", at: Self.start, transaction: bought, status: 1)
             var refunded = bought
             refunded["signedDate"] = TestSigner.milliseconds(revoked)
@@ -186,19 +197,25 @@ struct EntitlementsNowTests {
     @Test func withoutACatalogAConsumableGrantsNothingANonConsumableGrantsForLifeANonRenewingNeedsADuration() async throws {
         try await TestDatabase.withFresh { db in
             let ledger = try Ledger(db)
-            try await ledger.notify("ONE_TIME_CHARGE", at: Self.start,
-                                    transaction: ledger.oneTime("400", type: "Consumable", product: "com.example.coins.100", purchased: Self.start))
-            try await ledger.notify("ONE_TIME_CHARGE", at: Self.start,
-                                    transaction: ledger.oneTime("500", type: "Non-Consumable", product: "com.example.fullunlock", purchased: Self.start))
-            try await ledger.notify("ONE_TIME_CHARGE", at: Self.start,
-                                    transaction: ledger.oneTime("510", type: "Non-Consumable", product: "com.example.fullunlock", purchased: Self.start))
-            try await ledger.notify("ONE_TIME_CHARGE", at: Self.start,
-                                    transaction: ledger.oneTime("600", type: "Non-Renewing Subscription", product: "com.example.pass", purchased: Self.start))
+            try await ledger.notify(
+                "ONE_TIME_CHARGE", at: Self.start,
+                transaction: ledger.oneTime("400", type: "Consumable", product: "com.example.coins.100", purchased: Self.start))
+            try await ledger.notify(
+                "ONE_TIME_CHARGE", at: Self.start,
+                transaction: ledger.oneTime("500", type: "Non-Consumable", product: "com.example.fullunlock", purchased: Self.start))
+            try await ledger.notify(
+                "ONE_TIME_CHARGE", at: Self.start,
+                transaction: ledger.oneTime("510", type: "Non-Consumable", product: "com.example.fullunlock", purchased: Self.start))
+            try await ledger.notify(
+                "ONE_TIME_CHARGE", at: Self.start,
+                transaction: ledger.oneTime("600", type: "Non-Renewing Subscription", product: "com.example.pass", purchased: Self.start))
             let revoked = Self.start.addingTimeInterval(5 * Self.day)
-            try await ledger.notify("REFUND", at: revoked, transaction: ledger.oneTime(
-                "510", type: "Non-Consumable", product: "com.example.fullunlock", purchased: Self.start, signed: revoked,
-                overrides: ["revocationDate": TestSigner.milliseconds(revoked), "revocationReason": 1, "revocationType": "REFUND_FULL"]
-            ))
+            try await ledger.notify(
+                "REFUND", at: revoked,
+                transaction: ledger.oneTime(
+                    "510", type: "Non-Consumable", product: "com.example.fullunlock", purchased: Self.start, signed: revoked,
+                    overrides: ["revocationDate": TestSigner.milliseconds(revoked), "revocationReason": 1, "revocationType": "REFUND_FULL"]
+                ))
 
             for instant in [Self.start, Self.start.addingTimeInterval(400 * Self.day)] {
                 #expect(try await verdict(db, "400", at: instant) == Self.inactive("consumable", status: "consumed", entitlement: nil))
@@ -213,32 +230,41 @@ struct EntitlementsNowTests {
     @Test func theCatalogDecidesWhatAProductGrantsAndHowLongAOneTimeProductLasts() async throws {
         try await TestDatabase.withFresh { db in
             let ledger = try Ledger(db)
-            try await ProductCatalogStore.publish(ProductCatalog(products: [
-                .init(productID: "com.example.storeledger.yearly", period: SubscriptionPeriod(iso8601: "P1Y")),
-                .init(productID: "com.example.pass", period: SubscriptionPeriod(iso8601: "P1M")),
-                .init(productID: "com.example.coins.boost", entitlements: ["premium", "boost"], period: SubscriptionPeriod(iso8601: "P1D")),
-                .init(productID: "com.example.coins.100", entitlements: []),
-            ]), client: db.client, logger: db.logger)
+            try await ProductCatalogStore.publish(
+                ProductCatalog(products: [
+                    .init(productID: "com.example.storeledger.yearly", period: SubscriptionPeriod(iso8601: "P1Y")),
+                    .init(productID: "com.example.pass", period: SubscriptionPeriod(iso8601: "P1M")),
+                    .init(productID: "com.example.coins.boost", entitlements: ["premium", "boost"], period: SubscriptionPeriod(iso8601: "P1D")),
+                    .init(productID: "com.example.coins.100", entitlements: []),
+                ]), client: db.client, logger: db.logger)
             let purchased = Date(timeIntervalSince1970: 1_738_281_600)  // 2025-01-31T00:00:00Z
             let monthLater = Date(timeIntervalSince1970: 1_740_700_800)  // 2025-02-28T00:00:00Z: P1M in UTC calendar arithmetic
-            try await ledger.notify("ONE_TIME_CHARGE", at: purchased,
-                                    transaction: ledger.oneTime("700", type: "Non-Renewing Subscription", product: "com.example.pass", purchased: purchased))
-            try await ledger.notify("ONE_TIME_CHARGE", at: purchased,
-                                    transaction: ledger.oneTime("710", type: "Consumable", product: "com.example.coins.boost", purchased: purchased))
-            try await ledger.notify("ONE_TIME_CHARGE", at: purchased,
-                                    transaction: ledger.oneTime("720", type: "Consumable", product: "com.example.coins.100", purchased: purchased))
-            try await ledger.notify("ONE_TIME_CHARGE", at: purchased,
-                                    transaction: ledger.oneTime("730", type: "Non-Consumable", product: "com.example.unlisted", purchased: purchased))
-            try await ledger.notify("SUBSCRIBED", "INITIAL_BUY", at: purchased, transaction: ledger.subscription(
-                "740", product: "com.example.storeledger.monthly", purchased: purchased, expires: purchased.addingTimeInterval(30 * Self.day), signed: purchased
-            ), status: 1)
+            try await ledger.notify(
+                "ONE_TIME_CHARGE", at: purchased,
+                transaction: ledger.oneTime("700", type: "Non-Renewing Subscription", product: "com.example.pass", purchased: purchased))
+            try await ledger.notify(
+                "ONE_TIME_CHARGE", at: purchased,
+                transaction: ledger.oneTime("710", type: "Consumable", product: "com.example.coins.boost", purchased: purchased))
+            try await ledger.notify(
+                "ONE_TIME_CHARGE", at: purchased,
+                transaction: ledger.oneTime("720", type: "Consumable", product: "com.example.coins.100", purchased: purchased))
+            try await ledger.notify(
+                "ONE_TIME_CHARGE", at: purchased,
+                transaction: ledger.oneTime("730", type: "Non-Consumable", product: "com.example.unlisted", purchased: purchased))
+            try await ledger.notify(
+                "SUBSCRIBED", "INITIAL_BUY", at: purchased,
+                transaction: ledger.subscription(
+                    "740", product: "com.example.storeledger.monthly", purchased: purchased, expires: purchased.addingTimeInterval(30 * Self.day),
+                    signed: purchased
+                ), status: 1)
 
             #expect(try await verdict(db, "700", at: monthLater.addingTimeInterval(-Self.tick)) == Self.active())
             #expect(try await verdict(db, "700", at: monthLater) == Self.inactive("expired", status: "expired"))
             let boostEnd = purchased.addingTimeInterval(Self.day)
-            #expect(try await verdicts(db, "710", at: boostEnd.addingTimeInterval(-Self.tick)) == [
-                Verdict(entitlement: "boost", entitled: true, reason: "active", status: "active"), Self.active(),
-            ])
+            #expect(
+                try await verdicts(db, "710", at: boostEnd.addingTimeInterval(-Self.tick)) == [
+                    Verdict(entitlement: "boost", entitled: true, reason: "active", status: "active"), Self.active(),
+                ])
             #expect(try await verdicts(db, "710", at: boostEnd).map(\.entitled) == [false, false])
             #expect(try await verdict(db, "720", at: purchased) == Self.inactive("no_entitlements", status: "consumed", entitlement: nil))
             #expect(try await verdict(db, "730", at: purchased) == Self.inactive("not_in_catalog", status: "active", entitlement: nil))
@@ -259,15 +285,20 @@ struct EntitlementsNowTests {
             // Bought a month ago; one period ends in a day, the other ended a day ago with no EXPIRED.
             for (id, expires) in [("800", now.addingTimeInterval(Self.day)), ("810", now.addingTimeInterval(-Self.day))] {
                 let purchased = expires.addingTimeInterval(-30 * Self.day)
-                try await ledger.notify("SUBSCRIBED", "INITIAL_BUY", at: purchased,
-                                        transaction: ledger.subscription(id, purchased: purchased, expires: expires, signed: purchased), status: 1)
+                try await ledger.notify(
+                    "SUBSCRIBED", "INITIAL_BUY", at: purchased,
+                    transaction: ledger.subscription(id, purchased: purchased, expires: expires, signed: purchased), status: 1)
             }
             #expect(try await db.scalar("SELECT count(*) FROM subscriptions WHERE entitled") == 2)
             #expect(try await db.scalar("SELECT count(*) FROM entitlements_now WHERE entitled_now AND original_transaction_id = '800'") == 1)
-            #expect(try await db.scalar("SELECT count(*) FROM entitlements_now WHERE NOT entitled_now AND reason = 'expired' AND original_transaction_id = '810'") == 1)
-            #expect(try await db.scalar("""
-                SELECT count(*) FROM (SELECT * FROM entitlements_now EXCEPT SELECT * FROM entitlements_at(now())) differing
-                """) == 0)
+            #expect(
+                try await db.scalar(
+                    "SELECT count(*) FROM entitlements_now WHERE NOT entitled_now AND reason = 'expired' AND original_transaction_id = '810'") == 1)
+            #expect(
+                try await db.scalar(
+                    """
+                    SELECT count(*) FROM (SELECT * FROM entitlements_now EXCEPT SELECT * FROM entitlements_at(now())) differing
+                    """) == 0)
             let analyst = try await db.client.inTransaction(logger: db.logger) { connection in
                 try await connection.query("SET LOCAL ROLE storeledger_analyst", logger: db.logger)
                 var ids: [String] = []

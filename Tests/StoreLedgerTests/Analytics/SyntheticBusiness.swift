@@ -110,15 +110,17 @@ struct SyntheticBusiness {
     /// SUBSCRIBED (INITIAL_BUY, or RESUBSCRIBE after an expiry): a first period, or a trial (`trial` = offerPeriod).
     mutating func subscribe(_ n: Int, _ product: String, _ start: String, _ end: String, trial: String? = nil, resubscribe: Bool = false) throws {
         let tx = transaction(n, product: product, start: Self.day(start), end: Self.day(end), trial: trial, reason: "PURCHASE")
-        try notify("SUBSCRIBED", resubscribe ? "RESUBSCRIBE" : "INITIAL_BUY", at: Self.day(start), transaction: tx,
-                   renewal: renewal(n, product: product, at: Self.day(start)), status: 1)
+        try notify(
+            "SUBSCRIBED", resubscribe ? "RESUBSCRIBE" : "INITIAL_BUY", at: Self.day(start), transaction: tx,
+            renewal: renewal(n, product: product, at: Self.day(start)), status: 1)
     }
 
     /// DID_RENEW (BILLING_RECOVERY when it ends a billing retry or grace period): the next period.
     mutating func renew(_ n: Int, _ product: String, _ start: String, _ end: String, recovery: Bool = false) throws {
         let tx = transaction(n, product: product, start: Self.day(start), end: Self.day(end), reason: "RENEWAL")
-        try notify("DID_RENEW", recovery ? "BILLING_RECOVERY" : nil, at: Self.day(start), transaction: tx,
-                   renewal: renewal(n, product: product, at: Self.day(start)), status: 1)
+        try notify(
+            "DID_RENEW", recovery ? "BILLING_RECOVERY" : nil, at: Self.day(start), transaction: tx,
+            renewal: renewal(n, product: product, at: Self.day(start)), status: 1)
     }
 
     /// Renews `product` every `months` months (or 7 days when `weekly`) from `from` while the period starts before `until`.
@@ -137,28 +139,32 @@ struct SyntheticBusiness {
 
     /// DID_CHANGE_RENEWAL_STATUS / AUTO_RENEW_DISABLED.
     mutating func turnAutoRenewOff(_ n: Int, _ product: String, at: String) throws {
-        try notify("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", at: Self.day(at), transaction: last[Self.otid(n)],
-                   renewal: renewal(n, product: product, at: Self.day(at), autoRenew: false), status: 1)
+        try notify(
+            "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", at: Self.day(at), transaction: last[Self.otid(n)],
+            renewal: renewal(n, product: product, at: Self.day(at), autoRenew: false), status: 1)
     }
 
     /// EXPIRED: VOLUNTARY (auto-renew was off) or BILLING_RETRY (the retry period ended).
     mutating func expire(_ n: Int, _ product: String, at: String, voluntary: Bool = true) throws {
-        try notify("EXPIRED", voluntary ? "VOLUNTARY" : "BILLING_RETRY", at: Self.day(at), transaction: last[Self.otid(n)],
-                   renewal: renewal(n, product: product, at: Self.day(at), autoRenew: false, expirationIntent: voluntary ? 1 : 2),
-                   status: 2)
+        try notify(
+            "EXPIRED", voluntary ? "VOLUNTARY" : "BILLING_RETRY", at: Self.day(at), transaction: last[Self.otid(n)],
+            renewal: renewal(n, product: product, at: Self.day(at), autoRenew: false, expirationIntent: voluntary ? 1 : 2),
+            status: 2)
     }
 
     /// DID_FAIL_TO_RENEW at the latest period's expiry: GRACE_PERIOD with its end, or plain billing retry.
     mutating func failToRenew(_ n: Int, _ product: String, at: String, graceUntil: String? = nil) throws {
         let grace = graceUntil.map(Self.day)
-        try notify("DID_FAIL_TO_RENEW", grace == nil ? nil : "GRACE_PERIOD", at: Self.day(at), transaction: last[Self.otid(n)],
-                   renewal: renewal(n, product: product, at: Self.day(at), billingRetry: true, grace: grace), status: grace == nil ? 3 : 4)
+        try notify(
+            "DID_FAIL_TO_RENEW", grace == nil ? nil : "GRACE_PERIOD", at: Self.day(at), transaction: last[Self.otid(n)],
+            renewal: renewal(n, product: product, at: Self.day(at), billingRetry: true, grace: grace), status: grace == nil ? 3 : 4)
     }
 
     /// GRACE_PERIOD_EXPIRED: the grace period ended without a recovery (billing retry goes on).
     mutating func graceExpired(_ n: Int, _ product: String, at: String, graceUntil: String) throws {
-        try notify("GRACE_PERIOD_EXPIRED", at: Self.day(at), transaction: last[Self.otid(n)],
-                   renewal: renewal(n, product: product, at: Self.day(at), billingRetry: true, grace: Self.day(graceUntil)), status: 3)
+        try notify(
+            "GRACE_PERIOD_EXPIRED", at: Self.day(at), transaction: last[Self.otid(n)],
+            renewal: renewal(n, product: product, at: Self.day(at), billingRetry: true, grace: Self.day(graceUntil)), status: 3)
     }
 
     /// REFUND of the transaction `tx`: Apple re-signs it with its revocation.
@@ -178,8 +184,9 @@ struct SyntheticBusiness {
         replaced["isUpgraded"] = true
         replaced["signedDate"] = TestSigner.milliseconds(Self.day(start))
         let tx = transaction(n, product: product, start: Self.day(start), end: Self.day(end), reason: "PURCHASE")
-        try notify("DID_CHANGE_RENEWAL_PREF", "UPGRADE", at: Self.day(start), transaction: tx,
-                   renewal: renewal(n, product: product, at: Self.day(start)), status: 1)
+        try notify(
+            "DID_CHANGE_RENEWAL_PREF", "UPGRADE", at: Self.day(start), transaction: tx,
+            renewal: renewal(n, product: product, at: Self.day(start)), status: 1)
         let body = String(
             decoding: try JSONSerialization.data(withJSONObject: ["signedTransaction": try signer.sign(json: replaced)], options: [.sortedKeys]),
             as: UTF8.self
@@ -197,8 +204,9 @@ struct SyntheticBusiness {
         try notify("SUBSCRIBED", "INITIAL_BUY", at: start, transaction: tx, renewal: renewal(n, product: Self.monthly, at: start), status: 1)
         if !autoRenew {
             let off = start.addingTimeInterval(86_400)
-            try notify("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", at: off, transaction: tx,
-                       renewal: renewal(n, product: Self.monthly, at: off, autoRenew: false), status: 1)
+            try notify(
+                "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", at: off, transaction: tx,
+                renewal: renewal(n, product: Self.monthly, at: off, autoRenew: false), status: 1)
         }
     }
 

@@ -133,14 +133,15 @@ struct SyntheticBusinessTests {
                 WHERE environment = 'Production' AND currency = 'USD' AND month < '2025-07-01' ORDER BY month
                 """
             )
-            #expect(months == [
-                "2025-01 8 0 69.94",
-                "2025-02 10 0 89.92",
-                "2025-03 10 0 96.89",
-                "2025-04 11 0 99.92",
-                "2025-05 12 0 111.88",
-                "2025-06 13 0 123.84",
-            ])
+            #expect(
+                months == [
+                    "2025-01 8 0 69.94",
+                    "2025-02 10 0 89.92",
+                    "2025-03 10 0 96.89",
+                    "2025-04 11 0 99.92",
+                    "2025-05 12 0 111.88",
+                    "2025-06 13 0 123.84",
+                ])
             // Inside S11's recovered 13-day period and S12's gap, mid-month.
             let april3 = try await rows(db, "SELECT paid_subscriptions || ' ' || mrr FROM analytics.mrr_at('2025-04-03 12:00Z')")
             // S01 S03 S04 S05 S07 S11 S13 S14 S22 (S15 renewed Apr 3 00:00: also active) = 10;
@@ -162,14 +163,15 @@ struct SyntheticBusinessTests {
                 ORDER BY transaction_id
                 """
             )
-            #expect(periods == [
-                "100502 P1W 11.96 - 03-17",  // S05's second week: 2.99 x 4
-                "101102 P1M 9.99 04-07 04-07",  // S11 Feb 10 - Mar 10, its grace period until Apr 7
-                "101103 P1M 9.99 - 04-10",  // S11's recovered 13-day period is still a monthly
-                "101202 P1M 9.99 - 03-25",  // S12 expired voluntarily on Mar 25: no grace period
-                "101203 P1W 11.96 04-21 04-21",  // S12's weekly resubscription carries the grace period
-                "101302 P1M 9.99 - 03-08",  // S13's refunded Feb period counted while it gave access
-            ])
+            #expect(
+                periods == [
+                    "100502 P1W 11.96 - 03-17",  // S05's second week: 2.99 x 4
+                    "101102 P1M 9.99 04-07 04-07",  // S11 Feb 10 - Mar 10, its grace period until Apr 7
+                    "101103 P1M 9.99 - 04-10",  // S11's recovered 13-day period is still a monthly
+                    "101202 P1M 9.99 - 03-25",  // S12 expired voluntarily on Mar 25: no grace period
+                    "101203 P1W 11.96 04-21 04-21",  // S12's weekly resubscription carries the grace period
+                    "101302 P1M 9.99 - 03-08",  // S13's refunded Feb period counted while it gave access
+                ])
         }
     }
 
@@ -195,14 +197,15 @@ struct SyntheticBusinessTests {
                 WHERE environment = 'Production' AND currency = 'USD' AND month < '2025-07-01' ORDER BY month, product_id
                 """
             )
-            #expect(products == [
-                "2025-01 monthly 6 59.94", "2025-01 yearly 2 10.00",
-                "2025-02 monthly 8 79.92", "2025-02 yearly 2 10.00",
-                "2025-03 monthly 6 59.94", "2025-03 pro.monthly 1 14.99", "2025-03 weekly 1 11.96", "2025-03 yearly 2 10.00",
-                "2025-04 monthly 7 69.93", "2025-04 pro.monthly 1 14.99", "2025-04 yearly 3 15.00",
-                "2025-05 monthly 7 69.93", "2025-05 pro.monthly 1 14.99", "2025-05 weekly 1 11.96", "2025-05 yearly 3 15.00",
-                "2025-06 monthly 7 69.93", "2025-06 pro.monthly 1 14.99", "2025-06 weekly 2 23.92", "2025-06 yearly 3 15.00",
-            ])
+            #expect(
+                products == [
+                    "2025-01 monthly 6 59.94", "2025-01 yearly 2 10.00",
+                    "2025-02 monthly 8 79.92", "2025-02 yearly 2 10.00",
+                    "2025-03 monthly 6 59.94", "2025-03 pro.monthly 1 14.99", "2025-03 weekly 1 11.96", "2025-03 yearly 2 10.00",
+                    "2025-04 monthly 7 69.93", "2025-04 pro.monthly 1 14.99", "2025-04 yearly 3 15.00",
+                    "2025-05 monthly 7 69.93", "2025-05 pro.monthly 1 14.99", "2025-05 weekly 1 11.96", "2025-05 yearly 3 15.00",
+                    "2025-06 monthly 7 69.93", "2025-06 pro.monthly 1 14.99", "2025-06 weekly 2 23.92", "2025-06 yearly 3 15.00",
+                ])
         }
     }
 
@@ -216,13 +219,14 @@ struct SyntheticBusinessTests {
                 WHERE environment = 'Production' AND month < '2025-07-01' ORDER BY month
                 """
             )
-            #expect(churn == [
-                "2025-02 8 1 0.1250",
-                "2025-03 10 2 0.2000",
-                "2025-04 10 2 0.2000",
-                "2025-05 11 1 0.0909",
-                "2025-06 12 1 0.0833",
-            ])
+            #expect(
+                churn == [
+                    "2025-02 8 1 0.1250",
+                    "2025-03 10 2 0.2000",
+                    "2025-04 10 2 0.2000",
+                    "2025-05 11 1 0.0909",
+                    "2025-06 12 1 0.0833",
+                ])
             let gross = try await rows(
                 db,
                 """
@@ -231,13 +235,14 @@ struct SyntheticBusinessTests {
                 WHERE environment = 'Production' AND month < '2025-07-01' ORDER BY month
                 """
             )
-            #expect(gross == [
-                "2025-02 1 0 0.1250",
-                "2025-03 2 0 0.2000",
-                "2025-04 2 0 0.2000",
-                "2025-05 2 1 0.1818",
-                "2025-06 1 0 0.0833",
-            ])
+            #expect(
+                gross == [
+                    "2025-02 1 0 0.1250",
+                    "2025-03 2 0 0.2000",
+                    "2025-04 2 0 0.2000",
+                    "2025-05 2 1 0.1818",
+                    "2025-06 1 0 0.0833",
+                ])
         }
     }
 
@@ -252,14 +257,15 @@ struct SyntheticBusinessTests {
                 WHERE environment = 'Production' AND month < '2025-07-01' GROUP BY month ORDER BY month
                 """
             )
-            #expect(months == [
-                "2025-01 8 0 8 0 8",
-                "2025-02 3 1 2 1 3",
-                "2025-03 3 1 2 0 2",
-                "2025-04 4 1 3 0 3",
-                "2025-05 2 1 1 1 2",
-                "2025-06 3 2 1 1 2",
-            ])
+            #expect(
+                months == [
+                    "2025-01 8 0 8 0 8",
+                    "2025-02 3 1 2 1 3",
+                    "2025-03 3 1 2 0 2",
+                    "2025-04 4 1 3 0 3",
+                    "2025-05 2 1 1 1 2",
+                    "2025-06 3 2 1 1 2",
+                ])
             let june = try await rows(
                 db,
                 """
@@ -290,14 +296,15 @@ struct SyntheticBusinessTests {
                 WHERE environment = 'Production' AND currency = 'USD' AND month < '2025-07-01' ORDER BY month
                 """
             )
-            #expect(rates == [
-                "2025-01 8 1 0.1250 0 0.00",
-                "2025-02 9 1 0.1111 1 59.99",
-                "2025-03 13 0 0.0000 0 0.00",
-                "2025-04 11 1 0.0909 1 9.99",
-                "2025-05 9 0 0.0000 1 9.99",
-                "2025-06 15 0 0.0000 0 0.00",
-            ])
+            #expect(
+                rates == [
+                    "2025-01 8 1 0.1250 0 0.00",
+                    "2025-02 9 1 0.1111 1 59.99",
+                    "2025-03 13 0 0.0000 0 0.00",
+                    "2025-04 11 1 0.0909 1 9.99",
+                    "2025-05 9 0 0.0000 1 9.99",
+                    "2025-06 15 0 0.0000 0 0.00",
+                ])
         }
     }
 
@@ -312,14 +319,15 @@ struct SyntheticBusinessTests {
                 WHERE environment = 'Production' AND cohort_month < '2025-07-01' ORDER BY cohort_month, product_id
                 """
             )
-            #expect(cohorts == [
-                "2025-02 monthly 1 1 0 1.0000",
-                "2025-03 monthly 1 0 0 0.0000",
-                "2025-04 monthly 1 0 0 0.0000",
-                "2025-05 monthly 1 1 0 1.0000",
-                "2025-06 monthly 1 0 0 0.0000",
-                "2025-06 weekly 1 1 0 1.0000",
-            ])
+            #expect(
+                cohorts == [
+                    "2025-02 monthly 1 1 0 1.0000",
+                    "2025-03 monthly 1 0 0 0.0000",
+                    "2025-04 monthly 1 0 0 0.0000",
+                    "2025-05 monthly 1 1 0 1.0000",
+                    "2025-06 monthly 1 0 0 0.0000",
+                    "2025-06 weekly 1 1 0 1.0000",
+                ])
             let abandoned = try await rows(
                 db,
                 """
@@ -338,7 +346,8 @@ struct SyntheticBusinessTests {
             )
             #expect(flagged == ["100900"])
             let pending = try await rows(
-                db, "SELECT original_transaction_id || ' ' || pending FROM analytics.trials WHERE original_transaction_id IN ('102400', '102500') ORDER BY 1"
+                db,
+                "SELECT original_transaction_id || ' ' || pending FROM analytics.trials WHERE original_transaction_id IN ('102400', '102500') ORDER BY 1"
             )
             #expect(pending == ["102400 true", "102500 false"])
             let running = try await rows(

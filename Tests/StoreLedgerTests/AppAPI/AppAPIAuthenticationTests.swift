@@ -72,7 +72,8 @@ struct AppAPIAuthenticationTests {
                 let wrong = try await client.execute(uri: path, method: .get, headers: [HTTPField.Name("X-API-Key")!: "sl_nope"])
                 #expect(wrong.status == .unauthorized)
                 #expect(try code(wrong) == "invalid_api_key")
-                #expect(try await client.execute(uri: path, method: .get, headers: try await AppAPIHarness.headers(user: "alice")).status == .forbidden)
+                #expect(
+                    try await client.execute(uri: path, method: .get, headers: try await AppAPIHarness.headers(user: "alice")).status == .forbidden)
                 #expect(try await keys.revoke(name: "billing-backend", logger: db.logger))
                 #expect(try await client.execute(uri: path, method: .get, headers: [HTTPField.Name("X-API-Key")!: stored]).status == .unauthorized)
             }
@@ -100,10 +101,11 @@ struct AppAPIAuthenticationTests {
                 await signing.add(rsa: try Insecure.RSA.PrivateKey(backing: rsaBacking), digestAlgorithm: .sha256)
             }
             @Sendable func token(iss: String?, aud: String?) async throws -> String {
-                try await signing.sign(Claims(
-                    sub: SubjectClaim(value: "user-\(algorithm)"), exp: .init(value: Date().addingTimeInterval(600)),
-                    iss: iss.map { IssuerClaim(value: $0) }, aud: aud.map { AudienceClaim(value: [$0]) }
-                ))
+                try await signing.sign(
+                    Claims(
+                        sub: SubjectClaim(value: "user-\(algorithm)"), exp: .init(value: Date().addingTimeInterval(600)),
+                        iss: iss.map { IssuerClaim(value: $0) }, aud: aud.map { AudienceClaim(value: [$0]) }
+                    ))
             }
             try await TestDatabase.withFresh { db in
                 let auth = AuthenticationConfiguration(jwtPublicKeyPEM: publicPEM, jwtIssuer: "https://auth.example", jwtAudience: "storeledger")
@@ -112,12 +114,18 @@ struct AppAPIAuthenticationTests {
                     let good = try await token(iss: "https://auth.example", aud: "storeledger")
                     #expect(try await client.execute(uri: Self.status, method: .get, headers: [.authorization: "Bearer \(good)"]).status == .ok)
                     let otherIssuer = try await token(iss: "https://evil.example", aud: "storeledger")
-                    #expect(try await client.execute(uri: Self.status, method: .get, headers: [.authorization: "Bearer \(otherIssuer)"]).status == .unauthorized)
+                    #expect(
+                        try await client.execute(uri: Self.status, method: .get, headers: [.authorization: "Bearer \(otherIssuer)"]).status
+                            == .unauthorized)
                     let otherAudience = try await token(iss: "https://auth.example", aud: "someone-else")
-                    #expect(try await client.execute(uri: Self.status, method: .get, headers: [.authorization: "Bearer \(otherAudience)"]).status == .unauthorized)
+                    #expect(
+                        try await client.execute(uri: Self.status, method: .get, headers: [.authorization: "Bearer \(otherAudience)"]).status
+                            == .unauthorized)
                     // An HS256 token "signed" with the public key as the secret (algorithm confusion) is refused.
                     let confused = try await AppAPIHarness.token("user-\(algorithm)", secret: publicPEM)
-                    #expect(try await client.execute(uri: Self.status, method: .get, headers: [.authorization: "Bearer \(confused)"]).status == .unauthorized)
+                    #expect(
+                        try await client.execute(uri: Self.status, method: .get, headers: [.authorization: "Bearer \(confused)"]).status
+                            == .unauthorized)
                 }
             }
         }
@@ -175,7 +183,8 @@ struct AppAPIAuthenticationTests {
             _ = try await Authenticator(configuration: .init(jwtSecret: "short"), apiKeys: nil)
         } throws: { ($0 as? AuthenticationError)?.code == .weakSecret }
         await #expect {
-            _ = try await Authenticator(configuration: .init(jwtPublicKeyPEM: "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----"), apiKeys: nil)
+            _ = try await Authenticator(
+                configuration: .init(jwtPublicKeyPEM: "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----"), apiKeys: nil)
         } throws: { ($0 as? AuthenticationError)?.code == .unsupportedKey }
     }
 }

@@ -29,7 +29,8 @@ struct AppAPIEveryRouteTests {
             let harness = try await AppAPIHarness(db, pki: Self.pki)
             try await harness.app.test(.router) { client in
                 for (method, path) in Self.routes {
-                    let response = try await client.execute(uri: path, method: method, headers: [.contentType: "application/json"], body: ByteBuffer(string: "{}"))
+                    let response = try await client.execute(
+                        uri: path, method: method, headers: [.contentType: "application/json"], body: ByteBuffer(string: "{}"))
                     #expect(response.status == .unauthorized, "\(method) \(path)")
                     let json = try AppAPIHarness.json(response)
                     #expect(json["code"] as? String == "unauthenticated", "\(method) \(path)")
@@ -45,7 +46,8 @@ struct AppAPIEveryRouteTests {
             try await TestDatabase.withFresh { db in
                 let appStore = try await AppStoreAPIClient(configuration: fake.configuration(maximumAttempts: 2))
                 let harness = try await AppAPIHarness(db, pki: Self.pki, appStore: appStore)
-                await fake.state.addTransaction(try AppStoreRoutesTests.appleTransaction("0", signer: TestSigner(pki: Self.pki)), id: "0", environment: .sandbox)
+                await fake.state.addTransaction(
+                    try AppStoreRoutesTests.appleTransaction("0", signer: TestSigner(pki: Self.pki)), id: "0", environment: .sandbox)
                 try await harness.app.test(.router) { client in
                     let user = try await AppAPIHarness.headers(user: "sam")
                     let calls: [(String, [String: Any])] = [
@@ -71,14 +73,18 @@ struct AppAPIEveryRouteTests {
             try await TestDatabase.withFresh { db in
                 let appStore = try await AppStoreAPIClient(configuration: fake.configuration())
                 let harness = try await AppAPIHarness(db, pki: Self.pki, appStore: appStore)
-                await fake.state.addTransaction(try AppStoreRoutesTests.appleTransaction("0", signer: TestSigner(pki: Self.pki)), id: "0", environment: .sandbox)
+                await fake.state.addTransaction(
+                    try AppStoreRoutesTests.appleTransaction("0", signer: TestSigner(pki: Self.pki)), id: "0", environment: .sandbox)
                 let restore = try AppAPIHarness.body(["transactions": [try harness.subscription("9000"), try harness.nonConsumable("9001")]])
                 try await harness.app.test(.router) { client in
                     let user = try await AppAPIHarness.headers(user: "tess")
                     let calls: [(String, ByteBuffer)] = [
                         ("/api/v1/payments/appstore/restore", restore),
                         ("/api/subscription/sync", try AppAPIHarness.body(["transactionId": "0"])),
-                        ("/api/v1/payments/appstore/verify", try AppAPIHarness.body(["receipt_data": try AppReceiptFixtures.receipt("xcode-app-receipt-with-transaction")])),
+                        (
+                            "/api/v1/payments/appstore/verify",
+                            try AppAPIHarness.body(["receipt_data": try AppReceiptFixtures.receipt("xcode-app-receipt-with-transaction")])
+                        ),
                     ]
                     for (path, body) in calls {
                         let first = try await client.execute(uri: path, method: .post, headers: user, body: body)
@@ -104,7 +110,8 @@ extension AppAPIEveryRouteTests {
                 #expect(unknown.status == .notFound)
                 #expect(try AppAPIHarness.json(unknown)["code"] as? String == "not_found")
                 try await db.client.query("ALTER TABLE user_links RENAME TO user_links_gone", logger: db.logger)
-                let failing = try await client.execute(uri: "/api/v1/payments/appstore/status", method: .get, headers: try await AppAPIHarness.headers(user: "u"))
+                let failing = try await client.execute(
+                    uri: "/api/v1/payments/appstore/status", method: .get, headers: try await AppAPIHarness.headers(user: "u"))
                 #expect(failing.status == .serviceUnavailable)
                 let json = try AppAPIHarness.json(failing)
                 #expect(json["code"] as? String == "storage_unavailable")
@@ -127,7 +134,8 @@ extension AppAPIEveryRouteTests {
                     #expect(response.status == .ok, "\(route.path)")
                 }
             }
-            #expect(try await harness.count("SELECT count(*)::int8 FROM events WHERE source = 'apple_notification'") == ReceiverController.routes.count)
+            #expect(
+                try await harness.count("SELECT count(*)::int8 FROM events WHERE source = 'apple_notification'") == ReceiverController.routes.count)
         }
     }
 }

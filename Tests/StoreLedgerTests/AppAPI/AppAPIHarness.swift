@@ -5,8 +5,8 @@ import HummingbirdTesting
 import JWTKit
 import Logging
 import NIOCore
-import StoreLedgerAppStoreAPI
 import PostgresNIO
+import StoreLedgerAppStoreAPI
 import StoreLedgerCore
 import StoreLedgerHTTP
 import StoreLedgerProcessing
@@ -54,9 +54,10 @@ struct AppAPIHarness {
 
     /// The application under test.
     var app: some ApplicationProtocol {
-        Application(router: buildReceiverRouter(
-            client: db.client, migrator: migrator, configuration: .init(port: 0), appAPI: AppAPI(dependencies: dependencies)
-        ))
+        Application(
+            router: buildReceiverRouter(
+                client: db.client, migrator: migrator, configuration: .init(port: 0), appAPI: AppAPI(dependencies: dependencies)
+            ))
     }
 
     /// Claims of a user token as the tests mint them.
@@ -97,18 +98,20 @@ struct AppAPIHarness {
         let purchased = Date().addingTimeInterval(expiresIn - 30 * 86_400)
         var overrides: [String: Any] = [:]
         if let token { overrides["appAccountToken"] = token }
-        return try signer.signedTransaction(signer.transactionPayload(
-            transactionID: transactionID, originalTransactionID: original, productID: product, purchaseDate: purchased,
-            expiresDate: Date().addingTimeInterval(expiresIn), signedDate: Date(), overrides: overrides
-        ))
+        return try signer.signedTransaction(
+            signer.transactionPayload(
+                transactionID: transactionID, originalTransactionID: original, productID: product, purchaseDate: purchased,
+                expiresDate: Date().addingTimeInterval(expiresIn), signedDate: Date(), overrides: overrides
+            ))
     }
 
     /// A signed non-consumable purchase.
     func nonConsumable(_ transactionID: String, product: String = "com.example.storeledger.unlock") throws -> String {
-        try signer.signedTransaction(signer.transactionPayload(
-            transactionID: transactionID, productID: product, purchaseDate: Date().addingTimeInterval(-60), signedDate: Date(),
-            type: "Non-Consumable"
-        ))
+        try signer.signedTransaction(
+            signer.transactionPayload(
+                transactionID: transactionID, productID: product, purchaseDate: Date().addingTimeInterval(-60), signedDate: Date(),
+                type: "Non-Consumable"
+            ))
     }
 
     /// Decodes a response body as a JSON object.

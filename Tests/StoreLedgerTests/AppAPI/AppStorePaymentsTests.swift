@@ -37,7 +37,8 @@ struct AppStorePaymentsTests {
             #expect(try await harness.count("SELECT count(*)::int8 FROM events WHERE source = 'client' AND user_id = 'alice'") == 1)
             #expect(try await harness.count("SELECT count(*)::int8 FROM event_queue WHERE state = 'done' AND attempts = 1") == 1)
             #expect(try await harness.count("SELECT count(*)::int8 FROM subscriptions WHERE original_transaction_id = '5000' AND entitled") == 1)
-            #expect(try await harness.count("SELECT count(*)::int8 FROM user_links WHERE user_id = 'alice' AND original_transaction_id = '5000'") == 1)
+            #expect(
+                try await harness.count("SELECT count(*)::int8 FROM user_links WHERE user_id = 'alice' AND original_transaction_id = '5000'") == 1)
         }
     }
 
@@ -165,12 +166,14 @@ struct AppStorePaymentsTests {
             try await harness.app.test(.router) { client in
                 let alice = try await AppAPIHarness.headers(user: "alice")
                 let bob = try await AppAPIHarness.headers(user: "bob")
-                _ = try await client.execute(uri: Self.transactionPath, method: .post, headers: alice, body: try AppAPIHarness.body(["signed_transaction": jws]))
+                _ = try await client.execute(
+                    uri: Self.transactionPath, method: .post, headers: alice, body: try AppAPIHarness.body(["signed_transaction": jws]))
                 let restore = try await client.execute(
                     uri: "/api/v1/payments/appstore/restore", method: .post, headers: bob, body: try AppAPIHarness.body(["transactions": [jws]])
                 )
                 #expect(try AppAPIHarness.json(restore)["is_premium"] as? Bool == true)
-                let aliceStatus = try AppAPIHarness.json(try await client.execute(uri: "/api/v1/payments/appstore/status", method: .get, headers: alice))
+                let aliceStatus = try AppAPIHarness.json(
+                    try await client.execute(uri: "/api/v1/payments/appstore/status", method: .get, headers: alice))
                 #expect(aliceStatus["has_subscription"] as? Bool == false)
                 let bobStatus = try AppAPIHarness.json(try await client.execute(uri: "/api/v1/payments/appstore/status", method: .get, headers: bob))
                 #expect(bobStatus["has_subscription"] as? Bool == true)
@@ -180,7 +183,9 @@ struct AppStorePaymentsTests {
             #expect(history.last?.from == "alice")
             #expect(history.last?.to == "bob")
             // The transfer is rebuildable from the log: the claiming event carries the claimant.
-            #expect(try await harness.count("SELECT count(*)::int8 FROM events e JOIN user_link_history h ON h.event_id = e.id WHERE e.user_id = h.to_user_id") == 2)
+            #expect(
+                try await harness.count(
+                    "SELECT count(*)::int8 FROM events e JOIN user_link_history h ON h.event_id = e.id WHERE e.user_id = h.to_user_id") == 2)
         }
     }
 
@@ -190,7 +195,8 @@ struct AppStorePaymentsTests {
             try await harness.app.test(.router) { client in
                 let headers = try await AppAPIHarness.headers(user: "alice")
                 for body in ["{}", "not json", #"{"signed_transaction": 42}"#] {
-                    let response = try await client.execute(uri: Self.transactionPath, method: .post, headers: headers, body: ByteBuffer(string: body))
+                    let response = try await client.execute(
+                        uri: Self.transactionPath, method: .post, headers: headers, body: ByteBuffer(string: body))
                     #expect(response.status == .badRequest)
                     #expect(try AppAPIHarness.json(response)["code"] as? String == "invalid_request")
                 }

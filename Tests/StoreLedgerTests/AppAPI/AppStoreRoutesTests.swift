@@ -37,11 +37,15 @@ struct AppStoreRoutesTests {
         var signer = signer ?? TestSigner(pki: pki)
         signer.environment = environment
         var overrides: [String: Any] = [:]
-        if revoked { overrides["revocationDate"] = TestSigner.milliseconds(Date()); overrides["revocationReason"] = 0 }
-        return try signer.signedTransaction(signer.transactionPayload(
-            transactionID: id, productID: product, purchaseDate: Date().addingTimeInterval(expiresIn - 30 * 86_400),
-            expiresDate: Date().addingTimeInterval(expiresIn), signedDate: Date(), overrides: overrides
-        ))
+        if revoked {
+            overrides["revocationDate"] = TestSigner.milliseconds(Date())
+            overrides["revocationReason"] = 0
+        }
+        return try signer.signedTransaction(
+            signer.transactionPayload(
+                transactionID: id, productID: product, purchaseDate: Date().addingTimeInterval(expiresIn - 30 * 86_400),
+                expiresDate: Date().addingTimeInterval(expiresIn), signedDate: Date(), overrides: overrides
+            ))
     }
 
     static func validateBody(_ id: Any, product: String = "com.example.storeledger.monthly") throws -> ByteBuffer {
@@ -66,7 +70,9 @@ struct AppStoreRoutesTests {
             }
             #expect(answers[0] == answers[1])
             #expect(await fake.state.requests.map(\.environment) == [.production, .sandbox, .production, .sandbox])
-            #expect(try await harness.count("SELECT count(*)::int8 FROM events WHERE source = 'server_api' AND user_id = 'pat' AND environment_hint = 'sandbox'") == 2)
+            #expect(
+                try await harness.count(
+                    "SELECT count(*)::int8 FROM events WHERE source = 'server_api' AND user_id = 'pat' AND environment_hint = 'sandbox'") == 2)
             #expect(try await harness.count("SELECT count(*)::int8 FROM transactions") == 1)
             #expect(try await harness.count("SELECT count(*)::int8 FROM user_links WHERE user_id = 'pat'") == 1)
         }
@@ -75,7 +81,8 @@ struct AppStoreRoutesTests {
     @Test func theSandboxRouteAsksTheSandboxOnly() async throws {
         try await withAPI { _, fake, http in
             await fake.state.addTransaction(try Self.appleTransaction("8100"), id: "8100", environment: .sandbox)
-            let response = try await http.execute(uri: "/api/iap/validate/sand", method: .post, headers: AppAPIHarness.serviceHeaders, body: try Self.validateBody("8100"))
+            let response = try await http.execute(
+                uri: "/api/iap/validate/sand", method: .post, headers: AppAPIHarness.serviceHeaders, body: try Self.validateBody("8100"))
             #expect(try AppAPIHarness.json(response)["isUnlocked"] as? Bool == true)
             #expect(await fake.state.requests.map(\.environment) == [.sandbox])
         }
@@ -89,7 +96,8 @@ struct AppStoreRoutesTests {
                 #expect(response.status == .badRequest)
                 #expect(try AppAPIHarness.json(response)["error"] as? String == "transactionId and productId required")
             }
-            let missing = try await http.execute(uri: "/api/iap/validate", method: .post, headers: headers, body: try Self.validateBody("999", product: "p"))
+            let missing = try await http.execute(
+                uri: "/api/iap/validate", method: .post, headers: headers, body: try Self.validateBody("999", product: "p"))
             #expect(missing.status == .ok)
             let json = try AppAPIHarness.json(missing)
             #expect(json["isUnlocked"] as? Bool == false)
@@ -132,14 +140,16 @@ struct AppStoreRoutesTests {
         try await withAPI { _, fake, http in
             await fake.state.addTransaction(try Self.appleTransaction("8400", revoked: true), id: "8400", environment: .sandbox)
             await fake.state.addTransaction(try Self.appleTransaction("8401", expiresIn: -60), id: "8401", environment: .sandbox)
-            let revoked = try AppAPIHarness.json(try await http.execute(
-                uri: "/api/iap/validate", method: .post, headers: AppAPIHarness.serviceHeaders, body: try Self.validateBody("8400")
-            ))
+            let revoked = try AppAPIHarness.json(
+                try await http.execute(
+                    uri: "/api/iap/validate", method: .post, headers: AppAPIHarness.serviceHeaders, body: try Self.validateBody("8400")
+                ))
             #expect(revoked["isUnlocked"] as? Bool == false)
             #expect(revoked["revoked"] as? Bool == true)
-            let expired = try AppAPIHarness.json(try await http.execute(
-                uri: "/api/iap/validate", method: .post, headers: AppAPIHarness.serviceHeaders, body: try Self.validateBody("8401")
-            ))
+            let expired = try AppAPIHarness.json(
+                try await http.execute(
+                    uri: "/api/iap/validate", method: .post, headers: AppAPIHarness.serviceHeaders, body: try Self.validateBody("8401")
+                ))
             #expect(expired["isUnlocked"] as? Bool == false)
             #expect(expired["revoked"] as? Bool == false)
         }
@@ -148,7 +158,8 @@ struct AppStoreRoutesTests {
     @Test func validateNeedsCredentialsAndAConfiguredClient() async throws {
         try await withAPI(configured: false) { _, _, http in
             #expect(try await http.execute(uri: "/api/iap/validate", method: .post, body: try Self.validateBody("1")).status == .unauthorized)
-            let response = try await http.execute(uri: "/api/iap/validate", method: .post, headers: AppAPIHarness.serviceHeaders, body: try Self.validateBody("1"))
+            let response = try await http.execute(
+                uri: "/api/iap/validate", method: .post, headers: AppAPIHarness.serviceHeaders, body: try Self.validateBody("1"))
             #expect(response.status == .serviceUnavailable)
             #expect(try AppAPIHarness.json(response)["code"] as? String == "app_store_api_not_configured")
         }
@@ -165,11 +176,15 @@ struct AppStoreRoutesTests {
             let response = try await http.execute(uri: "/api/subscription/sync", method: .post, headers: headers, body: try AppAPIHarness.body(claim))
             #expect(response.status == .ok)
             #expect(try AppAPIHarness.json(response)["success"] as? Bool == true)
-            #expect(try await harness.count("SELECT count(*)::int8 FROM subscriptions WHERE product_id = 'com.example.storeledger.monthly' AND expires_at < now() + interval '4 days'") == 1)
+            #expect(
+                try await harness.count(
+                    "SELECT count(*)::int8 FROM subscriptions WHERE product_id = 'com.example.storeledger.monthly' AND expires_at < now() + interval '4 days'"
+                ) == 1)
             #expect(try await harness.count("SELECT count(*)::int8 FROM events WHERE position('2099' in convert_from(body, 'UTF8')) > 0") == 0)
             let status = try AppAPIHarness.json(try await http.execute(uri: "/api/subscription/status", method: .get, headers: headers))
             #expect(status["isPremium"] as? Bool == true)
-            let unknown = try await http.execute(uri: "/api/subscription/sync", method: .post, headers: headers, body: try AppAPIHarness.body(["transactionId": "777"]))
+            let unknown = try await http.execute(
+                uri: "/api/subscription/sync", method: .post, headers: headers, body: try AppAPIHarness.body(["transactionId": "777"]))
             #expect(unknown.status == .notFound)
             #expect(try AppAPIHarness.json(unknown)["code"] as? String == "transaction_not_found")
         }

@@ -67,11 +67,13 @@ struct MethodNotAllowedTests {
                     // No credentials: the method is wrong whoever asks, so 405 comes before authentication.
                     try expect405(try await client.execute(uri: path, method: method), allow: allow, "\(method) \(path)")
                     try expect405(
-                        try await client.execute(uri: path, method: method, headers: AppAPIHarness.serviceHeaders), allow: allow, "\(method) \(path) as a server"
+                        try await client.execute(uri: path, method: method, headers: AppAPIHarness.serviceHeaders), allow: allow,
+                        "\(method) \(path) as a server"
                     )
                 }
                 // The documented method still answers as before.
-                #expect(try await client.execute(uri: "/v1/users/alice/entitlements", method: .get, headers: AppAPIHarness.serviceHeaders).status == .ok)
+                #expect(
+                    try await client.execute(uri: "/v1/users/alice/entitlements", method: .get, headers: AppAPIHarness.serviceHeaders).status == .ok)
             }
         }
     }

@@ -109,7 +109,9 @@ struct OpenAPIConformanceTests {
     /// Sends every baseline with each string the document describes (a body member, a string array's element, a path
     /// parameter) set to "", and compares the server's verdict (2xx accepts, 4xx refuses) with the document's (the
     /// value validates or not). Returns the disagreements.
-    static func emptyStringDisagreements(_ client: some TestClientProtocol, harness: AppAPIHarness, document: OpenAPIDocument) async throws -> [String] {
+    static func emptyStringDisagreements(
+        _ client: some TestClientProtocol, harness: AppAPIHarness, document: OpenAPIDocument
+    ) async throws -> [String] {
         var problems: [String] = []
         var covered: Set<String> = []
         let created = try await client.execute(
@@ -144,7 +146,9 @@ struct OpenAPIConformanceTests {
                     var changed = body
                     if OpenAPIDocument.admitsStrings(member) {
                         changed[name] = ""
-                    } else if member["type"] as? String == "array", OpenAPIDocument.admitsStrings(document.resolved(member["items"] as? [String: Any] ?? [:])) {
+                    } else if member["type"] as? String == "array",
+                        OpenAPIDocument.admitsStrings(document.resolved(member["items"] as? [String: Any] ?? [:]))
+                    {
                         changed[name] = [""]
                     } else {
                         continue
@@ -167,7 +171,8 @@ struct OpenAPIConformanceTests {
         }
         for operation in document.operations.sorted() {
             let parts = operation.split(separator: " ", maxSplits: 1).map(String.init)
-            let takesInput = document.requestSchema(path: parts[1], method: parts[0]) != nil || !document.pathParameters(path: parts[1], method: parts[0]).isEmpty
+            let takesInput =
+                document.requestSchema(path: parts[1], method: parts[0]) != nil || !document.pathParameters(path: parts[1], method: parts[0]).isEmpty
             if takesInput, !covered.contains(operation) { problems.append("\(operation) takes input but has no baseline for the empty-string check") }
         }
         return problems
@@ -178,8 +183,10 @@ struct OpenAPIConformanceTests {
             try await TestDatabase.withFresh { db in
                 let appStore = try await AppStoreAPIClient(configuration: fake.configuration(maximumAttempts: 2))
                 let harness = try await AppAPIHarness(db, pki: Self.pki, appStore: appStore)
-                await fake.state.addTransaction(try AppStoreRoutesTests.appleTransaction("7100", signer: TestSigner(pki: Self.pki)), id: "7100", environment: .sandbox)
-                await fake.state.addTransaction(try AppStoreRoutesTests.appleTransaction("0", signer: TestSigner(pki: Self.pki)), id: "0", environment: .sandbox)
+                await fake.state.addTransaction(
+                    try AppStoreRoutesTests.appleTransaction("7100", signer: TestSigner(pki: Self.pki)), id: "7100", environment: .sandbox)
+                await fake.state.addTransaction(
+                    try AppStoreRoutesTests.appleTransaction("0", signer: TestSigner(pki: Self.pki)), id: "0", environment: .sandbox)
                 try await harness.app.test(.router) { client in
                     let problems = try await Self.emptyStringDisagreements(client, harness: harness, document: try OpenAPIDocument.load())
                     #expect(problems == [])
@@ -224,17 +231,22 @@ struct OpenAPIConformanceTests {
         try await recorder.call(client, .post, "\(payments)/transaction", headers: user, body: try AppAPIHarness.body(["signed_transaction": forged]))
         try await recorder.call(client, .post, "\(payments)/transaction", headers: user, body: ByteBuffer(string: "{}"))
         try await recorder.call(client, .post, "\(payments)/transaction", body: try AppAPIHarness.body(["signed_transaction": active]))
-        try await recorder.call(client, .post, "\(payments)/transaction", headers: service, body: try AppAPIHarness.body(["signed_transaction": active]))
-        try await recorder.call(client, .post, "\(payments)/restore", headers: user, body: try AppAPIHarness.body(["transactions": [active, expired, forged]]))
-        try await recorder.call(client, .post, "\(payments)/restore", headers: user, body: try AppAPIHarness.body(["transactions": Array(repeating: "x", count: 201)]))
+        try await recorder.call(
+            client, .post, "\(payments)/transaction", headers: service, body: try AppAPIHarness.body(["signed_transaction": active]))
+        try await recorder.call(
+            client, .post, "\(payments)/restore", headers: user, body: try AppAPIHarness.body(["transactions": [active, expired, forged]]))
+        try await recorder.call(
+            client, .post, "\(payments)/restore", headers: user, body: try AppAPIHarness.body(["transactions": Array(repeating: "x", count: 201)]))
         try await recorder.call(client, .get, "\(payments)/status", headers: user)
         try await recorder.call(client, .get, "\(payments)/status", headers: try await AppAPIHarness.headers(user: "nobody"))
         try await recorder.call(client, .get, "/api/subscription/status", headers: user)
-        try await recorder.call(client, .get, "/api/subscription/status", headers: [.authorization: "Bearer \(try await AppAPIHarness.token("olivia", lifetime: -5))"])
+        try await recorder.call(
+            client, .get, "/api/subscription/status", headers: [.authorization: "Bearer \(try await AppAPIHarness.token("olivia", lifetime: -5))"])
         try await recorder.call(client, .get, "/v1/users/olivia/entitlements", template: "/v1/users/{id}/entitlements", headers: service)
         try await recorder.call(client, .get, "/v1/users/olivia/entitlements", template: "/v1/users/{id}/entitlements", headers: user)
         let created = try await recorder.call(
-            client, .post, "/v1/purchase-intents", headers: service, body: try AppAPIHarness.body(["user_id": "olivia", "product_id": "com.example.storeledger.monthly"])
+            client, .post, "/v1/purchase-intents", headers: service,
+            body: try AppAPIHarness.body(["user_id": "olivia", "product_id": "com.example.storeledger.monthly"])
         )
         try await recorder.call(client, .post, "/v1/purchase-intents", headers: service, body: try AppAPIHarness.body(["product_id": "p"]))
         let id = try AppAPIHarness.json(created)["correlation_id"] as? String ?? ""
@@ -246,8 +258,10 @@ struct OpenAPIConformanceTests {
     static func exerciseAppleRoutes(_ client: some TestClientProtocol, fake: FakeAppStoreServer, recorder: Recorder) async throws {
         let user = try await AppAPIHarness.headers(user: "olivia")
         let service = AppAPIHarness.serviceHeaders
-        await fake.state.addTransaction(try AppStoreRoutesTests.appleTransaction("7100", signer: TestSigner(pki: Self.pki)), id: "7100", environment: .sandbox)
-        await fake.state.addTransaction(try AppStoreRoutesTests.appleTransaction("0", signer: TestSigner(pki: Self.pki)), id: "0", environment: .sandbox)
+        await fake.state.addTransaction(
+            try AppStoreRoutesTests.appleTransaction("7100", signer: TestSigner(pki: Self.pki)), id: "7100", environment: .sandbox)
+        await fake.state.addTransaction(
+            try AppStoreRoutesTests.appleTransaction("0", signer: TestSigner(pki: Self.pki)), id: "0", environment: .sandbox)
         let forged = try AppStoreRoutesTests.appleTransaction("7101", signer: TestSigner(pki: try TestPKI()))
         await fake.state.addTransaction(forged, id: "7101", environment: .sandbox)
         for path in ["/api/iap/validate", "/api/iap/validate/sand"] {
@@ -265,8 +279,12 @@ struct OpenAPIConformanceTests {
         try await recorder.call(client, .post, "/api/subscription/sync", headers: user, body: ByteBuffer(string: "[]"))
         try await recorder.call(client, .post, "/api/subscription/sync", headers: service, body: try AppAPIHarness.body(["transactionId": "7100"]))
         let verify = "/api/v1/payments/appstore/verify"
-        try await recorder.call(client, .post, verify, headers: user, body: try AppAPIHarness.body(["receipt_data": try AppReceiptFixtures.receipt("xcode-app-receipt-with-transaction")]))
-        try await recorder.call(client, .post, verify, headers: user, body: try AppAPIHarness.body(["receipt_data": try AppReceiptFixtures.receipt("xcode-app-receipt-empty")]))
+        try await recorder.call(
+            client, .post, verify, headers: user,
+            body: try AppAPIHarness.body(["receipt_data": try AppReceiptFixtures.receipt("xcode-app-receipt-with-transaction")]))
+        try await recorder.call(
+            client, .post, verify, headers: user,
+            body: try AppAPIHarness.body(["receipt_data": try AppReceiptFixtures.receipt("xcode-app-receipt-empty")]))
         try await recorder.call(client, .post, verify, headers: user, body: try AppAPIHarness.body(["receipt_data": "aGVsbG8="]))
         try await recorder.call(client, .post, verify, headers: user, body: ByteBuffer(string: "{}"))
         try await recorder.call(client, .post, verify, body: ByteBuffer(string: "{}"))

@@ -69,7 +69,9 @@ struct OpenAPIDocument {
             return violations(of: value, against: resolved, at: path)
         }
         var problems: [String] = []
-        if let types = (schema["type"] as? [String]) ?? (schema["type"] as? String).map({ [$0] }), !types.contains(where: { Self.matches(value, type: $0) }) {
+        if let types = (schema["type"] as? [String]) ?? (schema["type"] as? String).map({ [$0] }),
+            !types.contains(where: { Self.matches(value, type: $0) })
+        {
             return ["\(path): \(Self.describe(value)) is not \(types.joined(separator: "|"))"]
         }
         if let options = schema["enum"] as? [Any], !options.contains(where: { Self.equal($0, value) }) {

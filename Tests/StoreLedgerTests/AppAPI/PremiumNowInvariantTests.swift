@@ -38,20 +38,24 @@ struct PremiumNowInvariantTests {
     struct Apple {
         var signer: TestSigner
 
-        func subscription(_ id: String, purchased: Date, expires: Date, product: String = "com.example.storeledger.monthly",
-                          overrides: [String: Any] = [:]) throws -> String {
-            try signer.signedTransaction(signer.transactionPayload(
-                transactionID: id, productID: product, purchaseDate: purchased, expiresDate: expires, signedDate: purchased, overrides: overrides
-            ))
+        func subscription(
+            _ id: String, purchased: Date, expires: Date, product: String = "com.example.storeledger.monthly",
+            overrides: [String: Any] = [:]
+        ) throws -> String {
+            try signer.signedTransaction(
+                signer.transactionPayload(
+                    transactionID: id, productID: product, purchaseDate: purchased, expiresDate: expires, signedDate: purchased, overrides: overrides
+                ))
         }
 
         func oneTime(_ id: String, type: String, product: String, environment: String = "Sandbox") throws -> String {
             var signer = signer
             signer.environment = environment
             let purchased = Date().addingTimeInterval(-3600)
-            return try signer.signedTransaction(signer.transactionPayload(
-                transactionID: id, productID: product, purchaseDate: purchased, signedDate: purchased, type: type
-            ))
+            return try signer.signedTransaction(
+                signer.transactionPayload(
+                    transactionID: id, productID: product, purchaseDate: purchased, signedDate: purchased, type: type
+                ))
         }
 
         /// DID_FAIL_TO_RENEW / GRACE_PERIOD for subscription `id` whose period ended at `expires`, grace until `graceEnd`.
@@ -60,10 +64,11 @@ struct PremiumNowInvariantTests {
             var payload = signer.notificationPayload(
                 type: "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", signedDate: failed,
                 signedTransactionInfo: try subscription(id, purchased: purchased, expires: expires),
-                signedRenewalInfo: try signer.signedRenewalInfo(signer.renewalInfoPayload(
-                    originalTransactionID: id, renewalDate: expires, signedDate: failed,
-                    overrides: ["isInBillingRetryPeriod": true, "gracePeriodExpiresDate": TestSigner.milliseconds(graceEnd)]
-                )),
+                signedRenewalInfo: try signer.signedRenewalInfo(
+                    signer.renewalInfoPayload(
+                        originalTransactionID: id, renewalDate: expires, signedDate: failed,
+                        overrides: ["isInBillingRetryPeriod": true, "gracePeriodExpiresDate": TestSigner.milliseconds(graceEnd)]
+                    )),
                 status: 4
             )
             var data = payload["data"] as? [String: Any] ?? [:]
@@ -80,33 +85,49 @@ struct PremiumNowInvariantTests {
         let graceExpired = now.addingTimeInterval(-20 * Self.day)
         let stillInGrace = now.addingTimeInterval(-2 * Self.day)
         return [
-            Scenario(name: "consumable only", transactionID: "9100",
-                     jws: try apple.oneTime("9100", type: "Consumable", product: "com.example.coins.100"), premium: false),
-            Scenario(name: "non-consumable (Production)", transactionID: "9200",
-                     jws: try apple.oneTime("9200", type: "Non-Consumable", product: "com.example.fullunlock", environment: "Production"),
-                     environment: .production, premium: true),
-            Scenario(name: "active subscription", transactionID: "9300",
-                     jws: try apple.subscription("9300", purchased: now.addingTimeInterval(-Self.day), expires: now.addingTimeInterval(29 * Self.day)),
-                     premium: true),
-            Scenario(name: "lapsed subscription, no EXPIRED", transactionID: "9400",
-                     jws: try apple.subscription("9400", purchased: lapsedEnd.addingTimeInterval(-30 * Self.day), expires: lapsedEnd),
-                     premium: false),
-            Scenario(name: "grace period ended, no GRACE_PERIOD_EXPIRED", transactionID: "9500",
-                     jws: try apple.subscription("9500", purchased: graceExpired.addingTimeInterval(-30 * Self.day), expires: graceExpired),
-                     notifications: [try apple.graceStarted("9500", purchased: graceExpired.addingTimeInterval(-30 * Self.day), expires: graceExpired,
-                                                            graceEnd: graceExpired.addingTimeInterval(16 * Self.day))],
-                     premium: false),
-            Scenario(name: "in a grace period", transactionID: "9550",
-                     jws: try apple.subscription("9550", purchased: stillInGrace.addingTimeInterval(-30 * Self.day), expires: stillInGrace),
-                     notifications: [try apple.graceStarted("9550", purchased: stillInGrace.addingTimeInterval(-30 * Self.day), expires: stillInGrace,
-                                                            graceEnd: stillInGrace.addingTimeInterval(16 * Self.day))],
-                     premium: true),
-            Scenario(name: "refunded subscription", transactionID: "9600",
-                     jws: try apple.subscription("9600", purchased: now.addingTimeInterval(-5 * Self.day), expires: now.addingTimeInterval(25 * Self.day),
-                                                 overrides: ["revocationDate": TestSigner.milliseconds(now.addingTimeInterval(-Self.day)),
-                                                             "revocationReason": 0, "revocationType": "REFUND_FULL",
-                                                             "signedDate": TestSigner.milliseconds(now.addingTimeInterval(-Self.day))]),
-                     premium: false),
+            Scenario(
+                name: "consumable only", transactionID: "9100",
+                jws: try apple.oneTime("9100", type: "Consumable", product: "com.example.coins.100"), premium: false),
+            Scenario(
+                name: "non-consumable (Production)", transactionID: "9200",
+                jws: try apple.oneTime("9200", type: "Non-Consumable", product: "com.example.fullunlock", environment: "Production"),
+                environment: .production, premium: true),
+            Scenario(
+                name: "active subscription", transactionID: "9300",
+                jws: try apple.subscription("9300", purchased: now.addingTimeInterval(-Self.day), expires: now.addingTimeInterval(29 * Self.day)),
+                premium: true),
+            Scenario(
+                name: "lapsed subscription, no EXPIRED", transactionID: "9400",
+                jws: try apple.subscription("9400", purchased: lapsedEnd.addingTimeInterval(-30 * Self.day), expires: lapsedEnd),
+                premium: false),
+            Scenario(
+                name: "grace period ended, no GRACE_PERIOD_EXPIRED", transactionID: "9500",
+                jws: try apple.subscription("9500", purchased: graceExpired.addingTimeInterval(-30 * Self.day), expires: graceExpired),
+                notifications: [
+                    try apple.graceStarted(
+                        "9500", purchased: graceExpired.addingTimeInterval(-30 * Self.day), expires: graceExpired,
+                        graceEnd: graceExpired.addingTimeInterval(16 * Self.day))
+                ],
+                premium: false),
+            Scenario(
+                name: "in a grace period", transactionID: "9550",
+                jws: try apple.subscription("9550", purchased: stillInGrace.addingTimeInterval(-30 * Self.day), expires: stillInGrace),
+                notifications: [
+                    try apple.graceStarted(
+                        "9550", purchased: stillInGrace.addingTimeInterval(-30 * Self.day), expires: stillInGrace,
+                        graceEnd: stillInGrace.addingTimeInterval(16 * Self.day))
+                ],
+                premium: true),
+            Scenario(
+                name: "refunded subscription", transactionID: "9600",
+                jws: try apple.subscription(
+                    "9600", purchased: now.addingTimeInterval(-5 * Self.day), expires: now.addingTimeInterval(25 * Self.day),
+                    overrides: [
+                        "revocationDate": TestSigner.milliseconds(now.addingTimeInterval(-Self.day)),
+                        "revocationReason": 0, "revocationType": "REFUND_FULL",
+                        "signedDate": TestSigner.milliseconds(now.addingTimeInterval(-Self.day)),
+                    ]),
+                premium: false),
         ]
     }
 
@@ -122,15 +143,19 @@ struct PremiumNowInvariantTests {
         try await check(catalog: catalog) { apple in
             let now = Date()
             return [
-                Scenario(name: "subscription to a product missing from the catalog", transactionID: "9700",
-                         jws: try apple.subscription("9700", purchased: now.addingTimeInterval(-Self.day), expires: now.addingTimeInterval(29 * Self.day)),
-                         premium: false),
-                Scenario(name: "subscription to a listed product", transactionID: "9710",
-                         jws: try apple.subscription("9710", purchased: now.addingTimeInterval(-Self.day), expires: now.addingTimeInterval(364 * Self.day),
-                                                     product: "com.example.storeledger.yearly"),
-                         premium: true),
-                Scenario(name: "consumable the catalog says grants premium", transactionID: "9720",
-                         jws: try apple.oneTime("9720", type: "Consumable", product: "com.example.coins.boost"), premium: true),
+                Scenario(
+                    name: "subscription to a product missing from the catalog", transactionID: "9700",
+                    jws: try apple.subscription("9700", purchased: now.addingTimeInterval(-Self.day), expires: now.addingTimeInterval(29 * Self.day)),
+                    premium: false),
+                Scenario(
+                    name: "subscription to a listed product", transactionID: "9710",
+                    jws: try apple.subscription(
+                        "9710", purchased: now.addingTimeInterval(-Self.day), expires: now.addingTimeInterval(364 * Self.day),
+                        product: "com.example.storeledger.yearly"),
+                    premium: true),
+                Scenario(
+                    name: "consumable the catalog says grants premium", transactionID: "9720",
+                    jws: try apple.oneTime("9720", type: "Consumable", product: "com.example.coins.boost"), premium: true),
             ]
         }
     }
@@ -167,43 +192,52 @@ struct PremiumNowInvariantTests {
         let headers = try await AppAPIHarness.headers(user: user)
         var answers: [String: Bool] = [:]
         /// Calls a route and records the Bool at `key` of its JSON answer.
-        func ask(_ route: String, _ uri: String, _ method: HTTPRequest.Method, headers: HTTPFields, body: [String: Any]? = nil, key: String) async throws {
+        func ask(
+            _ route: String, _ uri: String, _ method: HTTPRequest.Method, headers: HTTPFields, body: [String: Any]? = nil, key: String
+        ) async throws {
             let response = try await http.execute(uri: uri, method: method, headers: headers, body: try body.map(AppAPIHarness.body))
             #expect(response.status == .ok, "\(scenario.name): \(route) answered \(response.status) \(String(buffer: response.body))")
             answers[route] = try AppAPIHarness.json(response)[key] as? Bool
         }
 
-        try await ask("000 POST /transaction", "/api/v1/payments/appstore/transaction", .post, headers: headers,
-                      body: ["signed_transaction": scenario.jws], key: "is_premium")
+        try await ask(
+            "000 POST /transaction", "/api/v1/payments/appstore/transaction", .post, headers: headers,
+            body: ["signed_transaction": scenario.jws], key: "is_premium")
         for notification in scenario.notifications {
             try await pipeline.append(source: .appleNotification, body: #"{"signedPayload":"\#(notification)"}"#, hint: .sandbox)
         }
         try await pipeline.drain()
         // The answer before Apple's later notifications is not the one compared: ask again after them.
         if !scenario.notifications.isEmpty {
-            try await ask("000 POST /transaction", "/api/v1/payments/appstore/transaction", .post, headers: headers,
-                          body: ["signed_transaction": scenario.jws], key: "is_premium")
+            try await ask(
+                "000 POST /transaction", "/api/v1/payments/appstore/transaction", .post, headers: headers,
+                body: ["signed_transaction": scenario.jws], key: "is_premium")
         }
-        try await ask("000 POST /restore", "/api/v1/payments/appstore/restore", .post, headers: headers,
-                      body: ["transactions": [scenario.jws]], key: "is_premium")
+        try await ask(
+            "000 POST /restore", "/api/v1/payments/appstore/restore", .post, headers: headers,
+            body: ["transactions": [scenario.jws]], key: "is_premium")
         try await ask("000 GET /status", "/api/v1/payments/appstore/status", .get, headers: headers, key: "has_subscription")
         try await ask("001 GET /status", "/api/subscription/status", .get, headers: headers, key: "isPremium")
-        try await ask("001 POST /sync", "/api/subscription/sync", .post, headers: headers,
-                      body: ["transactionId": scenario.transactionID], key: "is_premium")
-        try await ask("002 POST /validate", "/api/iap/validate", .post, headers: headers,
-                      body: ["transactionId": scenario.transactionID, "productId": "claimed.by.client", "revoked": false], key: "isUnlocked")
+        try await ask(
+            "001 POST /sync", "/api/subscription/sync", .post, headers: headers,
+            body: ["transactionId": scenario.transactionID], key: "is_premium")
+        try await ask(
+            "002 POST /validate", "/api/iap/validate", .post, headers: headers,
+            body: ["transactionId": scenario.transactionID, "productId": "claimed.by.client", "revoked": false], key: "isUnlocked")
 
-        let entitlements = try AppAPIHarness.json(try await http.execute(
-            uri: "/v1/users/\(user)/entitlements", method: .get, headers: AppAPIHarness.serviceHeaders
-        ))
+        let entitlements = try AppAPIHarness.json(
+            try await http.execute(
+                uri: "/v1/users/\(user)/entitlements", method: .get, headers: AppAPIHarness.serviceHeaders
+            ))
         answers["GET /v1/users/{id}/entitlements"] = entitlements["is_premium"] as? Bool
         let rows = entitlements["entitlements"] as? [[String: Any]] ?? []
         let rowsSayPremium = rows.contains { ($0["entitled"] as? Bool == true) && (($0["entitlements"] as? [String])?.contains("premium") ?? false) }
         #expect(rowsSayPremium == (entitlements["is_premium"] as? Bool), "\(scenario.name): \(rows)")
 
-        answers["SQL entitlements_now"] = try await harness.count(
-            "SELECT count(*)::int8 FROM entitlements_now WHERE user_id = \(user) AND entitlement = 'premium' AND entitled_now"
-        ) > 0
+        answers["SQL entitlements_now"] =
+            try await harness.count(
+                "SELECT count(*)::int8 FROM entitlements_now WHERE user_id = \(user) AND entitlement = 'premium' AND entitled_now"
+            ) > 0
         // The outbox's latest word on the purchase (its user is linked after the first projection, so by key).
         let rowsHooked = try await db(harness).query(
             """

@@ -44,12 +44,14 @@ struct PurchaseIntentAndEntitlementTests {
                 #expect(posted.status == .ok)
                 #expect(try AppAPIHarness.json(posted)["is_premium"] as? Bool == false)
 
-                let completed = try AppAPIHarness.json(try await client.execute(uri: "/v1/purchase-intents/\(id)", method: .get, headers: AppAPIHarness.serviceHeaders))
+                let completed = try AppAPIHarness.json(
+                    try await client.execute(uri: "/v1/purchase-intents/\(id)", method: .get, headers: AppAPIHarness.serviceHeaders))
                 #expect(completed["status"] as? String == "completed")
                 #expect(completed["transaction_id"] as? String == "6000")
                 #expect(completed["environment"] as? String == "Sandbox")
 
-                let entitlements = try AppAPIHarness.json(try await client.execute(uri: "/v1/users/dana/entitlements", method: .get, headers: AppAPIHarness.serviceHeaders))
+                let entitlements = try AppAPIHarness.json(
+                    try await client.execute(uri: "/v1/users/dana/entitlements", method: .get, headers: AppAPIHarness.serviceHeaders))
                 #expect(entitlements["is_premium"] as? Bool == true)
                 let rows = try #require(entitlements["entitlements"] as? [[String: Any]])
                 #expect(rows.count == 1)
@@ -65,7 +67,8 @@ struct PurchaseIntentAndEntitlementTests {
     @Test func aNotificationFromAppleAloneCompletesTheIntentAndEntitlesItsUser() async throws {
         try await TestDatabase.withFresh { db in
             let harness = try await AppAPIHarness(db, pki: Self.pki)
-            let intent = try await harness.dependencies.intents.create(for: "erin", product: "com.example.storeledger.monthly", lifetime: .seconds(600), logger: db.logger)
+            let intent = try await harness.dependencies.intents.create(
+                for: "erin", product: "com.example.storeledger.monthly", lifetime: .seconds(600), logger: db.logger)
             let token = intent.correlationID.uuidString.lowercased()
             // No app posts anything: Apple's DID_SUBSCRIBE reaches the receiver and the worker path projects it.
             let pipeline = try LedgerPipeline(db, pki: Self.pki, bundleID: TestSigner.defaultBundleID)
@@ -73,7 +76,8 @@ struct PurchaseIntentAndEntitlementTests {
                 transactionID: "6100", purchaseDate: Date().addingTimeInterval(-60), expiresDate: Date().addingTimeInterval(30 * 86_400),
                 signedDate: Date(), overrides: ["appAccountToken": token]
             )
-            let notification = try pipeline.signer.signedNotification(type: "SUBSCRIBED", subtype: "INITIAL_BUY", signedDate: Date(), transaction: transaction)
+            let notification = try pipeline.signer.signedNotification(
+                type: "SUBSCRIBED", subtype: "INITIAL_BUY", signedDate: Date(), transaction: transaction)
             try await pipeline.append(source: .appleNotification, body: #"{"signedPayload":"\#(notification)"}"#, hint: .sandbox)
             try await pipeline.drain()
             let found = try #require(try await harness.dependencies.intents.find(intent.correlationID, logger: db.logger))
@@ -88,12 +92,16 @@ struct PurchaseIntentAndEntitlementTests {
     @Test func aServerSideTransactionWithoutAUserGoesToTheOwnerOfItsToken() async throws {
         try await TestDatabase.withFresh { db in
             let harness = try await AppAPIHarness(db, pki: Self.pki)
-            let intent = try await harness.dependencies.intents.create(for: "erin", product: "com.example.storeledger.monthly", lifetime: .seconds(600), logger: db.logger)
+            let intent = try await harness.dependencies.intents.create(
+                for: "erin", product: "com.example.storeledger.monthly", lifetime: .seconds(600), logger: db.logger)
             let submission = try await harness.dependencies.intake.submit(
                 signedTransaction: try harness.subscription("6150", token: intent.correlationID.uuidString), source: .serverAPI, user: nil,
                 origin: .init(), logger: db.logger
             )
-            guard case .accepted(let accepted) = submission else { Issue.record("not accepted: \(submission)"); return }
+            guard case .accepted(let accepted) = submission else {
+                Issue.record("not accepted: \(submission)")
+                return
+            }
             #expect(accepted.owner == "erin")
             #expect(accepted.link == .linked)
             #expect(try await harness.count("SELECT count(*)::int8 FROM events WHERE source = 'server_api' AND user_id IS NULL") == 1)
@@ -104,12 +112,14 @@ struct PurchaseIntentAndEntitlementTests {
         try await TestDatabase.withFresh { db in
             let harness = try await AppAPIHarness(db, pki: Self.pki, intentLifetime: .seconds(0))
             try await harness.app.test(.router) { client in
-                let created = try AppAPIHarness.json(try await client.execute(
-                    uri: "/v1/purchase-intents", method: .post, headers: AppAPIHarness.serviceHeaders,
-                    body: try AppAPIHarness.body(["user_id": "fay", "product_id": "p"])
-                ))
+                let created = try AppAPIHarness.json(
+                    try await client.execute(
+                        uri: "/v1/purchase-intents", method: .post, headers: AppAPIHarness.serviceHeaders,
+                        body: try AppAPIHarness.body(["user_id": "fay", "product_id": "p"])
+                    ))
                 let id = try #require(created["correlation_id"] as? String)
-                let later = try AppAPIHarness.json(try await client.execute(uri: "/v1/purchase-intents/\(id)", method: .get, headers: AppAPIHarness.serviceHeaders))
+                let later = try AppAPIHarness.json(
+                    try await client.execute(uri: "/v1/purchase-intents/\(id)", method: .get, headers: AppAPIHarness.serviceHeaders))
                 #expect(later["status"] as? String == "expired")
                 let missing = try await client.execute(uri: "/v1/purchase-intents/\(UUID())", method: .get, headers: AppAPIHarness.serviceHeaders)
                 #expect(missing.status == .notFound)
@@ -117,7 +127,8 @@ struct PurchaseIntentAndEntitlementTests {
                 let notUUID = try await client.execute(uri: "/v1/purchase-intents/nope", method: .get, headers: AppAPIHarness.serviceHeaders)
                 #expect(notUUID.status == .badRequest)
                 let noUser = try await client.execute(
-                    uri: "/v1/purchase-intents", method: .post, headers: AppAPIHarness.serviceHeaders, body: try AppAPIHarness.body(["product_id": "p"])
+                    uri: "/v1/purchase-intents", method: .post, headers: AppAPIHarness.serviceHeaders,
+                    body: try AppAPIHarness.body(["product_id": "p"])
                 )
                 #expect(noUser.status == .badRequest)
             }
@@ -133,12 +144,14 @@ struct PurchaseIntentAndEntitlementTests {
                     uri: "/v1/purchase-intents", method: .post, headers: gina, body: try AppAPIHarness.body(["user_id": "hank", "product_id": "p"])
                 )
                 #expect(forOther.status == .forbidden)
-                let own = try AppAPIHarness.json(try await client.execute(
-                    uri: "/v1/purchase-intents", method: .post, headers: gina, body: try AppAPIHarness.body(["product_id": "p"])
-                ))
+                let own = try AppAPIHarness.json(
+                    try await client.execute(
+                        uri: "/v1/purchase-intents", method: .post, headers: gina, body: try AppAPIHarness.body(["product_id": "p"])
+                    ))
                 #expect(own["user_id"] as? String == "gina")
                 let id = try #require(own["correlation_id"] as? String)
-                let byOther = try await client.execute(uri: "/v1/purchase-intents/\(id)", method: .get, headers: try await AppAPIHarness.headers(user: "hank"))
+                let byOther = try await client.execute(
+                    uri: "/v1/purchase-intents/\(id)", method: .get, headers: try await AppAPIHarness.headers(user: "hank"))
                 #expect(byOther.status == .notFound)
             }
         }
@@ -150,23 +163,27 @@ struct PurchaseIntentAndEntitlementTests {
             try await harness.app.test(.router) { client in
                 let ivy = try await AppAPIHarness.headers(user: "ivy")
                 let stickers = try harness.nonConsumable("6300", product: "com.example.storeledger.stickers")
-                let answer = try AppAPIHarness.json(try await client.execute(
-                    uri: "/api/v1/payments/appstore/transaction", method: .post, headers: ivy, body: try AppAPIHarness.body(["signed_transaction": stickers])
-                ))
+                let answer = try AppAPIHarness.json(
+                    try await client.execute(
+                        uri: "/api/v1/payments/appstore/transaction", method: .post, headers: ivy,
+                        body: try AppAPIHarness.body(["signed_transaction": stickers])
+                    ))
                 #expect(answer["is_premium"] as? Bool == false)
                 var status = try AppAPIHarness.json(try await client.execute(uri: "/api/subscription/status", method: .get, headers: ivy))
                 #expect(status["isPremium"] as? Bool == false)
 
                 let yearly = try harness.subscription("6301", product: "com.example.storeledger.yearly", expiresIn: 300 * 86_400)
                 _ = try await client.execute(
-                    uri: "/api/v1/payments/appstore/transaction", method: .post, headers: ivy, body: try AppAPIHarness.body(["signed_transaction": yearly])
+                    uri: "/api/v1/payments/appstore/transaction", method: .post, headers: ivy,
+                    body: try AppAPIHarness.body(["signed_transaction": yearly])
                 )
                 status = try AppAPIHarness.json(try await client.execute(uri: "/api/subscription/status", method: .get, headers: ivy))
                 #expect(status["isPremium"] as? Bool == true)
                 #expect(status["subscriptionType"] as? String == "yearly")
                 #expect(status["expirationDate"] is String)
 
-                let entitlements = try AppAPIHarness.json(try await client.execute(uri: "/v1/users/ivy/entitlements", method: .get, headers: AppAPIHarness.serviceHeaders))
+                let entitlements = try AppAPIHarness.json(
+                    try await client.execute(uri: "/v1/users/ivy/entitlements", method: .get, headers: AppAPIHarness.serviceHeaders))
                 let rows = try #require(entitlements["entitlements"] as? [[String: Any]])
                 #expect(Set(rows.compactMap { ($0["entitlements"] as? [String])?.first }) == ["premium", "stickers"])
             }
@@ -174,13 +191,15 @@ struct PurchaseIntentAndEntitlementTests {
     }
 
     @Test func theCatalogFileParsesAndItsErrorsNameTheProblem() throws {
-        let catalog = try ProductCatalog(json: Data(#"""
-            {"products": [
-              {"product_id": "a.monthly", "period": "P1M", "display_name": "Monthly"},
-              {"product_id": "a.weekly", "entitlements": ["premium", "extra"], "period": "P1W"},
-              {"product_id": "a.coins", "entitlements": []}
-            ]}
-            """#.utf8))
+        let catalog = try ProductCatalog(
+            json: Data(
+                #"""
+                {"products": [
+                  {"product_id": "a.monthly", "period": "P1M", "display_name": "Monthly"},
+                  {"product_id": "a.weekly", "entitlements": ["premium", "extra"], "period": "P1W"},
+                  {"product_id": "a.coins", "entitlements": []}
+                ]}
+                """#.utf8))
         // An absent `entitlements` is kept absent: the default for the product's type, decided by entitlements_at.
         #expect(catalog.products["a.monthly"]?.entitlements == nil)
         #expect(catalog.products["a.weekly"]?.entitlements == ["premium", "extra"])

@@ -34,7 +34,8 @@ struct AppStoreAPIClientTests {
             #expect(claims["iss"] as? String == fake.issuerID)
             #expect(claims["aud"] as? String == "appstoreconnect-v1")
             #expect(claims["bid"] as? String == fake.bundleID)
-            let iat = try #require(claims["iat"] as? Int), exp = try #require(claims["exp"] as? Int)
+            let iat = try #require(claims["iat"] as? Int)
+            let exp = try #require(claims["exp"] as? Int)
             #expect(exp - iat == 300)
             #expect(abs(Double(iat) - Date().timeIntervalSince1970) < 60)
             #expect(await fake.state.requests.allSatisfy(\.authorized))
@@ -132,7 +133,9 @@ struct AppStoreAPIClientTests {
 
     @Test func notificationHistoryFollowsPaginationTokens() async throws {
         try await FakeAppStoreServer.withRunning { fake in
-            let items = (0..<41).map { NotificationHistoryItem(signedPayload: "payload-\($0)", sendAttempts: [.init(attemptDate: 1, sendAttemptResult: "NO_RESPONSE")]) }
+            let items = (0..<41).map {
+                NotificationHistoryItem(signedPayload: "payload-\($0)", sendAttempts: [.init(attemptDate: 1, sendAttemptResult: "NO_RESPONSE")])
+            }
             await fake.state.setNotificationHistory(items, environment: .production)
             let client = try await AppStoreAPIClient(configuration: fake.configuration())
             let request = NotificationHistoryRequest(startDate: 0, endDate: 1_000, onlyFailures: true)
@@ -145,7 +148,11 @@ struct AppStoreAPIClientTests {
         try await FakeAppStoreServer.withRunning { fake in
             let statuses = SubscriptionStatusesResponse(
                 environment: "Sandbox", bundleId: fake.bundleID, appAppleId: nil,
-                data: [.init(subscriptionGroupIdentifier: "g", lastTransactions: [.init(status: 1, originalTransactionId: "600", signedTransactionInfo: "t", signedRenewalInfo: "r")])]
+                data: [
+                    .init(
+                        subscriptionGroupIdentifier: "g",
+                        lastTransactions: [.init(status: 1, originalTransactionId: "600", signedTransactionInfo: "t", signedRenewalInfo: "r")])
+                ]
             )
             await fake.state.setStatuses(statuses, for: "600", environment: .sandbox)
             let client = try await AppStoreAPIClient(configuration: fake.configuration())
@@ -161,10 +168,12 @@ struct AppStoreAPIClientTests {
         #expect {
             _ = try AppStoreAPIConfiguration.fromSettings(["APPSTORE_ISSUER_ID": "i", "APP_BUNDLE_ID": "b"])
         } throws: { "\($0)".contains("APPSTORE_KEY_ID") && "\($0)".contains("APPSTORE_PRIVATE_KEY") }
-        let configuration = try #require(try AppStoreAPIConfiguration.fromSettings([
-            "APPSTORE_ISSUER_ID": "i", "APPSTORE_KEY_ID": "k", "APPSTORE_PRIVATE_KEY": "-----BEGIN PRIVATE KEY-----\\nabc\\n-----END PRIVATE KEY-----",
-            "APP_BUNDLE_ID": "com.a, com.b", "APPSTORE_API_SANDBOX_URL": "http://localhost:1/",
-        ]))
+        let configuration = try #require(
+            try AppStoreAPIConfiguration.fromSettings([
+                "APPSTORE_ISSUER_ID": "i", "APPSTORE_KEY_ID": "k",
+                "APPSTORE_PRIVATE_KEY": "-----BEGIN PRIVATE KEY-----\\nabc\\n-----END PRIVATE KEY-----",
+                "APP_BUNDLE_ID": "com.a, com.b", "APPSTORE_API_SANDBOX_URL": "http://localhost:1/",
+            ]))
         #expect(configuration.bundleID == "com.a")
         #expect(configuration.privateKeyPEM.contains("\nabc\n"))
         #expect(configuration.baseURL(.sandbox) == "http://localhost:1")

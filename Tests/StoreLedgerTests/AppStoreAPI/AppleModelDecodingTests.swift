@@ -1,6 +1,7 @@
 import Foundation
-@testable import StoreLedgerAppStoreAPI
 import Testing
+
+@testable import StoreLedgerAppStoreAPI
 
 /// Apple's own sample answers of the App Store Server API (from app-store-server-library-swift, MIT) decode into
 /// the client's models, and its error bodies classify as Apple documents them.

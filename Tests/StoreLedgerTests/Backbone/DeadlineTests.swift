@@ -1,6 +1,7 @@
-@testable import StoreLedgerStore
 import Synchronization
 import Testing
+
+@testable import StoreLedgerStore
 
 /// `withDeadline` answers at its deadline even when the operation ignores cancellation (as a query the database
 /// holds does), and hands the operation's result or error through unchanged otherwise.

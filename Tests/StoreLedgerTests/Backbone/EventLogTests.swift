@@ -74,12 +74,14 @@ struct EventLogTests {
     @Test func oldPartitionsCanBeDetachedForArchival() async throws {
         try await TestDatabase.withFresh { db in
             _ = try await appendOne(db)
-            let name = "events_" + {
-                let formatter = DateFormatter()
-                formatter.dateFormat = "yyyy_MM"
-                formatter.timeZone = TimeZone(identifier: "UTC")
-                return formatter.string(from: Date())
-            }()
+            let name =
+                "events_"
+                + {
+                    let formatter = DateFormatter()
+                    formatter.dateFormat = "yyyy_MM"
+                    formatter.timeZone = TimeZone(identifier: "UTC")
+                    return formatter.string(from: Date())
+                }()
             try await db.client.query(PostgresQuery(unsafeSQL: "ALTER TABLE events DETACH PARTITION \(name)"), logger: db.logger)
             #expect(try await db.scalar("SELECT count(*) FROM events") == 0)
             #expect(try await db.scalar(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(name)")) == 1)

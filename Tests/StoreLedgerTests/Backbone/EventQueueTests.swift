@@ -20,13 +20,17 @@ struct EventQueueTests {
         return ids
     }
 
-    func complete(_ db: TestDatabase, _ results: [(event: ClaimedEvent, outcome: EventOutcome)], owner: String, policy: RetryPolicy = .init()) async throws {
+    func complete(
+        _ db: TestDatabase, _ results: [(event: ClaimedEvent, outcome: EventOutcome)], owner: String, policy: RetryPolicy = .init()
+    ) async throws {
         try await db.client.inTransaction(logger: db.logger) { connection in
             try await EventQueue.complete(results, owner: owner, policy: policy, on: connection, sessions: DatabaseSessions(), logger: db.logger)
         }
     }
 
-    func state(_ db: TestDatabase, _ id: EventID) async throws -> (state: String, attempts: Int, delay: Double, lastError: String?, rejectReason: String?) {
+    func state(
+        _ db: TestDatabase, _ id: EventID
+    ) async throws -> (state: String, attempts: Int, delay: Double, lastError: String?, rejectReason: String?) {
         let rows = try await db.client.query(
             """
             SELECT state, attempts, extract(epoch FROM available_at - updated_at)::float8, last_error, reject_reason
@@ -115,7 +119,8 @@ struct EventQueueTests {
             #expect(row.lastError == "database hiccup")
             #expect(abs(row.delay - 1) < 0.001)
             // Not claimable before its time (pushed out, so a slow machine cannot outrun the 1 s backoff).
-            try await db.client.query("UPDATE event_queue SET available_at = now() + interval '1 hour' WHERE event_id = \(id.rawValue)", logger: db.logger)
+            try await db.client.query(
+                "UPDATE event_queue SET available_at = now() + interval '1 hour' WHERE event_id = \(id.rawValue)", logger: db.logger)
             #expect(try await queue.claim(limit: 1, owner: "w", lease: .seconds(30), logger: db.logger).isEmpty)
             try await db.client.query("UPDATE event_queue SET available_at = now() WHERE event_id = \(id.rawValue)", logger: db.logger)
             let second = try await queue.claim(limit: 1, owner: "w", lease: .seconds(30), logger: db.logger)

@@ -47,9 +47,10 @@ struct MigrationTests {
     /// PostgreSQL's share), including the event log's partitions, existing and new.
     @Test func payloadColumnsUseLZ4WhereTheServerHasIt() async throws {
         try await TestDatabase.withFresh { db in
-            let serverHasLZ4 = try await db.scalar(
-                "SELECT count(*) FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)"
-            ) == 1
+            let serverHasLZ4 =
+                try await db.scalar(
+                    "SELECT count(*) FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)"
+                ) == 1
             try await db.client.query(
                 "CREATE TABLE events_lz4_probe PARTITION OF events FOR VALUES FROM ('2000-01-01') TO ('2000-02-01')",
                 logger: db.logger

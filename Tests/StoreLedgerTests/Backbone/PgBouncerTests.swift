@@ -108,7 +108,9 @@ struct PgBouncerTests {
                 configuration: .init(concurrency: 2, batchSize: 2, pollInterval: .milliseconds(200)), logger: logger, sessions: sessions
             )
             try await running(worker) {
-                let drained = try await eventually(within: .seconds(30), every: .milliseconds(50)) { try await count(db, .done) == lifecycle.facts.count }
+                let drained = try await eventually(within: .seconds(30), every: .milliseconds(50)) {
+                    try await count(db, .done) == lifecycle.facts.count
+                }
                 #expect(drained)
             }
             #expect(logs.all.filter { $0.hasPrefix("not listening for new work") }.count == 1, "\(logs.all)")

@@ -37,7 +37,8 @@ struct ReceiverTests {
         try await TestDatabase.withFresh { db in
             let body = Self.awkwardBody(size: size)
             try await app(db).test(.router) { client in
-                try await client.execute(uri: "/notifications/apple", method: .post, headers: [.contentType: "application/json"], body: body) { response in
+                try await client.execute(uri: "/notifications/apple", method: .post, headers: [.contentType: "application/json"], body: body) {
+                    response in
                     #expect(response.status == .ok)
                 }
             }
@@ -52,7 +53,8 @@ struct ReceiverTests {
         try await TestDatabase.withFresh { db in
             try await app(db).test(.router) { client in
                 for route in ReceiverController.routes {
-                    try await client.execute(uri: route.path.description, method: .post, body: ByteBuffer(string: #"{"signedPayload":"x.y.z"}"#)) { response in
+                    try await client.execute(uri: route.path.description, method: .post, body: ByteBuffer(string: #"{"signedPayload":"x.y.z"}"#)) {
+                        response in
                         #expect(response.status == .ok, "\(route.path)")
                     }
                 }
@@ -105,7 +107,9 @@ struct ReceiverTests {
             try await app(db).test(.live) { client in
                 try await client.execute(
                     uri: "/notifications/apple/sandbox", method: .post,
-                    headers: [.contentType: "application/json", .userAgent: "App Store Server Notifications", RequestIDMiddleware.headerName: "req-123"],
+                    headers: [
+                        .contentType: "application/json", .userAgent: "App Store Server Notifications", RequestIDMiddleware.headerName: "req-123",
+                    ],
                     body: ByteBuffer(string: #"{"signedPayload":"x.y.z"}"#)
                 ) { response in
                     #expect(response.status == .ok)
@@ -121,7 +125,9 @@ struct ReceiverTests {
                 logger: db.logger
             )
             var count = 0
-            for try await (remote, contentType, userAgent, requestID, hint, source) in rows.decode((String?, String?, String?, String?, String?, String).self) {
+            for try await (remote, contentType, userAgent, requestID, hint, source) in rows.decode(
+                (String?, String?, String?, String?, String?, String).self)
+            {
                 count += 1
                 #expect(remote?.hasPrefix("127.0.0.1:") == true)
                 #expect(contentType == "application/json")
@@ -171,7 +177,8 @@ struct ReceiverTests {
             try await db.client.query("REVOKE INSERT ON event_queue FROM PUBLIC", logger: db.logger)
             try await db.client.query("ALTER TABLE event_queue ADD CONSTRAINT refuse_all CHECK (event_id < 0) NOT VALID", logger: db.logger)
             try await app(db).test(.router) { client in
-                try await client.execute(uri: "/notifications/apple", method: .post, body: ByteBuffer(string: #"{"signedPayload":"x.y.z"}"#)) { response in
+                try await client.execute(uri: "/notifications/apple", method: .post, body: ByteBuffer(string: #"{"signedPayload":"x.y.z"}"#)) {
+                    response in
                     #expect(response.status == .serviceUnavailable)
                     #expect(String(buffer: response.body).contains("storage_unavailable"))
                 }

@@ -30,7 +30,7 @@ struct ScriptedHandler: EventHandler {
 
     func apply(_ batch: [ClaimedEvent], in transaction: PostgresConnection, logger: Logger) async throws -> [EventOutcome] {
         if let poison, batch.contains(where: { String(buffer: $0.body).contains(poison) }) {
-            throw StoreError(code: .unavailable, detail: "simulated database failure")
+            throw StoreError(.unavailable, "simulated database failure")
         }
         return batch.map { _ in .done }
     }
@@ -44,7 +44,9 @@ struct WorkerServiceTests {
     func append(_ db: TestDatabase, _ bodies: [String]) async throws -> [EventID] {
         var ids: [EventID] = []
         for body in bodies {
-            ids.append(try await EventLog(client: db.client).append(NewEvent(source: .appleNotification, body: ByteBuffer(string: body)), logger: db.logger).id)
+            ids.append(
+                try await EventLog(client: db.client).append(NewEvent(source: .appleNotification, body: ByteBuffer(string: body)), logger: db.logger)
+                    .id)
         }
         return ids
     }
@@ -160,8 +162,10 @@ struct WorkerServiceTests {
             try await append(db, Array(repeating: Self.envelope, count: 200))
             let first = ScriptedHandler()
             let second = ScriptedHandler()
-            let a = WorkerService(client: db.client, handler: first, configuration: .init(concurrency: 2, batchSize: 5), logger: db.logger, workerID: "a")
-            let b = WorkerService(client: db.client, handler: second, configuration: .init(concurrency: 2, batchSize: 5), logger: db.logger, workerID: "b")
+            let a = WorkerService(
+                client: db.client, handler: first, configuration: .init(concurrency: 2, batchSize: 5), logger: db.logger, workerID: "a")
+            let b = WorkerService(
+                client: db.client, handler: second, configuration: .init(concurrency: 2, batchSize: 5), logger: db.logger, workerID: "b")
             try await running(a) { _ in
                 try await running(b) { _ in
                     let settled = try await eventually { try await count(db, .done) == 200 }

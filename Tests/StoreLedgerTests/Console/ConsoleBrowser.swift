@@ -35,7 +35,8 @@ final class ConsoleBrowser: @unchecked Sendable {
         for line in response.headers[values: .setCookie] {
             setCookies.append(line)
             let pair = line.split(separator: ";")[0].split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = String(pair[0]), value = pair.count > 1 ? String(pair[1]) : ""
+            let name = String(pair[0])
+            let value = pair.count > 1 ? String(pair[1]) : ""
             if line.contains("Max-Age=0") || value.isEmpty { cookies[name] = nil } else { cookies[name] = value }
         }
         return response
@@ -58,7 +59,8 @@ final class ConsoleBrowser: @unchecked Sendable {
     }
 
     static func encode(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? ""
+        text.addingPercentEncoding(
+            withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? ""
     }
 }
 

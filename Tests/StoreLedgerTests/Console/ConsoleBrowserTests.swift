@@ -51,14 +51,18 @@ struct ConsoleBrowserTests {
                 "DATABASE_URL": db.url.connectionString, "DATABASE_MAX_CONNECTIONS": "6", "LOG_LEVEL": "warning",
                 "APPLE_ROOT_CAS_DER_BASE64": rootBase64, "APP_BUNDLE_ID": Self.bundleID, "APPLE_ENVIRONMENTS": "Sandbox",
             ]
-            let serve = try StoreLedgerProcess(["serve"], environment: settings.merging([
-                "HOST": "127.0.0.1", "PORT": "\(port)", "ADMIN_HOST": "127.0.0.1", "ADMIN_PORT": "\(adminPort)",
-                "CONSOLE": "on", "ADMIN_API_KEY": apiKey,
-            ]) { $1 })
+            let serve = try StoreLedgerProcess(
+                ["serve"],
+                environment: settings.merging([
+                    "HOST": "127.0.0.1", "PORT": "\(port)", "ADMIN_HOST": "127.0.0.1", "ADMIN_PORT": "\(adminPort)",
+                    "CONSOLE": "on", "ADMIN_API_KEY": apiKey,
+                ]) { $1 })
             defer { serve.cleanUp() }
-            let worker = try StoreLedgerProcess(["work"], environment: settings.merging([
-                "ADMIN_PORT": "off", "WORKER_POLL_SECONDS": "1", "WEBHOOK_MAX_ATTEMPTS": "2",
-            ]) { $1 })
+            let worker = try StoreLedgerProcess(
+                ["work"],
+                environment: settings.merging([
+                    "ADMIN_PORT": "off", "WORKER_POLL_SECONDS": "1", "WEBHOOK_MAX_ATTEMPTS": "2",
+                ]) { $1 })
             defer { worker.cleanUp() }
             let base = "http://127.0.0.1:\(port)"
             let console = "http://127.0.0.1:\(adminPort)"
@@ -90,22 +94,27 @@ struct ConsoleBrowserTests {
             let customer = try Self.simulated(life.output)
             // More customers, so the charts and the queue have something to show.
             let more = try await CommandRun.storeledger(
-                ["simulate", "--url", sandbox, "--random", "--subscriptions", "30", "--duration", "100", "--rate", "1000",
-                 "--ca-dir", ca, "--seed", "7"], environment: settings)
+                [
+                    "simulate", "--url", sandbox, "--random", "--subscriptions", "30", "--duration", "100", "--rate", "1000",
+                    "--ca-dir", ca, "--seed", "7",
+                ], environment: settings)
             try #require(more.status == 0, "simulate --random: \(more.output)")
             // Rejected: a purchase signed for an app this ledger does not serve, and a body that is no JWS at all.
             let foreign = try await CommandRun.storeledger(
-                ["simulate", "--url", sandbox, "--lifecycle", "one-time-purchase", "--bundle-id", "com.example.someone-else",
-                 "--ca-dir", ca, "--seed", "3"], environment: settings)
+                [
+                    "simulate", "--url", sandbox, "--lifecycle", "one-time-purchase", "--bundle-id", "com.example.someone-else",
+                    "--ca-dir", ca, "--seed", "3",
+                ], environment: settings)
             try #require(foreign.status == 0, "simulate --bundle-id com.example.someone-else: \(foreign.output)")
             let garbage = try #require(await Self.post(#"{"signedPayload":"not.a.jws"}"#, to: sandbox), "the receiver refused the malformed body")
 
             // The user id: the customer's appAccountToken, claimed by a signed-in user as the app-facing API does.
             let userID = "user-console-e2e"
-            let token = try #require(try await db.client.query(
-                "SELECT app_account_token FROM subscriptions WHERE original_transaction_id = \(customer.originalTransactionID)",
-                logger: db.logger
-            ).decode(String?.self).firstAfterReadingAll() ?? nil, "the customer's subscription has no appAccountToken")
+            let token = try #require(
+                try await db.client.query(
+                    "SELECT app_account_token FROM subscriptions WHERE original_transaction_id = \(customer.originalTransactionID)",
+                    logger: db.logger
+                ).decode(String?.self).firstAfterReadingAll() ?? nil, "the customer's subscription has no appAccountToken")
             _ = try await db.client.withConnection { connection in
                 try await UserLinkStore.claimToken(token, for: UserID(userID), origin: "client", on: connection, logger: db.logger)
             }
@@ -122,9 +131,10 @@ struct ConsoleBrowserTests {
             ).decode(Int64.self).readToEnd()
             try #require(rejected.count == 2 && rejected.contains(garbage), "rejected events: \(rejected), expected \(garbage) and the foreign app's")
             let requeued = try #require(rejected.first { $0 != garbage })
-            let rawBody = try #require(try await db.client.query(
-                "SELECT convert_from(body, 'UTF8') FROM events WHERE id = \(requeued)", logger: db.logger
-            ).decode(String.self).firstAfterReadingAll())
+            let rawBody = try #require(
+                try await db.client.query(
+                    "SELECT convert_from(body, 'UTF8') FROM events WHERE id = \(requeued)", logger: db.logger
+                ).decode(String.self).firstAfterReadingAll())
 
             // Chromium, through the console.
             let reason = "browser e2e: the other app's bundle id is ours now (\(UUID().uuidString.prefix(8)))"
@@ -146,26 +156,33 @@ struct ConsoleBrowserTests {
             // A failure's screenshot and page source stay in .local/ (git-ignored) for whoever reads the failure.
             let artifacts = Self.root.appendingPathComponent(".local/browser-e2e")
             try? FileManager.default.removeItem(at: artifacts)
-            var arguments = [Self.root.appendingPathComponent("Tests/Browser/console_e2e.py").path, fixtureURL.path,
-                             "--artifacts", artifacts.path]
+            var arguments = [
+                Self.root.appendingPathComponent("Tests/Browser/console_e2e.py").path, fixtureURL.path,
+                "--artifacts", artifacts.path,
+            ]
             if let screenshots = Self.environment["STORELEDGER_CONSOLE_SCREENSHOTS"], !screenshots.isEmpty {
                 arguments += ["--screenshots", screenshots.hasPrefix("/") ? screenshots : Self.root.appendingPathComponent(screenshots).path]
             }
             let run = try await CommandRun.run(browser.python, arguments, limit: .seconds(360))
-            try #require(run.status == 0, "Tests/Browser/console_e2e.py failed (exit \(run.status)):\n\(run.output)\n--- storeledger serve ---\n\(serve.output.suffix(4000))")
+            try #require(
+                run.status == 0,
+                "Tests/Browser/console_e2e.py failed (exit \(run.status)):\n\(run.output)\n--- storeledger serve ---\n\(serve.output.suffix(4000))")
 
             // The database agrees with what the pages said.
             let state = try await db.client.query(
-                "SELECT state FROM event_queue WHERE event_id = \(requeued)", logger: db.logger).decode(String.self).firstAfterReadingAll()
+                "SELECT state FROM event_queue WHERE event_id = \(requeued)", logger: db.logger
+            ).decode(String.self).firstAfterReadingAll()
             #expect(state == "pending", "the requeued event is \(state ?? "missing") in the database")
             let actions = try await db.client.query(
                 "SELECT event_id, action, requested_by, reason FROM operator_actions ORDER BY id", logger: db.logger
             ).decode((Int64, String, String, String).self).readToEnd()
             #expect(actions.count == 1, "operator actions: \(actions)")
-            #expect(actions.first.map { $0.0 == requeued && $0.1 == "requeue" && $0.2 == "console:\(operatorUser.name)" && $0.3 == reason } == true,
-                    "the requeue was not recorded as console:\(operatorUser.name) with its reason: \(actions)")
+            #expect(
+                actions.first.map { $0.0 == requeued && $0.1 == "requeue" && $0.2 == "console:\(operatorUser.name)" && $0.3 == reason } == true,
+                "the requeue was not recorded as console:\(operatorUser.name) with its reason: \(actions)")
             let forged = try await db.client.query(
-                "SELECT state FROM event_queue WHERE event_id = \(garbage)", logger: db.logger).decode(String.self).firstAfterReadingAll()
+                "SELECT state FROM event_queue WHERE event_id = \(garbage)", logger: db.logger
+            ).decode(String.self).firstAfterReadingAll()
             #expect(forged == "rejected", "the event the viewer and the CSRF checks posted to is \(forged ?? "missing")")
             serve.send(SIGTERM)
             _ = await serve.waitForExit(within: .seconds(20))
@@ -177,7 +194,8 @@ struct ConsoleBrowserTests {
         let chromium = ["/usr/bin/chromium", "/usr/lib/chromium/chromium"].first { FileManager.default.isExecutableFile(atPath: $0) }
         let driver = ["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"].first { FileManager.default.isExecutableFile(atPath: $0) }
         let python = root.appendingPathComponent(".local/venv/bin/python").path
-        let selenium = FileManager.default.fileExists(atPath: python)
+        let selenium =
+            FileManager.default.fileExists(atPath: python)
             && ((try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(".local/venv/lib").path)) ?? [])
                 .contains { FileManager.default.fileExists(atPath: root.appendingPathComponent(".local/venv/lib/\($0)/site-packages/selenium").path) }
         guard let chromium, let driver, selenium else {

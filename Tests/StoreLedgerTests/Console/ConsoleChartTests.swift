@@ -40,9 +40,10 @@ struct ConsoleChartTests {
             try await pipeline.append(a.facts + b.facts)
             try await pipeline.drain()
             #expect(try await pipeline.count(.done) == a.facts.count + b.facts.count)
-            #expect(try await ConsoleUserStore(client: db.client).create(
-                name: "fran", role: .viewer, passwordHash: try ConsolePassword.hash("pw", rounds: 1_000), logger: db.logger
-            ))
+            #expect(
+                try await ConsoleUserStore(client: db.client).create(
+                    name: "fran", role: .viewer, passwordHash: try ConsolePassword.hash("pw", rounds: 1_000), logger: db.logger
+                ))
             let console = try ConsoleController(configuration: ConsoleConfiguration(enabled: true), client: db.client)
             let router = AdminApplication.router(
                 registry: PrometheusCollectorRegistry(), client: db.client, migrator: Migrator(migrations: try Migration.bundled()), console: console
@@ -59,47 +60,47 @@ struct ConsoleChartTests {
 
     static let expected: [String: String] = [
         "active-subscriptions": """
-            month,paid,trials
-            2024-01,1,0
-            2024-02,1,0
-            2024-03,1,0
-            2024-04,0,0
-            """,
+        month,paid,trials
+        2024-01,1,0
+        2024-02,1,0
+        2024-03,1,0
+        2024-04,0,0
+        """,
         "mrr": """
-            month,currency,mrr
-            2024-01,USD,9.99
-            2024-02,USD,9.99
-            2024-03,USD,9.99
-            2024-04,,0.00
-            """,
+        month,currency,mrr
+        2024-01,USD,9.99
+        2024-02,USD,9.99
+        2024-03,USD,9.99
+        2024-04,,0.00
+        """,
         "churn": """
-            month,active_at_start,churned,churn_rate
-            2024-01,0,0,
-            2024-02,1,0,0.0000
-            2024-03,1,0,0.0000
-            2024-04,1,1,1.0000
-            """,
+        month,active_at_start,churned,churn_rate
+        2024-01,0,0,
+        2024-02,1,0,0.0000
+        2024-03,1,0,0.0000
+        2024-04,1,1,1.0000
+        """,
         "refunds": """
-            month,currency,refunds,amount
-            2024-01,,0,0.00
-            2024-02,USD,1,9.99
-            2024-03,,0,0.00
-            2024-04,,0,0.00
-            """,
+        month,currency,refunds,amount
+        2024-01,,0,0.00
+        2024-02,USD,1,9.99
+        2024-03,,0,0.00
+        2024-04,,0,0.00
+        """,
         "trial-conversion": """
-            month,trials,converted,pending,abandoned,conversion_rate
-            2024-01,0,0,0,0,
-            2024-02,0,0,0,0,
-            2024-03,0,0,0,0,
-            2024-04,0,0,0,0,
-            """,
+        month,trials,converted,pending,abandoned,conversion_rate
+        2024-01,0,0,0,0,
+        2024-02,0,0,0,0,
+        2024-03,0,0,0,0,
+        2024-04,0,0,0,0,
+        """,
         "new-vs-renewing": """
-            month,new,renewing
-            2024-01,1,0
-            2024-02,1,1
-            2024-03,0,1
-            2024-04,0,0
-            """,
+        month,new,renewing
+        2024-01,1,0
+        2024-02,1,1
+        2024-03,0,1
+        2024-04,0,0
+        """,
     ]
 
     @Test func eachCSVMatchesTheHandComputedFigures() async throws {
@@ -138,7 +139,9 @@ struct ConsoleChartTests {
                 #expect(figure.contains("<svg"), "\(name)")
                 #expect(figure.contains("data-value=\""), "\(name)")
                 #expect(figure.contains(#"<details class="chart-table">"#), "\(name)")
-                #expect(figure.contains(#"<a class="chart-csv" href="/console/charts/\#(name).csv?from=2024-01&amp;to=2024-04&amp;environment=Sandbox""#), "\(name)")
+                #expect(
+                    figure.contains(#"<a class="chart-csv" href="/console/charts/\#(name).csv?from=2024-01&amp;to=2024-04&amp;environment=Sandbox""#),
+                    "\(name)")
             }
             // The drawn values are the table's: MRR has one mark per month, 9.99 three times then 0.
             let mrr = String(html[html.range(of: #"data-chart="mrr""#)!.lowerBound...].split(separator: "</figure>", maxSplits: 1)[0])
@@ -167,7 +170,9 @@ struct ConsoleChartViewAgreementTests {
         for try await line in rows {
             let parts = line.split(separator: " ")
             let values = parts.dropFirst().map { Int(Double($0)!.rounded()) }
-            result[String(parts[0]), default: Array(repeating: 0, count: values.count)] = zip(result[String(parts[0])] ?? values.map { _ in 0 }, values).map(+)
+            result[String(parts[0]), default: Array(repeating: 0, count: values.count)] = zip(
+                result[String(parts[0])] ?? values.map { _ in 0 }, values
+            ).map(+)
         }
         return result
     }
@@ -188,7 +193,9 @@ struct ConsoleChartViewAgreementTests {
             }
 
             let activity = try await store.activity(filter, logger: db.logger)
-            let mrrView = try await perMonth(db, """
+            let mrrView = try await perMonth(
+                db,
+                """
                 SELECT to_char(month, 'YYYY-MM') || ' ' || paid_subscriptions || ' ' || round(mrr * 100) FROM analytics.mrr_by_month
                 WHERE environment = 'Production' AND month BETWEEN '2025-01-01' AND '2025-06-01'
                 """)
@@ -198,31 +205,40 @@ struct ConsoleChartViewAgreementTests {
             #expect(activity.filter { $0.currency != nil }.count == 6)
 
             let churn = try await store.churn(filter, logger: db.logger)
-            let churnView = try await perMonth(db, """
+            let churnView = try await perMonth(
+                db,
+                """
                 SELECT to_char(month, 'YYYY-MM') || ' ' || active_at_start || ' ' || churned FROM analytics.monthly_churn
                 WHERE environment = 'Production' AND month BETWEEN '2025-01-01' AND '2025-06-01'
                 """)
             for row in churn { #expect([row.activeAtStart, row.churned] == (churnView[month(row.month)] ?? [0, 0]), "\(month(row.month))") }
 
             let trials = try await store.trials(filter, logger: db.logger)
-            let trialView = try await perMonth(db, """
+            let trialView = try await perMonth(
+                db,
+                """
                 SELECT to_char(cohort_month, 'YYYY-MM') || ' ' || trials || ' ' || converted || ' ' || pending || ' ' || abandoned
                 FROM analytics.trial_conversion WHERE environment = 'Production' AND cohort_month BETWEEN '2025-01-01' AND '2025-06-01'
                 """)
             for row in trials {
-                #expect([row.trials, row.converted, row.pending, row.abandoned] == (trialView[month(row.month)] ?? [0, 0, 0, 0]), "\(month(row.month))")
+                #expect(
+                    [row.trials, row.converted, row.pending, row.abandoned] == (trialView[month(row.month)] ?? [0, 0, 0, 0]), "\(month(row.month))")
             }
             #expect(trials.map(\.trials).reduce(0, +) == 6)
 
             let starts = try await store.starts(filter, logger: db.logger)
-            let newView = try await perMonth(db, """
+            let newView = try await perMonth(
+                db,
+                """
                 SELECT to_char(month, 'YYYY-MM') || ' ' || new_subscriptions FROM analytics.new_subscriptions_by_month
                 WHERE environment = 'Production' AND month BETWEEN '2025-01-01' AND '2025-06-01'
                 """)
             for row in starts { #expect([row.new] == (newView[month(row.month)] ?? [0]), "\(month(row.month))") }
 
             let refunds = try await store.refunds(filter, logger: db.logger)
-            let refundView = try await perMonth(db, """
+            let refundView = try await perMonth(
+                db,
+                """
                 SELECT to_char(month, 'YYYY-MM') || ' ' || refunds_in_month || ' ' || round(refunded_amount_in_month * 100)
                 FROM analytics.refund_rate_by_month WHERE environment = 'Production' AND month BETWEEN '2025-01-01' AND '2025-06-01'
                 """)

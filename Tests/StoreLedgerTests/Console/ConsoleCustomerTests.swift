@@ -36,7 +36,8 @@ struct ConsoleCustomerTests {
             try await pipeline.append(production.facts)
             let now = Int64(Date().timeIntervalSince1970 * 1_000)
             var current = SubscriptionLifecycleBuilder(
-                originalTransactionID: "80001", start: Timestamp(millisecondsSince1970: Double(now - 86_400_000)), bundleID: "com.example.app", appAccountToken: nil
+                originalTransactionID: "80001", start: Timestamp(millisecondsSince1970: Double(now - 86_400_000)), bundleID: "com.example.app",
+                appAccountToken: nil
             )
             current.subscribe()
             try await pipeline.append(current.facts)
@@ -47,9 +48,10 @@ struct ConsoleCustomerTests {
                 logger: db.logger
             )
             let console = try ConsoleController(configuration: ConsoleConfiguration(enabled: true), client: db.client)
-            #expect(try await ConsoleUserStore(client: db.client).create(
-                name: "sam", role: .viewer, passwordHash: try ConsolePassword.hash("pw", rounds: 1_000), logger: db.logger
-            ))
+            #expect(
+                try await ConsoleUserStore(client: db.client).create(
+                    name: "sam", role: .viewer, passwordHash: try ConsolePassword.hash("pw", rounds: 1_000), logger: db.logger
+                ))
             let router = AdminApplication.router(
                 registry: PrometheusCollectorRegistry(), client: db.client, migrator: Migrator(migrations: try Migration.bundled()), console: console
             )
@@ -164,10 +166,13 @@ struct ConsoleCustomerTests {
             #expect(!nothing.html.contains("<script"))
             let event = try await browser.get("/console/events/\(hostileEvent)")
             #expect(event.html.contains(#"<dd id="event-state">rejected</dd>"#))
-            #expect(event.html.contains(#"<pre id="raw-body">{&quot;signedPayload&quot;:&quot;&lt;script&gt;alert(&#39;b&#39;)&lt;/script&gt;&quot;}</pre>"#))
+            #expect(
+                event.html.contains(
+                    #"<pre id="raw-body">{&quot;signedPayload&quot;:&quot;&lt;script&gt;alert(&#39;b&#39;)&lt;/script&gt;&quot;}</pre>"#))
             #expect(!event.html.contains("<script"))
             let queue = try await browser.get("/console/queue")
-            #expect(queue.html.contains(#"<tr class="problem-event" data-event-id="\#(hostileEvent)"><td><a href="/console/events/\#(hostileEvent)">"#))
+            #expect(
+                queue.html.contains(#"<tr class="problem-event" data-event-id="\#(hostileEvent)"><td><a href="/console/events/\#(hostileEvent)">"#))
             #expect(!queue.html.contains("<script"))
         }
     }

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
-import Hummingbird
 import HTTPTypes
+import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import PostgresNIO
@@ -27,8 +27,12 @@ struct ConsoleTests {
     ) async throws {
         try await TestDatabase.withFresh { db in
             let users = ConsoleUserStore(client: db.client)
-            #expect(try await users.create(name: "alice", role: .operator, passwordHash: try ConsolePassword.hash("correct horse", rounds: 1_000), logger: db.logger))
-            #expect(try await users.create(name: "victor", role: .viewer, passwordHash: try ConsolePassword.hash("correct horse", rounds: 1_000), logger: db.logger))
+            #expect(
+                try await users.create(
+                    name: "alice", role: .operator, passwordHash: try ConsolePassword.hash("correct horse", rounds: 1_000), logger: db.logger))
+            #expect(
+                try await users.create(
+                    name: "victor", role: .viewer, passwordHash: try ConsolePassword.hash("correct horse", rounds: 1_000), logger: db.logger))
             let console = try ConsoleController(configuration: configuration, client: db.client)
             let router = AdminApplication.router(
                 registry: PrometheusCollectorRegistry(), client: db.client, migrator: Migrator(migrations: try Migration.bundled()), console: console
@@ -48,8 +52,10 @@ struct ConsoleTests {
         return id.rawValue
     }
 
-    static let pages = ["/console", "/console/customers", "/console/customers?q=1000", "/console/customers/1000", "/console/queue",
-                        "/console/events/1", "/console/webhooks", "/console/charts", "/console/charts/mrr.csv", "/console/nowhere"]
+    static let pages = [
+        "/console", "/console/customers", "/console/customers?q=1000", "/console/customers/1000", "/console/queue",
+        "/console/events/1", "/console/webhooks", "/console/charts", "/console/charts/mrr.csv", "/console/nowhere",
+    ]
 
     @Test func withTheConsoleOffEveryConsolePathIsA404AndThePublicPortNeverServesIt() async throws {
         try await TestDatabase.withFresh { db in
@@ -123,9 +129,14 @@ struct ConsoleTests {
             #expect(token.count == 43)
             // The table holds the token's SHA-256, never the token.
             let digest = Data(SHA256.hash(data: Data(token.utf8)))
-            #expect(try await db.scalar("SELECT count(*) FROM console_sessions WHERE token_sha256 = \(digest) AND principal = 'alice' AND role = 'operator'") == 1)
+            #expect(
+                try await db.scalar(
+                    "SELECT count(*) FROM console_sessions WHERE token_sha256 = \(digest) AND principal = 'alice' AND role = 'operator'") == 1)
             #expect(try await db.scalar("SELECT count(*) FROM console_sessions WHERE position(\(token) IN encode(token_sha256, 'escape')) > 0") == 0)
-            #expect(try await db.scalar("SELECT count(*) FROM console_sessions WHERE expires_at BETWEEN now() + interval '11 hours 59 minutes' AND now() + interval '12 hours 1 minute'") == 1)
+            #expect(
+                try await db.scalar(
+                    "SELECT count(*) FROM console_sessions WHERE expires_at BETWEEN now() + interval '11 hours 59 minutes' AND now() + interval '12 hours 1 minute'"
+                ) == 1)
 
             let page = try await browser.get("/console/customers")
             #expect(page.status == .ok)
@@ -136,7 +147,8 @@ struct ConsoleTests {
             ] {
                 #expect(page.html.contains(needle), "\(needle)")
             }
-            let signedInAs = try #require(page.html.range(of: #"<span id="signed-in-as">[^\n]*"#, options: .regularExpression).map { String(page.html[$0]) })
+            let signedInAs = try #require(
+                page.html.range(of: #"<span id="signed-in-as">[^\n]*"#, options: .regularExpression).map { String(page.html[$0]) })
             #expect(signedInAs.contains("alice") && signedInAs.contains("operator"))
             // The logout form carries the session's CSRF token; without it the session survives.
             let csrf = try #require(ConsoleBrowser.csrf(in: page))
@@ -167,12 +179,16 @@ struct ConsoleTests {
             // The sign-in form's CSRF token: missing or wrong is a 403.
             _ = try await browser.get("/console/login")
             #expect(try await browser.post("/console/login", [("username", "alice"), ("password", "correct horse")]).status == .forbidden)
-            #expect(try await browser.post("/console/login", [("csrf_token", "forged"), ("username", "alice"), ("password", "correct horse")]).status == .forbidden)
+            #expect(
+                try await browser.post("/console/login", [("csrf_token", "forged"), ("username", "alice"), ("password", "correct horse")]).status
+                    == .forbidden)
             #expect(try await db.scalar("SELECT count(*) FROM console_sessions") == 0)
             // A token from another browser's sign-in page does not work either.
             let other = ConsoleBrowser(client)
             let otherToken = try #require(ConsoleBrowser.csrf(in: try await other.get("/console/login")))
-            #expect(try await browser.post("/console/login", [("csrf_token", otherToken), ("username", "alice"), ("password", "correct horse")]).status == .forbidden)
+            #expect(
+                try await browser.post("/console/login", [("csrf_token", otherToken), ("username", "alice"), ("password", "correct horse")]).status
+                    == .forbidden)
         }
     }
 
@@ -196,7 +212,8 @@ struct ConsoleTests {
             for (key, expected) in [(Self.adminKey, "admin-api-key"), (viewerKey, "api-key:support-bot"), (operatorKey, "api-key:oncall")] {
                 let browser = ConsoleBrowser(client)
                 let page = try await browser.get("/console/login")
-                let response = try await browser.post("/console/login", [("csrf_token", try #require(ConsoleBrowser.csrf(in: page))), ("api_key", key)])
+                let response = try await browser.post(
+                    "/console/login", [("csrf_token", try #require(ConsoleBrowser.csrf(in: page))), ("api_key", key)])
                 #expect(response.status == .seeOther, "\(expected)")
                 let home = try await browser.get("/console/customers")
                 #expect(home.html.contains(expected))
@@ -205,7 +222,8 @@ struct ConsoleTests {
             #expect(try await keys.revoke(name: "oncall", logger: db.logger))
             let browser = ConsoleBrowser(client)
             let page = try await browser.get("/console/login")
-            let refused = try await browser.post("/console/login", [("csrf_token", try #require(ConsoleBrowser.csrf(in: page))), ("api_key", operatorKey)])
+            let refused = try await browser.post(
+                "/console/login", [("csrf_token", try #require(ConsoleBrowser.csrf(in: page))), ("api_key", operatorKey)])
             #expect(refused.status == .unauthorized)
             #expect(refused.html.contains(#"id="login-error""#))
         }
@@ -265,7 +283,8 @@ struct ConsoleTests {
             let csrf = try #require(ConsoleBrowser.csrf(in: page))
             // No token, a wrong token, no reason: nothing happens.
             #expect(try await browser.post("/console/events/\(rejected)/requeue", [("reason", "retry")]).status == .forbidden)
-            #expect(try await browser.post("/console/events/\(rejected)/requeue", [("csrf_token", csrf + "x"), ("reason", "retry")]).status == .forbidden)
+            #expect(
+                try await browser.post("/console/events/\(rejected)/requeue", [("csrf_token", csrf + "x"), ("reason", "retry")]).status == .forbidden)
             let empty = try await browser.post("/console/events/\(rejected)/requeue", [("csrf_token", csrf), ("reason", "  ")])
             #expect(empty.status == .badRequest)
             #expect(empty.html.contains(#"id="form-error""#))
@@ -276,9 +295,10 @@ struct ConsoleTests {
             #expect(done.status == .seeOther)
             #expect(done.location == "/console/events/\(rejected)?flash=requeued")
             #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE event_id = \(rejected) AND state = 'pending'") == 1)
-            #expect(try await db.scalar(
-                "SELECT count(*) FROM operator_actions WHERE event_id = \(rejected) AND action = 'requeue' AND requested_by = 'console:alice' AND reason = \(reason) AND previous_state = 'rejected'"
-            ) == 1)
+            #expect(
+                try await db.scalar(
+                    "SELECT count(*) FROM operator_actions WHERE event_id = \(rejected) AND action = 'requeue' AND requested_by = 'console:alice' AND reason = \(reason) AND previous_state = 'rejected'"
+                ) == 1)
             let after = try await browser.get(done.location ?? "")
             let flash = try #require(after.html.range(of: #"<p id="flash"[^\n]*"#, options: .regularExpression).map { String(after.html[$0]) })
             #expect(flash.contains("requeued"))
@@ -298,9 +318,10 @@ struct ConsoleTests {
             let doneEvent = Int64(try await db.scalar("SELECT min(event_id) FROM event_queue WHERE state = 'done'"))
             let replay = try await browser.post("/console/events/\(doneEvent)/replay", [("csrf_token", csrf), ("reason", "new handler")])
             #expect(replay.location == "/console/events/\(doneEvent)?flash=replayed")
-            #expect(try await db.scalar(
-                "SELECT count(*) FROM operator_actions WHERE event_id = \(doneEvent) AND action = 'replay' AND requested_by = 'console:alice' AND reason = 'new handler'"
-            ) == 1)
+            #expect(
+                try await db.scalar(
+                    "SELECT count(*) FROM operator_actions WHERE event_id = \(doneEvent) AND action = 'replay' AND requested_by = 'console:alice' AND reason = 'new handler'"
+                ) == 1)
             #expect((try await browser.get(replay.location ?? "")).html.contains("replayed"))
         }
     }
@@ -321,7 +342,9 @@ struct ConsoleTests {
             responses.append(("PUT", try await browser.send("/console/queue", method: .put, body: nil)))
             for (name, response) in responses {
                 let policy = try #require(response.headers[.contentSecurityPolicy], "\(name)")
-                for directive in ["default-src 'none'", "style-src 'self'", "script-src 'self'", "img-src 'self'", "form-action 'self'", "frame-ancestors 'none'"] {
+                for directive in [
+                    "default-src 'none'", "style-src 'self'", "script-src 'self'", "img-src 'self'", "form-action 'self'", "frame-ancestors 'none'",
+                ] {
                     #expect(policy.contains(directive), "\(name): \(directive)")
                 }
                 #expect(!policy.contains("unsafe"), "\(name)")

@@ -69,7 +69,8 @@ struct CoreFoldPropertyTests {
 
     /// Mixed facts of many rows fold identically with foldAll.
     @Test func manySubscriptionsAndPurchasesTogether() {
-        let facts = SubscriptionLifecycles.all(includesStatus: true).flatMap(\.builder.facts)
+        let facts =
+            SubscriptionLifecycles.all(includesStatus: true).flatMap(\.builder.facts)
             + PurchaseLifecycles.all().facts
         FactPermutations.expectOrderIndependent(facts, iterations: 50, salt: 99) { SubscriptionProjection.foldAll($0) }
         FactPermutations.expectOrderIndependent(facts, iterations: 50, salt: 98) { PurchaseProjection.foldAll($0) }
@@ -92,7 +93,10 @@ struct CoreFoldPropertyTests {
         // The same notification UUID seen once with its nested payloads and once without (for example before
         // its nested JWS were verified): the richer one is kept, in any order.
         let b = SubscriptionLifecycles.renewThenExpire()
-        guard case .notification(let last) = b.facts.last! else { Issue.record("no notification"); return }
+        guard case .notification(let last) = b.facts.last! else {
+            Issue.record("no notification")
+            return
+        }
         let bare = LedgerFact.notification(NotificationFact(payload: last.payload))
         let expected = SubscriptionProjection.fold(b.facts)
         #expect(SubscriptionProjection.fold(b.facts + [bare]) == expected)

@@ -43,7 +43,8 @@ struct CorePurchaseProjectionTests {
     /// Before the reversal, the refunded non-consumable is not entitled.
     @Test func refundedNonConsumableBeforeReversal() throws {
         let facts = lifecycle.facts.dropLast()  // without REFUND_REVERSED
-        let state = try #require(PurchaseProjection.fold(facts, key: PurchaseKey(environment: .sandbox, transactionID: lifecycle.ids.reversedNonConsumable)))
+        let state = try #require(
+            PurchaseProjection.fold(facts, key: PurchaseKey(environment: .sandbox, transactionID: lifecycle.ids.reversedNonConsumable)))
         #expect(!state.entitled)
         #expect(state.revocationType == .refundFull)
     }

@@ -172,7 +172,10 @@ struct CoreSubscriptionProjectionTests {
             return
         }
         b.reverseRefund()
-        guard case .notification(var reversal) = b.facts.last! else { Issue.record("no notification"); return }
+        guard case .notification(var reversal) = b.facts.last! else {
+            Issue.record("no notification")
+            return
+        }
         reversal.transaction = refunded
         facts.append(.notification(reversal))
         let state = try #require(SubscriptionProjection.fold(facts))

@@ -33,7 +33,9 @@ struct NotificationEnvelopeTests {
     }
 
     @Test func theRefusalNamesTheKey() {
-        #expect(refusal(#"{"signedPayload":"a.b.c","signedPayload":"d.e.f"}"#) == #"the body has the key "signedPayload" more than once; each key may appear only once"#)
+        #expect(
+            refusal(#"{"signedPayload":"a.b.c","signedPayload":"d.e.f"}"#)
+                == #"the body has the key "signedPayload" more than once; each key may appear only once"#)
     }
 
     @Test(arguments: [

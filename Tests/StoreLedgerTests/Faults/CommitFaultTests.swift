@@ -9,9 +9,10 @@ import StoreLedgerHTTP
 import StoreLedgerProcessing
 import StoreLedgerStore
 import StoreLedgerTestSupport
-@testable import StoreLedgerWorker
 import Synchronization
 import Testing
+
+@testable import StoreLedgerWorker
 
 /// Faults at commit time, injected with deferred constraint triggers (they run when the transaction commits, after
 /// every row of the statement was already sent): an acknowledgement must wait for the commit's final word.
@@ -24,19 +25,22 @@ struct CommitFaultTests {
     static func installCommitTrigger(
         _ db: TestDatabase, on table: String, event: String = "INSERT", when condition: String = "true", sleepSeconds: Double? = nil
     ) async throws {
-        let action = sleepSeconds.map { "PERFORM pg_sleep(\($0)); RETURN NULL;" }
+        let action =
+            sleepSeconds.map { "PERFORM pg_sleep(\($0)); RETURN NULL;" }
             ?? "RAISE EXCEPTION 'injected commit failure' USING ERRCODE = 'P0001';"
         try await db.client.query(
-            PostgresQuery(unsafeSQL: """
-                CREATE FUNCTION test_commit_fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \(action) END $$
-                """),
+            PostgresQuery(
+                unsafeSQL: """
+                    CREATE FUNCTION test_commit_fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \(action) END $$
+                    """),
             logger: db.logger
         )
         try await db.client.query(
-            PostgresQuery(unsafeSQL: """
-                CREATE CONSTRAINT TRIGGER test_commit_fault AFTER \(event) ON \(table)
-                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (\(condition)) EXECUTE FUNCTION test_commit_fault()
-                """),
+            PostgresQuery(
+                unsafeSQL: """
+                    CREATE CONSTRAINT TRIGGER test_commit_fault AFTER \(event) ON \(table)
+                    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (\(condition)) EXECUTE FUNCTION test_commit_fault()
+                    """),
             logger: db.logger
         )
     }

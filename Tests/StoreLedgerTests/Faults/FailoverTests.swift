@@ -41,7 +41,8 @@ struct FailoverTests {
             try await Migrator(migrations: try Migration.bundled()).migrate(client: client, logger: logger)
             var ids: [Int64] = []
             for _ in 0..<5 {
-                ids.append(try await EventLog(client: client).append(NewEvent(source: .appleNotification, body: body("h.p.s")), logger: logger).id.rawValue)
+                ids.append(
+                    try await EventLog(client: client).append(NewEvent(source: .appleNotification, body: body("h.p.s")), logger: logger).id.rawValue)
             }
             return ids
         }

@@ -32,10 +32,12 @@ struct PostgresCrashTests {
     /// Starts `storeledger serve` on a free port against `cluster`; returns it with its base URL once it answers.
     func startReceiver(_ cluster: ThrowawayCluster, extra: [String: String] = [:]) async throws -> (StoreLedgerProcess, String) {
         let port = try freeLoopbackPort()
-        let process = try StoreLedgerProcess(["serve"], environment: [
-            "DATABASE_URL": cluster.url.connectionString, "HOST": "127.0.0.1", "PORT": "\(port)", "ADMIN_PORT": "off",
-            "LOG_LEVEL": "warning", "RECEIVER_STORE_TIMEOUT_MS": "3000", "DATABASE_MAX_CONNECTIONS": "8",
-        ].merging(extra) { $1 })
+        let process = try StoreLedgerProcess(
+            ["serve"],
+            environment: [
+                "DATABASE_URL": cluster.url.connectionString, "HOST": "127.0.0.1", "PORT": "\(port)", "ADMIN_PORT": "off",
+                "LOG_LEVEL": "warning", "RECEIVER_STORE_TIMEOUT_MS": "3000", "DATABASE_MAX_CONNECTIONS": "8",
+            ].merging(extra) { $1 })
         let base = "http://127.0.0.1:\(port)"
         for _ in 0..<200 {
             if let response = try? await HTTPClient.shared.execute(HTTPClientRequest(url: base + "/healthz"), timeout: .seconds(1)),
@@ -123,7 +125,8 @@ struct PostgresCrashTests {
             }
             func unfinished() async throws -> Int {
                 try await TestDatabase.withClient(cluster.url, maximumConnections: 1) { client in
-                    try await client.query("SELECT count(*) FROM event_queue WHERE state <> 'done'", logger: logger).decode(Int.self).readToEnd().first ?? -1
+                    try await client.query("SELECT count(*) FROM event_queue WHERE state <> 'done'", logger: logger).decode(Int.self).readToEnd()
+                        .first ?? -1
                 }
             }
             func settles() async throws -> Bool {

@@ -51,7 +51,7 @@ struct WorkerCrashTests {
             }
             let environment = Self.workerEnvironment(db, pki: pki)
             var workers = [try StoreLedgerProcess(["work"], environment: environment), try StoreLedgerProcess(["work"], environment: environment)]
-            defer { workers.forEach { $0.cleanUp() } }
+            defer { for worker in workers { worker.cleanUp() } }
 
             // Kill a worker while it holds leases, three times, restarting it each time.
             var killsHoldingLeases = 0
@@ -83,9 +83,10 @@ struct WorkerCrashTests {
 
             // The live read model is exactly what replaying the log from scratch gives.
             let trust = try TrustConfiguration(rootCertificatesDER: [Data(pki.rootDER)])
-            let handler = LedgerHandler(verifiers: try LedgerVerifiers(
-                apps: [AppIdentity(bundleID: Self.bundleID, appAppleID: nil)], environments: [.sandbox], trust: trust
-            ))
+            let handler = LedgerHandler(
+                verifiers: try LedgerVerifiers(
+                    apps: [AppIdentity(bundleID: Self.bundleID, appAppleID: nil)], environments: [.sandbox], trust: trust
+                ))
             let report = try await Rebuilder(client: db.client, handler: handler).run(dryRun: true, logger: db.logger)
             #expect(report.differences.isEmpty, "\(report.differences.prefix(5))")
             #expect(report.eventsReplayed == bodies.count)

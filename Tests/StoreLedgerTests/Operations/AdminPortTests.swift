@@ -48,7 +48,10 @@ struct AdminPortTests {
                 let text = String(buffer: metrics.body)
                 #expect(text.contains(#"storeledger_receiver_notifications_total{result="stored"}"#))
                 #expect(text.contains(#"storeledger_verification_failures_total{reason="untrustedChain"}"#))
-                #expect(text.contains(#"http_server_request_duration_bucket{http_route="/notifications/apple",http_request_method="POST",http_response_status_code="200""#))
+                #expect(
+                    text.contains(
+                        #"http_server_request_duration_bucket{http_route="/notifications/apple",http_request_method="POST",http_response_status_code="200""#
+                    ))
                 #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok)
                 #expect(try await client.execute(uri: "/readyz", method: .get).status == .ok)
             }

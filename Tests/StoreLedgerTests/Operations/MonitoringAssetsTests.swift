@@ -241,7 +241,9 @@ extension MonitoringAssetsTests {
         let text = try String(contentsOf: repository.appendingPathComponent(alertsPath), encoding: .utf8)
         var rules: [AlertRule] = []
         var section = ""
-        var sawGroups = false, sawGroup = false, sawRules = false
+        var sawGroups = false
+        var sawGroup = false
+        var sawRules = false
         for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let where_ = "\(alertsPath):\(number + 1): \(line)"
             if line.trimmingCharacters(in: .whitespaces).isEmpty || line.hasPrefix("#") { continue }

@@ -90,16 +90,25 @@ struct OperatorStoreTests {
             let (pipeline, _, _) = try await seeded(db)
             let store = OperatorStore(client: db.client)
             let before = try await pipeline.readModel()
-            let facts = try await db.scalar("SELECT (SELECT count(*) FROM notifications) + (SELECT count(*) FROM transactions) + (SELECT count(*) FROM renewal_infos)")
+            let facts = try await db.scalar(
+                "SELECT (SELECT count(*) FROM notifications) + (SELECT count(*) FROM transactions) + (SELECT count(*) FROM renewal_infos)")
             let replayed = try await store.requeue(.idRange(1...3), action: "replay", by: "ops", reason: "fold fix", logger: db.logger)
             #expect(replayed == 3)
-            #expect(try await store.requeue(.receivedBetween(Date().addingTimeInterval(3600), Date().addingTimeInterval(7200)), action: "replay", by: "ops", reason: "future", logger: db.logger) == 0)
+            #expect(
+                try await store.requeue(
+                    .receivedBetween(Date().addingTimeInterval(3600), Date().addingTimeInterval(7200)), action: "replay", by: "ops", reason: "future",
+                    logger: db.logger) == 0)
             try await pipeline.drain()
             #expect(try await pipeline.readModel() == before)
-            #expect(try await db.scalar("SELECT (SELECT count(*) FROM notifications) + (SELECT count(*) FROM transactions) + (SELECT count(*) FROM renewal_infos)") == facts)
+            #expect(
+                try await db.scalar(
+                    "SELECT (SELECT count(*) FROM notifications) + (SELECT count(*) FROM transactions) + (SELECT count(*) FROM renewal_infos)")
+                    == facts)
             #expect(try await db.scalar("SELECT count(*) FROM operator_actions WHERE action = 'replay'") == 3)
             // A replayed notification counts as another delivery of the same notification, applied once.
-            #expect(try await db.scalar("SELECT count(*) FROM notification_deliveries") == (try await db.scalar("SELECT count(DISTINCT event_id) FROM notification_deliveries")))
+            #expect(
+                try await db.scalar("SELECT count(*) FROM notification_deliveries")
+                    == (try await db.scalar("SELECT count(DISTINCT event_id) FROM notification_deliveries")))
         }
     }
 
@@ -126,7 +135,8 @@ struct OperatorStoreTests {
         try await TestDatabase.withFresh { db in
             let log = EventLog(client: db.client)
             for index in 1...6 {
-                _ = try await log.append(NewEvent(source: .appleNotification, body: ByteBuffer(string: #"{"signedPayload":"a.b.\#(index)"}"#)), logger: db.logger)
+                _ = try await log.append(
+                    NewEvent(source: .appleNotification, body: ByteBuffer(string: #"{"signedPayload":"a.b.\#(index)"}"#)), logger: db.logger)
             }
             let store = OperatorStore(client: db.client)
             let hour: TimeInterval = 3600

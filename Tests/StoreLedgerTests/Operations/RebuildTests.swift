@@ -26,7 +26,8 @@ struct RebuildTests {
         for table in ShadowSchema.reportedTables {
             let ignored = table.ignored.map { "'\($0)'" }.joined(separator: ",")
             let rows = try await db.client.query(
-                PostgresQuery(unsafeSQL: "SELECT '\(table.name) ' || (to_jsonb(t) - ARRAY[\(ignored)]::text[])::text FROM \(table.name) t ORDER BY 1"),
+                PostgresQuery(
+                    unsafeSQL: "SELECT '\(table.name) ' || (to_jsonb(t) - ARRAY[\(ignored)]::text[])::text FROM \(table.name) t ORDER BY 1"),
                 logger: db.logger
             )
             for try await line in rows.decode(String.self) { lines.append(line) }
@@ -51,15 +52,22 @@ struct RebuildTests {
             #expect(clean.eventsReplayed == Self.workload().count)
 
             // Damage: a wrong status, a lost purchase, an invented subscription, a lost fact.
-            try await db.client.query("UPDATE subscriptions SET status = 'revoked', entitled = false WHERE original_transaction_id = (SELECT min(original_transaction_id) FROM subscriptions)", logger: db.logger)
+            try await db.client.query(
+                "UPDATE subscriptions SET status = 'revoked', entitled = false WHERE original_transaction_id = (SELECT min(original_transaction_id) FROM subscriptions)",
+                logger: db.logger)
             try await db.client.query("DELETE FROM purchases WHERE transaction_id = (SELECT min(transaction_id) FROM purchases)", logger: db.logger)
-            try await db.client.query("INSERT INTO subscriptions (environment, original_transaction_id, status, entitled) VALUES ('Sandbox', 'bogus', 'active', true)", logger: db.logger)
-            try await db.client.query("DELETE FROM renewal_infos WHERE fact_sha256 = (SELECT fact_sha256 FROM renewal_infos ORDER BY fact_sha256 LIMIT 1)", logger: db.logger)
+            try await db.client.query(
+                "INSERT INTO subscriptions (environment, original_transaction_id, status, entitled) VALUES ('Sandbox', 'bogus', 'active', true)",
+                logger: db.logger)
+            try await db.client.query(
+                "DELETE FROM renewal_infos WHERE fact_sha256 = (SELECT fact_sha256 FROM renewal_infos ORDER BY fact_sha256 LIMIT 1)",
+                logger: db.logger)
 
             let dryRun = try await rebuilder(pipeline).run(dryRun: true, logger: db.logger)
-            #expect(Set(dryRun.differences.map { "\($0.table) \($0.change)" }) == [
-                "subscriptions changed", "purchases added", "subscriptions removed", "renewal_infos added",
-            ])
+            #expect(
+                Set(dryRun.differences.map { "\($0.table) \($0.change)" }) == [
+                    "subscriptions changed", "purchases added", "subscriptions removed", "renewal_infos added",
+                ])
             #expect(try await Self.derived(db) != healthy)
             #expect(try await db.scalar("SELECT count(*) FROM pg_namespace WHERE nspname = \(ShadowSchema.name)") == 0)
 
@@ -81,13 +89,15 @@ struct RebuildTests {
             try await pipeline.append(Array(facts[..<half]))
             try await pipeline.drain()
             let rest = Array(facts[half...])
-            let report = try await rebuilder(pipeline).run(dryRun: false, logger: db.logger, beforeSwap: {
-                // Workers go on during the rebuild: most of the rest arrives and is processed live…
-                try await pipeline.append(Array(rest.dropLast(3)))
-                try await pipeline.drain()
-                // …and the last few arrive right before the swap, still unprocessed.
-                try await pipeline.append(Array(rest.suffix(3)))
-            })
+            let report = try await rebuilder(pipeline).run(
+                dryRun: false, logger: db.logger,
+                beforeSwap: {
+                    // Workers go on during the rebuild: most of the rest arrives and is processed live…
+                    try await pipeline.append(Array(rest.dropLast(3)))
+                    try await pipeline.drain()
+                    // …and the last few arrive right before the swap, still unprocessed.
+                    try await pipeline.append(Array(rest.suffix(3)))
+                })
             #expect(report.eventsReplayed == facts.count)
             try await pipeline.drain()
 
@@ -98,8 +108,9 @@ struct RebuildTests {
                 try await reference.drain()
                 return try await Self.derived(fresh)
             }
-            #expect(try await Self.derived(db).filter { !$0.hasPrefix("notification_deliveries") && !$0.hasPrefix("notifications") }
-                == expected.filter { !$0.hasPrefix("notification_deliveries") && !$0.hasPrefix("notifications") })
+            #expect(
+                try await Self.derived(db).filter { !$0.hasPrefix("notification_deliveries") && !$0.hasPrefix("notifications") }
+                    == expected.filter { !$0.hasPrefix("notification_deliveries") && !$0.hasPrefix("notifications") })
             // Every notification event is one delivery, recorded once.
             let notificationEvents = try await db.scalar("SELECT count(*) FROM events WHERE source = 'apple_notification'")
             #expect(try await db.scalar("SELECT count(*) FROM notification_deliveries") == notificationEvents)
@@ -122,7 +133,8 @@ extension RebuildTests {
             } throws: { ($0 as? RebuildError)?.code == .newRejections }
             #expect(try await Self.derived(db) == before)
             #expect(try await db.scalar("SELECT count(*) FROM pg_namespace WHERE nspname = \(ShadowSchema.name)") == 0)
-            let forced = try await Rebuilder(client: db.client, handler: otherTrust.handler, acceptNewRejections: true).run(dryRun: true, logger: db.logger)
+            let forced = try await Rebuilder(client: db.client, handler: otherTrust.handler, acceptNewRejections: true).run(
+                dryRun: true, logger: db.logger)
             #expect(forced.eventsRejected == SubscriptionLifecycles.renewThenExpire().facts.count)
             #expect(!forced.differences.isEmpty)
         }

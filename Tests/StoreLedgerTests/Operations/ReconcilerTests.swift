@@ -16,16 +16,22 @@ struct ReconcilerTests {
             try await TestDatabase.withFresh { db in
                 let pipeline = try LedgerPipeline(db, pki: Self.pki)
                 let signer = pipeline.signer
-                let received = try signer.signedNotification(type: "DID_RENEW", signedDate: Date(), transaction: signer.transactionPayload(transactionID: "11"))
-                let missed = try signer.signedNotification(type: "SUBSCRIBED", subtype: "INITIAL_BUY", signedDate: Date(), transaction: signer.transactionPayload(transactionID: "12"))
-                let failed = try signer.signedNotification(type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", signedDate: Date(), renewalInfo: signer.renewalInfoPayload(originalTransactionID: "12"))
+                let received = try signer.signedNotification(
+                    type: "DID_RENEW", signedDate: Date(), transaction: signer.transactionPayload(transactionID: "11"))
+                let missed = try signer.signedNotification(
+                    type: "SUBSCRIBED", subtype: "INITIAL_BUY", signedDate: Date(), transaction: signer.transactionPayload(transactionID: "12"))
+                let failed = try signer.signedNotification(
+                    type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", signedDate: Date(),
+                    renewalInfo: signer.renewalInfoPayload(originalTransactionID: "12"))
                 let pendingDelivery = try signer.signedNotification(type: "TEST", signedDate: Date())
                 // One was delivered and processed, one was delivered and still waits for a worker.
                 try await pipeline.append(source: .appleNotification, body: #"{"signedPayload":"\#(received)"}"#)
                 try await pipeline.drain()
                 try await pipeline.append(source: .appleNotification, body: #"{"signedPayload":"\#(pendingDelivery)"}"#)
                 await fake.state.setNotificationHistory(
-                    [received, missed, failed, pendingDelivery].map { NotificationHistoryItem(signedPayload: $0, sendAttempts: [.init(attemptDate: 1, sendAttemptResult: "TIMED_OUT")]) },
+                    [received, missed, failed, pendingDelivery].map {
+                        NotificationHistoryItem(signedPayload: $0, sendAttempts: [.init(attemptDate: 1, sendAttemptResult: "TIMED_OUT")])
+                    },
                     environment: .sandbox
                 )
                 let reconciler = Reconciler(
@@ -54,10 +60,12 @@ struct ReconcilerTests {
                 let reconciler = Reconciler(
                     client: db.client, appStore: try await AppStoreAPIClient(configuration: fake.configuration()), environments: [.production]
                 )
-                #expect(try await reconciler.run(from: Date().addingTimeInterval(-60), to: Date(), onlyFailures: false, logger: db.logger).appended == 1)
+                #expect(
+                    try await reconciler.run(from: Date().addingTimeInterval(-60), to: Date(), onlyFailures: false, logger: db.logger).appended == 1)
                 try await pipeline.drain()
                 #expect(try await pipeline.count(.rejected) == 1)
-                #expect(try await reconciler.run(from: Date().addingTimeInterval(-60), to: Date(), onlyFailures: false, logger: db.logger).appended == 0)
+                #expect(
+                    try await reconciler.run(from: Date().addingTimeInterval(-60), to: Date(), onlyFailures: false, logger: db.logger).appended == 0)
             }
         }
     }

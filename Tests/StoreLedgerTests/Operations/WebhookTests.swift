@@ -26,7 +26,9 @@ struct WebhookTests {
 
     func types(_ db: TestDatabase) async throws -> [String] {
         var types: [String] = []
-        for try await type in try await db.client.query("SELECT type FROM webhook_events ORDER BY occurred_at, created_at", logger: db.logger).decode(String.self) {
+        for try await type in try await db.client.query("SELECT type FROM webhook_events ORDER BY occurred_at, created_at", logger: db.logger).decode(
+            String.self)
+        {
             types.append(type)
         }
         return types
@@ -62,10 +64,11 @@ struct WebhookTests {
             try await playInOrder(SubscriptionLifecycles.upgradeRefundReversed().facts + PurchaseLifecycles.all().facts, pipeline: pipeline)
             let seen = Set(try await types(db))
             // buy → upgrade → refund → refund reversed; and the one-time purchases' own refunds and revocations.
-            #expect(seen == [
-                "subscription.started", "subscription.product_changed", "subscription.refunded", "subscription.refund_reversed",
-                "purchase.purchased", "purchase.refunded", "purchase.refund_reversed", "purchase.revoked",
-            ])
+            #expect(
+                seen == [
+                    "subscription.started", "subscription.product_changed", "subscription.refunded", "subscription.refund_reversed",
+                    "purchase.purchased", "purchase.refunded", "purchase.refund_reversed", "purchase.revoked",
+                ])
         }
     }
 
@@ -76,7 +79,10 @@ struct WebhookTests {
         init(failures: Int) { self.failures = failures }
         func take(_ headers: HTTPFields, _ body: Data) -> HTTPResponse.Status {
             received.append((headers, body))
-            if failures > 0 { failures -= 1; return .internalServerError }
+            if failures > 0 {
+                failures -= 1
+                return .internalServerError
+            }
             return .ok
         }
     }
@@ -125,13 +131,16 @@ struct WebhookTests {
             try await pipeline.append(SubscriptionLifecycles.renewThenExpire().facts)
             try await pipeline.drain()
             #expect(try await pipeline.count(.done) == SubscriptionLifecycles.renewThenExpire().facts.count)
-            let dispatcher = WebhookDispatcher(client: db.client, maximumAttempts: 2, initialBackoff: .milliseconds(1), timeout: .seconds(2), logger: db.logger)
+            let dispatcher = WebhookDispatcher(
+                client: db.client, maximumAttempts: 2, initialBackoff: .milliseconds(1), timeout: .seconds(2), logger: db.logger)
             for _ in 0..<3 {
                 try await dispatcher.deliverDue()
                 try await Task.sleep(for: .milliseconds(20))
             }
             #expect(try await db.scalar("SELECT count(*) FROM webhook_deliveries WHERE state <> 'failed'") == 0)
-            #expect(try await db.scalar("SELECT count(*) FROM webhook_delivery_attempts WHERE error IS NOT NULL") == (try await db.scalar("SELECT count(*) FROM webhook_deliveries")) * 2)
+            #expect(
+                try await db.scalar("SELECT count(*) FROM webhook_delivery_attempts WHERE error IS NOT NULL")
+                    == (try await db.scalar("SELECT count(*) FROM webhook_deliveries")) * 2)
         }
     }
 }

@@ -60,9 +60,12 @@ struct EnvironmentMatrixTests {
             if environment == "Xcode" || environment == "LocalTesting" {
                 return allowXcode
                     ? ("done", nil)
-                    : ("rejected", "untrustedChain: signed for \(environment), whose data is signed locally by Xcode, not by the App Store; "
-                        + "it is accepted only when Xcode data is explicitly allowed "
-                        + "(ALLOW_XCODE_DATA=true, allowXcodeEnvironment, storeledger verify --allow-xcode)")
+                    : (
+                        "rejected",
+                        "untrustedChain: signed for \(environment), whose data is signed locally by Xcode, not by the App Store; "
+                            + "it is accepted only when Xcode data is explicitly allowed "
+                            + "(ALLOW_XCODE_DATA=true, allowXcodeEnvironment, storeledger verify --allow-xcode)"
+                    )
             }
             return accepts.contains(environment)
                 ? ("done", nil)
@@ -73,18 +76,24 @@ struct EnvironmentMatrixTests {
     /// Every deployment that starts (without `APP_APPLE_ID`, accepting Production is refused: see below).
     static let deployments: [Deployment] = [false, true].flatMap { xcode in
         [
-            Deployment(appAppleIDSet: true, environmentsSetting: nil, allowXcode: xcode, accepts: ["Production", "Sandbox"],
-                       source: "APPLE_ENVIRONMENTS unset: Production,Sandbox"),
-            Deployment(appAppleIDSet: true, environmentsSetting: "Production", allowXcode: xcode, accepts: ["Production"],
-                       source: "APPLE_ENVIRONMENTS=Production"),
-            Deployment(appAppleIDSet: true, environmentsSetting: "sandbox", allowXcode: xcode, accepts: ["Sandbox"],
-                       source: "APPLE_ENVIRONMENTS=Sandbox"),
-            Deployment(appAppleIDSet: true, environmentsSetting: "Production, Sandbox", allowXcode: xcode, accepts: ["Production", "Sandbox"],
-                       source: "APPLE_ENVIRONMENTS=Production,Sandbox"),
-            Deployment(appAppleIDSet: false, environmentsSetting: nil, allowXcode: xcode, accepts: ["Sandbox"],
-                       source: "APPLE_ENVIRONMENTS unset: Sandbox only, as APP_APPLE_ID is not set"),
-            Deployment(appAppleIDSet: false, environmentsSetting: "Sandbox", allowXcode: xcode, accepts: ["Sandbox"],
-                       source: "APPLE_ENVIRONMENTS=Sandbox"),
+            Deployment(
+                appAppleIDSet: true, environmentsSetting: nil, allowXcode: xcode, accepts: ["Production", "Sandbox"],
+                source: "APPLE_ENVIRONMENTS unset: Production,Sandbox"),
+            Deployment(
+                appAppleIDSet: true, environmentsSetting: "Production", allowXcode: xcode, accepts: ["Production"],
+                source: "APPLE_ENVIRONMENTS=Production"),
+            Deployment(
+                appAppleIDSet: true, environmentsSetting: "sandbox", allowXcode: xcode, accepts: ["Sandbox"],
+                source: "APPLE_ENVIRONMENTS=Sandbox"),
+            Deployment(
+                appAppleIDSet: true, environmentsSetting: "Production, Sandbox", allowXcode: xcode, accepts: ["Production", "Sandbox"],
+                source: "APPLE_ENVIRONMENTS=Production,Sandbox"),
+            Deployment(
+                appAppleIDSet: false, environmentsSetting: nil, allowXcode: xcode, accepts: ["Sandbox"],
+                source: "APPLE_ENVIRONMENTS unset: Sandbox only, as APP_APPLE_ID is not set"),
+            Deployment(
+                appAppleIDSet: false, environmentsSetting: "Sandbox", allowXcode: xcode, accepts: ["Sandbox"],
+                source: "APPLE_ENVIRONMENTS=Sandbox"),
         ]
     }
 
@@ -210,10 +219,11 @@ struct EnvironmentMatrixTests {
                     intake: PurchaseIntake(processor: InlineProcessor(client: db.client, handler: handler, owner: "inline:test"), catalog: .empty),
                     authenticator: authenticator, intents: PurchaseIntentStore(client: db.client), appStore: appStore
                 )
-                let app = Application(router: buildReceiverRouter(
-                    client: db.client, migrator: Migrator(migrations: try Migration.bundled()), configuration: .init(port: 0),
-                    appAPI: AppAPI(dependencies: dependencies)
-                ))
+                let app = Application(
+                    router: buildReceiverRouter(
+                        client: db.client, migrator: Migrator(migrations: try Migration.bundled()), configuration: .init(port: 0),
+                        appAPI: AppAPI(dependencies: dependencies)
+                    ))
                 try await app.test(.router) { http in
                     let world = World(db: db, deployment: deployment, handler: handler, fake: fake, http: http, reconcilerClient: appStore)
                     try await Self.run(world)
@@ -357,8 +367,9 @@ struct EnvironmentMatrixTests {
                 try LedgerVerifiers(apps: [AppIdentity(bundleID: Self.bundleID)], environmentsSetting: setting)
             }
             #expect(error?.code == .invalidConfiguration)
-            #expect(error?.detail == "APPLE_ENVIRONMENTS accepts Production, whose data must carry the app's Apple ID, "
-                + "but app '\(Self.bundleID)' has none: set APP_APPLE_ID (or APPS=bundle.id:appAppleId), or accept Sandbox only")
+            #expect(
+                error?.detail == "APPLE_ENVIRONMENTS accepts Production, whose data must carry the app's Apple ID, "
+                    + "but app '\(Self.bundleID)' has none: set APP_APPLE_ID (or APPS=bundle.id:appAppleId), or accept Sandbox only")
         }
         for setting in ["Xcode", "Staging", " , "] {
             let error = #expect(throws: VerificationError.self) {

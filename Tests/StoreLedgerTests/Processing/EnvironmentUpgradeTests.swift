@@ -32,7 +32,8 @@ struct EnvironmentUpgradeTests {
         let batch = try await EventQueue(client: db.client).claim(limit: 100, owner: "old-worker", lease: .seconds(60), logger: db.logger)
         try await db.client.inTransaction(logger: db.logger) { connection in
             try await EventQueue.complete(
-                batch.map { (event: $0, outcome: outcome($0)) }, owner: "old-worker", policy: .init(), on: connection, sessions: DatabaseSessions(), logger: db.logger
+                batch.map { (event: $0, outcome: outcome($0)) }, owner: "old-worker", policy: .init(), on: connection, sessions: DatabaseSessions(),
+                logger: db.logger
             )
         }
     }
@@ -79,7 +80,8 @@ struct EnvironmentUpgradeTests {
                 route: "/notifications/apple", hint: .production, db: db
             )
             try await finishAsTheOldWorkerDid(db) { event in
-                event.id == forged ? .reject(reason: "badSignature: the ES256 signature does not match the signed header and payload")
+                event.id == forged
+                    ? .reject(reason: "badSignature: the ES256 signature does not match the signed header and payload")
                     : .reject(reason: Self.oldReason)
             }
             #expect(try await state(of: lostOnProductionURL, db) == ("rejected", Self.oldReason))
@@ -113,12 +115,13 @@ struct EnvironmentUpgradeTests {
             #expect(try await state(of: lostOnWebhook, db) == ("done", nil))
             #expect(try await state(of: forged, db).1?.hasPrefix("badSignature") == true)
             for (id, notification) in [(lostOnProductionURL, uuid), (lostOnWebhook, secondUUID)] {
-                #expect(try await db.scalar(
-                    """
-                    SELECT count(*) FROM notifications
-                    WHERE notification_uuid = \(notification.uuidString.lowercased()) AND delivery_count = 1 AND first_event_id = \(id.rawValue)
-                    """
-                ) == 1)
+                #expect(
+                    try await db.scalar(
+                        """
+                        SELECT count(*) FROM notifications
+                        WHERE notification_uuid = \(notification.uuidString.lowercased()) AND delivery_count = 1 AND first_event_id = \(id.rawValue)
+                        """
+                    ) == 1)
             }
             let row = try #require(try await pipeline.subscription("7001"))
             #expect(row["status"] as? String == "active")

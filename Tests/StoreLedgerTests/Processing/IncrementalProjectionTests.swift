@@ -50,9 +50,13 @@ struct IncrementalProjectionTests {
             #expect(try await db.scalar("SELECT count(*) FROM subscription_fold_states") > 0)
 
             let incremental = try await rebuild(pipeline, fullFold: false)
-            #expect(incremental.differences.isEmpty, "seed \(FactPermutations.baseSeed): \(incremental.differences.map { "\($0.key) \($0.live ?? "") -> \($0.rebuilt ?? "")" })")
+            #expect(
+                incremental.differences.isEmpty,
+                "seed \(FactPermutations.baseSeed): \(incremental.differences.map { "\($0.key) \($0.live ?? "") -> \($0.rebuilt ?? "")" })")
             let full = try await rebuild(pipeline, fullFold: true)
-            #expect(full.differences.isEmpty, "seed \(FactPermutations.baseSeed): \(full.differences.map { "\($0.key) \($0.live ?? "") -> \($0.rebuilt ?? "")" })")
+            #expect(
+                full.differences.isEmpty,
+                "seed \(FactPermutations.baseSeed): \(full.differences.map { "\($0.key) \($0.live ?? "") -> \($0.rebuilt ?? "")" })")
         }
     }
 

@@ -41,13 +41,25 @@ struct LedgerHandlerAdversarialTests {
         case .intermediateNotCA: pki = try TestPKI(.intermediateNotCA)
         case .leafExpiredAtSignedDate:
             pki = try TestPKI(.leafValid(Date(timeIntervalSince1970: 1_600_000_000)...Date(timeIntervalSince1970: 1_650_000_000)))
-        case .algNone: outerVariant = .algNone; code = "malformed"
-        case .hs256: outerVariant = .hs256(key: Data(trusted.leafKey.publicKey.derRepresentation)); code = "malformed"
-        case .twoCertificateChain: outerVariant = .twoCertificateChain; code = "malformed"
-        case .tamperedPayload: outerVariant = .tamperedPayload; code = "badSignature"
-        case .flippedSignature: outerVariant = .flippedSignatureByte; code = "badSignature"
+        case .algNone:
+            outerVariant = .algNone
+            code = "malformed"
+        case .hs256:
+            outerVariant = .hs256(key: Data(trusted.leafKey.publicKey.derRepresentation))
+            code = "malformed"
+        case .twoCertificateChain:
+            outerVariant = .twoCertificateChain
+            code = "malformed"
+        case .tamperedPayload:
+            outerVariant = .tamperedPayload
+            code = "badSignature"
+        case .flippedSignature:
+            outerVariant = .flippedSignatureByte
+            code = "badSignature"
         case .forgedNestedTransaction: nestedSigner = TestSigner(pki: try TestPKI(.appleLookAlike))
-        case .wrongBundle: fact = subscribed(bundleID: "com.evil.app"); code = "wrongApp"
+        case .wrongBundle:
+            fact = subscribed(bundleID: "com.evil.app")
+            code = "wrongApp"
         case .unsignedXcodeData: fact = subscribed(environment: AppStoreEnvironment(rawValue: "Xcode"))
         }
         let outer = TestSigner(pki: pki)

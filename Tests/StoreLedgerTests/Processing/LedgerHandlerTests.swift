@@ -198,10 +198,12 @@ struct LedgerHandlerTests {
                 let payload = String(decoding: try #require(Data(base64Encoded: claims)), as: UTF8.self)
                 #expect(payload.contains("\"signedTransactionInfo\":\"ey") && payload.contains("\"signedRenewalInfo\":\"ey"))
             }
-            #expect(try await db.scalar("SELECT count(*) FROM notifications WHERE transaction_payload IS NOT NULL AND renewal_payload IS NOT NULL") == 1)
-            #expect(try await db.scalar(
-                "SELECT count(*) FROM notifications WHERE payload -> 'data' ?| ARRAY['signedTransactionInfo', 'signedRenewalInfo']"
-            ) == 0)
+            #expect(
+                try await db.scalar("SELECT count(*) FROM notifications WHERE transaction_payload IS NOT NULL AND renewal_payload IS NOT NULL") == 1)
+            #expect(
+                try await db.scalar(
+                    "SELECT count(*) FROM notifications WHERE payload -> 'data' ?| ARRAY['signedTransactionInfo', 'signedRenewalInfo']"
+                ) == 0)
             #expect(try await db.scalar("SELECT count(*) FROM notifications WHERE payload #>> '{data,bundleId}' = 'com.example.app'") == 1)
             let stored = try await db.client.withConnection { connection in
                 try await FactStore.subscriptionFacts([key], on: connection, cache: pipeline.handler.factCache, logger: db.logger)
@@ -244,7 +246,10 @@ struct LedgerHandlerTests {
         lifecycle.subscribe()
         lifecycle.appPostsCurrentTransaction()
         let posted = try #require(lifecycle.facts.last)
-        guard case .transaction = posted else { Issue.record("expected a transaction fact"); return }
+        guard case .transaction = posted else {
+            Issue.record("expected a transaction fact")
+            return
+        }
         try await TestDatabase.withFresh { db in
             let pipeline = try LedgerPipeline(db, pki: Self.pki)
             try await pipeline.append([posted])
@@ -257,22 +262,30 @@ struct LedgerHandlerTests {
     }
 
     @Test func applesOwnTestNotificationIsRecordedWithoutProjecting() async throws {
-        let vector = try String(contentsOf: try #require(Bundle.module.url(forResource: "Fixtures/apple/mock_signed_data/testNotification", withExtension: nil)), encoding: .utf8)
+        let vector = try String(
+            contentsOf: try #require(Bundle.module.url(forResource: "Fixtures/apple/mock_signed_data/testNotification", withExtension: nil)),
+            encoding: .utf8)
         let root = try Data(contentsOf: try #require(Bundle.module.url(forResource: "Fixtures/apple/certs/testCA", withExtension: "der")))
         try await TestDatabase.withFresh { db in
-            let handler = LedgerHandler(verifiers: try LedgerVerifiers(
-                apps: [AppIdentity(bundleID: "com.example", appAppleID: 1234)], environments: [.sandbox],
-                trust: try TrustConfiguration(rootCertificatesDER: [root])
-            ))
+            let handler = LedgerHandler(
+                verifiers: try LedgerVerifiers(
+                    apps: [AppIdentity(bundleID: "com.example", appAppleID: 1234)], environments: [.sandbox],
+                    trust: try TrustConfiguration(rootCertificatesDER: [root])
+                ))
             _ = try await EventLog(client: db.client).append(
-                NewEvent(source: .appleNotification, body: .init(string: #"{"signedPayload":"\#(vector.trimmingCharacters(in: .whitespacesAndNewlines))"}"#)),
+                NewEvent(
+                    source: .appleNotification,
+                    body: .init(string: #"{"signedPayload":"\#(vector.trimmingCharacters(in: .whitespacesAndNewlines))"}"#)),
                 logger: db.logger
             )
             let batch = try await EventQueue(client: db.client).claim(limit: 1, owner: "t", lease: .seconds(30), logger: db.logger)
             let prepared = await handler.prepare(batch[0], logger: db.logger)
             let outcomes = try await db.client.inTransaction(logger: db.logger) { try await handler.apply([prepared], in: $0, logger: db.logger) }
             #expect(outcomes == [.done])
-            #expect(try await db.scalar("SELECT count(*) FROM notifications WHERE notification_type = 'TEST' AND notification_uuid = '9ad56bd2-0bc6-42e0-af24-fd996d87a1e6' AND app_apple_id = 1234") == 1)
+            #expect(
+                try await db.scalar(
+                    "SELECT count(*) FROM notifications WHERE notification_type = 'TEST' AND notification_uuid = '9ad56bd2-0bc6-42e0-af24-fd996d87a1e6' AND app_apple_id = 1234"
+                ) == 1)
             #expect(try await db.scalar("SELECT count(*) FROM subscriptions") == 0)
         }
     }

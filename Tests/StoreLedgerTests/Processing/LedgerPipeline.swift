@@ -19,9 +19,10 @@ struct LedgerPipeline {
     init(_ db: TestDatabase, pki: TestPKI, bundleID: String = "com.example.app") throws {
         self.db = db
         let trust = try TrustConfiguration(rootCertificatesDER: [Data(pki.rootDER)])
-        self.handler = LedgerHandler(verifiers: try LedgerVerifiers(
-            apps: [AppIdentity(bundleID: bundleID, appAppleID: 1_234)], environments: [.sandbox, .production], trust: trust
-        ))
+        self.handler = LedgerHandler(
+            verifiers: try LedgerVerifiers(
+                apps: [AppIdentity(bundleID: bundleID, appAppleID: 1_234)], environments: [.sandbox, .production], trust: trust
+            ))
         self.signer = TestSigner(pki: pki, bundleID: bundleID)
     }
 
@@ -52,7 +53,8 @@ struct LedgerPipeline {
             try await db.client.inTransaction(logger: db.logger) { connection in
                 let outcomes = try await handler.apply(prepared, in: connection, logger: db.logger)
                 try await EventQueue.complete(
-                    zip(batch, outcomes).map { (event: $0, outcome: $1) }, owner: "test", policy: .init(), on: connection, sessions: DatabaseSessions(), logger: db.logger
+                    zip(batch, outcomes).map { (event: $0, outcome: $1) }, owner: "test", policy: .init(), on: connection,
+                    sessions: DatabaseSessions(), logger: db.logger
                 )
             }
         }

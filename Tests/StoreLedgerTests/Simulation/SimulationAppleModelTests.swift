@@ -93,10 +93,12 @@ struct SimulationAppleModelTests {
 
     @Test("the schema rejects what Apple never sends: fractional dates, numeric ids, unknown fields, null, a bad enum value")
     func schemaRejectsWhatAppleNeverSends() throws {
-        let bad = try JSONValue.parse(Data("""
-            {"signedDate":1637413628214.2627,"transactionId":23456,"price":"9.99","isUpgraded":null,\
-            "type":"auto-renewable","appAccountToken":"not-a-uuid","surprise":1,"offerType":7}
-            """.utf8))
+        let bad = try JSONValue.parse(
+            Data(
+                """
+                {"signedDate":1637413628214.2627,"transactionId":23456,"price":"9.99","isUpgraded":null,\
+                "type":"auto-renewable","appAccountToken":"not-a-uuid","surprise":1,"offerType":7}
+                """.utf8))
         let violations = AppleModelSchema.violations(of: bad, against: AppleModelSchema.transaction, at: "t")
         for field in ["signedDate", "transactionId", "price", "isUpgraded", "type", "appAccountToken", "surprise", "offerType"] {
             #expect(violations.contains { $0.hasPrefix("t.\(field) ") }, "\(field): \(violations)")
@@ -146,7 +148,10 @@ struct SimulationAppleModelTests {
     func fractionalDatesAreRefusedOutsideXcode() throws {
         var builder = SubscriptionLifecycleBuilder(start: 1_700_000_000_000)
         builder.subscribe()
-        guard case .notification(var fact) = try #require(builder.facts.first) else { Issue.record("not a notification"); return }
+        guard case .notification(var fact) = try #require(builder.facts.first) else {
+            Issue.record("not a notification")
+            return
+        }
         fact.payload.signedDate = Timestamp(millisecondsSince1970: 1_700_000_000_000.25)
         let signer = NotificationSigner(signer: AppStoreJWSSigner(chain: Self.signer))
         let error = #expect(throws: SimulationError.self) { try signer.sign(fact) }

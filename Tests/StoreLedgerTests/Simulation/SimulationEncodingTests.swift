@@ -26,9 +26,11 @@ struct SimulationEncodingTests {
         }
     }
 
-    @Test("the body is {\"signedPayload\": …} exactly, for a JWS and for anything that needs escaping", arguments: [
-        "eyJhbGciOiJFUzI1NiJ9.eyJ4IjoxfQ.c2ln-_", "", "quote \" and \\ backslash", "line\nbreak", "é/🦊",
-    ])
+    @Test(
+        "the body is {\"signedPayload\": …} exactly, for a JWS and for anything that needs escaping",
+        arguments: [
+            "eyJhbGciOiJFUzI1NiJ9.eyJ4IjoxfQ.c2ln-_", "", "quote \" and \\ backslash", "line\nbreak", "é/🦊",
+        ])
     func body(_ signedPayload: String) throws {
         let body = notification(signedPayload).body
         let object = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])

@@ -1,5 +1,5 @@
-import StoreLedgerCore
 import Foundation
+import StoreLedgerCore
 import StoreLedgerSimulation
 import StoreLedgerVerification
 
@@ -25,7 +25,8 @@ enum SimulationFixtures {
 
     /// A verifier for the test app trusting `rootDER` (default trust, Apple Root CA - G3, when `nil`).
     static func verifier(trusting rootDER: Data?, environment: AppStoreEnvironment = .sandbox) throws -> SignedDataVerifier {
-        let trust = try rootDER.map { try TrustConfiguration(rootCertificatesDER: [$0]) }
+        let trust =
+            try rootDER.map { try TrustConfiguration(rootCertificatesDER: [$0]) }
             ?? TrustConfiguration.fromConfigurationValue(nil)
         return try SignedDataVerifier(
             configuration: VerifierConfiguration(

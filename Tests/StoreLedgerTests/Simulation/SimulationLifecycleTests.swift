@@ -85,19 +85,22 @@ struct SimulationLifecycleTests {
                 return notification.subtype.map { "\(type)/\($0.rawValue)" } ?? type
             }
         }
-        #expect(labels(.renewals) == [
-            "SUBSCRIBED/INITIAL_BUY", "DID_RENEW", "DID_RENEW", "DID_RENEW",
-            "DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "EXPIRED/VOLUNTARY",
-        ])
-        #expect(labels(.gracePeriodRecovery) == [
-            "SUBSCRIBED/INITIAL_BUY", "DID_FAIL_TO_RENEW/GRACE_PERIOD", "DID_RENEW/BILLING_RECOVERY",
-        ])
+        #expect(
+            labels(.renewals) == [
+                "SUBSCRIBED/INITIAL_BUY", "DID_RENEW", "DID_RENEW", "DID_RENEW",
+                "DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "EXPIRED/VOLUNTARY",
+            ])
+        #expect(
+            labels(.gracePeriodRecovery) == [
+                "SUBSCRIBED/INITIAL_BUY", "DID_FAIL_TO_RENEW/GRACE_PERIOD", "DID_RENEW/BILLING_RECOVERY",
+            ])
         #expect(labels(.upgrade) == ["SUBSCRIBED/INITIAL_BUY", "DID_CHANGE_RENEWAL_PREF/UPGRADE", "DID_RENEW"])
         #expect(labels(.refundReversal) == ["SUBSCRIBED/INITIAL_BUY", "REFUND", "REFUND_REVERSED"])
         #expect(labels(.familyRevoke) == ["SUBSCRIBED/INITIAL_BUY", "DID_RENEW", "REVOKE"])
-        #expect(labels(.offerPriceIncrease) == [
-            "OFFER_REDEEMED/INITIAL_BUY", "PRICE_INCREASE/PENDING", "PRICE_INCREASE/ACCEPTED", "DID_RENEW",
-        ])
+        #expect(
+            labels(.offerPriceIncrease) == [
+                "OFFER_REDEEMED/INITIAL_BUY", "PRICE_INCREASE/PENDING", "PRICE_INCREASE/ACCEPTED", "DID_RENEW",
+            ])
         #expect(labels(.oneTimePurchase) == ["ONE_TIME_CHARGE"])
     }
 

@@ -1,5 +1,5 @@
-import StoreLedgerCore
 import Foundation
+import StoreLedgerCore
 import StoreLedgerVerification
 
 /// Apple's test vectors in `Fixtures/apple` and verifiers configured the way Apple's own tests use them.

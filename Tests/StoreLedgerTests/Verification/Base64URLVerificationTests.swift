@@ -32,9 +32,11 @@ struct Base64URLVerificationTests {
         #expect(CompactJWS.base64URLDecode(token[(firstDot + 1)..<second]) == Data("{}".utf8))
     }
 
-    @Test("refuses the standard alphabet, foreign characters, stray padding and impossible lengths", arguments: [
-        "ab+c", "ab/c", "ab c", "ab.c", "abc\u{e9}", "a=bc", "abcde", "a", "ab=", "ab===", "abc==",
-    ])
+    @Test(
+        "refuses the standard alphabet, foreign characters, stray padding and impossible lengths",
+        arguments: [
+            "ab+c", "ab/c", "ab c", "ab.c", "abc\u{e9}", "a=bc", "abcde", "a", "ab=", "ab===", "abc==",
+        ])
     func refuses(_ text: String) {
         #expect(decode(text) == nil)
     }

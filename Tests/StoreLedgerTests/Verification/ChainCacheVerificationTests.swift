@@ -1,5 +1,5 @@
-import StoreLedgerCore
 import Foundation
+import StoreLedgerCore
 import StoreLedgerTestSupport
 import StoreLedgerVerification
 import Testing
@@ -8,7 +8,9 @@ import Testing
 @Suite("Verification: chain cache")
 struct ChainCacheVerificationTests {
     /// A Sandbox verifier trusting the roots of `pkis`, with a cache of `capacity`.
-    func verifier(trusting pkis: [TestPKI], capacity: Int = VerifierConfiguration.defaultChainCacheCapacity) throws
+    func verifier(
+        trusting pkis: [TestPKI], capacity: Int = VerifierConfiguration.defaultChainCacheCapacity
+    ) throws
         -> SignedDataVerifier
     {
         try SignedDataVerifier(

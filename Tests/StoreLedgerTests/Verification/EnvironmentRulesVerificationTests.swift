@@ -1,5 +1,5 @@
-import StoreLedgerCore
 import Foundation
+import StoreLedgerCore
 import StoreLedgerTestSupport
 import StoreLedgerVerification
 import Testing
@@ -15,10 +15,11 @@ struct EnvironmentRulesVerificationTests {
     func verifier(
         _ environments: [AppStoreEnvironment] = [.production, .sandbox], source: String? = nil, allowXcode: Bool = false
     ) throws -> SignedDataVerifier {
-        try SignedDataVerifier(configuration: VerifierConfiguration(
-            apps: [Self.app], environments: environments, environmentsSource: source,
-            trust: try TrustConfiguration(rootCertificatesDER: [Self.pki.rootDER]), allowXcodeEnvironment: allowXcode
-        ))
+        try SignedDataVerifier(
+            configuration: VerifierConfiguration(
+                apps: [Self.app], environments: environments, environmentsSource: source,
+                trust: try TrustConfiguration(rootCertificatesDER: [Self.pki.rootDER]), allowXcodeEnvironment: allowXcode
+            ))
     }
 
     func notification(_ environment: String, dataOverrides: [String: Any] = [:], nestedEnvironment: String? = nil) throws -> String {

@@ -1,5 +1,5 @@
-import StoreLedgerCore
 import Foundation
+import StoreLedgerCore
 import StoreLedgerTestSupport
 import Testing
 

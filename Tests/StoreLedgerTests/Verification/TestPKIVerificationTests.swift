@@ -1,6 +1,6 @@
-import StoreLedgerCore
 import Crypto
 import Foundation
+import StoreLedgerCore
 import StoreLedgerTestSupport
 import StoreLedgerVerification
 import Testing
@@ -14,7 +14,9 @@ struct TestPKIVerificationTests {
     static let signedDate = Date(timeIntervalSince1970: 1_735_689_600)
 
     /// A Sandbox verifier for the signer's default app, trusting `trusted` (default: the shared PKI's root).
-    func verifier(trusting trusted: TestPKI = Self.pki, environment: AppStoreEnvironment = .sandbox) throws
+    func verifier(
+        trusting trusted: TestPKI = Self.pki, environment: AppStoreEnvironment = .sandbox
+    ) throws
         -> SignedDataVerifier
     {
         try SignedDataVerifier(

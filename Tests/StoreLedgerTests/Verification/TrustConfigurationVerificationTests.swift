@@ -1,6 +1,6 @@
-import StoreLedgerCore
 import Crypto
 import Foundation
+import StoreLedgerCore
 import StoreLedgerVerification
 import Testing
 
