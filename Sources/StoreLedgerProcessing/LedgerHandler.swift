@@ -176,28 +176,9 @@ public struct LedgerHandler: EventHandler {
                     states.updateValue(folded.state, forKey: key)
                 }
             }
-            var events: [WebhookEvent] = []
-            if emitWebhookEvents,
-                let old = try await ReadModelStore.currentSubscriptionsIfWebhooksActive(subscriptionKeys, on: connection, logger: logger)
-            {
-                events = subscriptionKeys.flatMap { WebhookOutbox.events(old: old[$0], new: rows[$0] ?? nil) }
-            }
-            try await ReadModelStore.write(rows, on: connection, logger: logger)
-            try await FoldStateStore.write(states, on: connection, logger: logger)
-            // After the write: the outbox reads `entitled` from the new rows (entitlements_at).
-            try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
+            try await write(rows, foldStates: states, emitWebhookEvents: emitWebhookEvents, on: connection, logger: logger)
         }
-        if !purchaseKeys.isEmpty {
-            let facts = try await FactStore.purchaseFacts(purchaseKeys, on: connection, cache: factCache, logger: logger)
-            var states: [PurchaseKey: PurchaseState?] = [:]
-            for key in purchaseKeys { states.updateValue(PurchaseProjection.fold(facts[key] ?? [], key: key), forKey: key) }
-            var events: [WebhookEvent] = []
-            if emitWebhookEvents, let old = try await ReadModelStore.currentPurchasesIfWebhooksActive(purchaseKeys, on: connection, logger: logger) {
-                events = purchaseKeys.flatMap { WebhookOutbox.events(old: old[$0], new: states[$0] ?? nil) }
-            }
-            try await ReadModelStore.write(states, on: connection, logger: logger)
-            try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
-        }
+        try await refoldPurchases(purchaseKeys, emitWebhookEvents: emitWebhookEvents, factCache: factCache, on: connection, logger: logger)
     }
 
     /// Refolds the given rows from all of their recorded facts (and stores the subscriptions' fold states afresh).
@@ -222,27 +203,42 @@ public struct LedgerHandler: EventHandler {
                 states.updateValue(folded.row, forKey: key)
                 foldStates.updateValue(folded.state, forKey: key)
             }
-            var events: [WebhookEvent] = []
-            if emitWebhookEvents,
-                let old = try await ReadModelStore.currentSubscriptionsIfWebhooksActive(subscriptionKeys, on: connection, logger: logger)
-            {
-                events = subscriptionKeys.flatMap { WebhookOutbox.events(old: old[$0], new: states[$0] ?? nil) }
-            }
-            try await ReadModelStore.write(states, on: connection, logger: logger)
-            try await FoldStateStore.write(foldStates, on: connection, logger: logger)
-            // After the write: the outbox reads `entitled` from the new rows (entitlements_at).
-            try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
+            try await write(states, foldStates: foldStates, emitWebhookEvents: emitWebhookEvents, on: connection, logger: logger)
         }
-        if !purchaseKeys.isEmpty {
-            let facts = try await FactStore.purchaseFacts(purchaseKeys, on: connection, cache: factCache, logger: logger)
-            var states: [PurchaseKey: PurchaseState?] = [:]
-            for key in purchaseKeys { states.updateValue(PurchaseProjection.fold(facts[key] ?? [], key: key), forKey: key) }
-            var events: [WebhookEvent] = []
-            if emitWebhookEvents, let old = try await ReadModelStore.currentPurchasesIfWebhooksActive(purchaseKeys, on: connection, logger: logger) {
-                events = purchaseKeys.flatMap { WebhookOutbox.events(old: old[$0], new: states[$0] ?? nil) }
-            }
-            try await ReadModelStore.write(states, on: connection, logger: logger)
-            try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
+        try await refoldPurchases(purchaseKeys, emitWebhookEvents: emitWebhookEvents, factCache: factCache, on: connection, logger: logger)
+    }
+
+    /// Writes subscription rows and their fold states (the rows' keys are locked), enqueuing each entitlement change
+    /// for outgoing webhooks when `emitWebhookEvents`.
+    private static func write(
+        _ rows: [SubscriptionKey: SubscriptionState?], foldStates: [SubscriptionKey: SubscriptionFoldState?], emitWebhookEvents: Bool,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        let keys = rows.keys.sorted()
+        var events: [WebhookEvent] = []
+        if emitWebhookEvents, let old = try await ReadModelStore.currentSubscriptionsIfWebhooksActive(keys, on: connection, logger: logger) {
+            events = keys.flatMap { WebhookOutbox.events(old: old[$0], new: rows[$0] ?? nil) }
         }
+        try await ReadModelStore.write(rows, on: connection, logger: logger)
+        try await FoldStateStore.write(foldStates, on: connection, logger: logger)
+        // After the write: the outbox reads `entitled` from the new rows (entitlements_at).
+        try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
+    }
+
+    /// Refolds the (locked) purchases from all of their facts and writes them, enqueuing each entitlement change for
+    /// outgoing webhooks when `emitWebhookEvents`.
+    private static func refoldPurchases(
+        _ keys: [PurchaseKey], emitWebhookEvents: Bool, factCache: DecodedFactCache, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        guard !keys.isEmpty else { return }
+        let facts = try await FactStore.purchaseFacts(keys, on: connection, cache: factCache, logger: logger)
+        var states: [PurchaseKey: PurchaseState?] = [:]
+        for key in keys { states.updateValue(PurchaseProjection.fold(facts[key] ?? [], key: key), forKey: key) }
+        var events: [WebhookEvent] = []
+        if emitWebhookEvents, let old = try await ReadModelStore.currentPurchasesIfWebhooksActive(keys, on: connection, logger: logger) {
+            events = keys.flatMap { WebhookOutbox.events(old: old[$0], new: states[$0] ?? nil) }
+        }
+        try await ReadModelStore.write(states, on: connection, logger: logger)
+        try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
     }
 }
