@@ -52,19 +52,7 @@ extension SubscriptionFoldState {
 
         var state = SubscriptionState(environment: key.environment, originalTransactionID: key.originalTransactionID, status: resolvedStatus)
         if let transaction = current {
-            state.bundleID = transaction.bundleID
-            state.productID = transaction.productID
-            state.subscriptionGroup = transaction.subscriptionGroupIdentifier
-            state.latestTransactionID = transaction.transactionID
-            state.purchasedAt = transaction.purchaseDate
-            state.originalPurchasedAt = transaction.originalPurchaseDate
-            state.expiresAt = transaction.expiresDate
-            state.offerType = transaction.offerType
-            state.offerID = transaction.offerIdentifier
-            state.ownership = transaction.inAppOwnershipType
-            state.price = transaction.price
-            state.currency = transaction.currency
-            state.storefront = transaction.storefront
+            state.takeColumns(of: transaction)
         } else {
             state.productID = latestRenewalInfo?.value.productID
         }

@@ -73,4 +73,22 @@ public struct SubscriptionState: Hashable, Sendable, Codable {
     public var key: SubscriptionKey {
         SubscriptionKey(environment: environment, originalTransactionID: originalTransactionID)
     }
+
+    /// Takes the columns the current transaction decides (bundle, product, group, ids, dates, offer, ownership,
+    /// price, storefront): the full fold and the incremental one both end here.
+    mutating func takeColumns(of transaction: TransactionPayload) {
+        bundleID = transaction.bundleID
+        productID = transaction.productID
+        subscriptionGroup = transaction.subscriptionGroupIdentifier
+        latestTransactionID = transaction.transactionID
+        purchasedAt = transaction.purchaseDate
+        originalPurchasedAt = transaction.originalPurchaseDate
+        expiresAt = transaction.expiresDate
+        offerType = transaction.offerType
+        offerID = transaction.offerIdentifier
+        ownership = transaction.inAppOwnershipType
+        price = transaction.price
+        currency = transaction.currency
+        storefront = transaction.storefront
+    }
 }
