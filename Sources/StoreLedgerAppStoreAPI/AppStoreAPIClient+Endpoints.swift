@@ -1,10 +1,10 @@
 import Foundation
-public import Logging
+package import Logging
 import NIOHTTP1
 
 extension AppStoreAPIClient {
     /// Get Transaction Info: the signed transaction (JWS) with this id.
-    public func transactionInfo(transactionID: String, environment: AppStoreAPIHost, logger: Logger) async throws(AppStoreAPIError) -> String {
+    package func transactionInfo(transactionID: String, environment: AppStoreAPIHost, logger: Logger) async throws(AppStoreAPIError) -> String {
         struct Answer: Decodable { var signedTransactionInfo: String }
         return try await send(
             .GET, "/inApps/v1/transactions/\(Self.pathComponent(transactionID))", environment: environment, logger: logger, as: Answer.self
@@ -15,7 +15,7 @@ extension AppStoreAPIClient {
     /// Get Transaction Info from production, then from the sandbox when production does not know the transaction
     /// (4040010) or refuses us because the app is not yet released there (401). Returns the JWS and the environment
     /// that answered; throws ``AppStoreAPIError/Code/transactionNotFound`` when neither knows it.
-    public func transactionInfoAnyEnvironment(
+    package func transactionInfoAnyEnvironment(
         transactionID: String, logger: Logger
     ) async throws(AppStoreAPIError) -> (signedTransactionInfo: String, environment: AppStoreAPIHost) {
         do {
@@ -27,7 +27,7 @@ extension AppStoreAPIClient {
     }
 
     /// One page of Get Transaction History v2.
-    public func transactionHistoryPage(
+    package func transactionHistoryPage(
         transactionID: String, revision: String?, environment: AppStoreAPIHost, logger: Logger
     ) async throws(AppStoreAPIError) -> TransactionHistoryPage {
         try await send(
@@ -37,7 +37,7 @@ extension AppStoreAPIClient {
     }
 
     /// Every signed transaction of the customer's history, following `revision` while `hasMore`.
-    public func transactionHistory(transactionID: String, environment: AppStoreAPIHost, logger: Logger) async throws(AppStoreAPIError) -> [String] {
+    package func transactionHistory(transactionID: String, environment: AppStoreAPIHost, logger: Logger) async throws(AppStoreAPIError) -> [String] {
         var all: [String] = []
         var revision: String?
         while true {
@@ -49,14 +49,14 @@ extension AppStoreAPIClient {
     }
 
     /// Get All Subscription Statuses of the customer who made this transaction.
-    public func allSubscriptionStatuses(
+    package func allSubscriptionStatuses(
         transactionID: String, environment: AppStoreAPIHost, logger: Logger
     ) async throws(AppStoreAPIError) -> SubscriptionStatusesResponse {
         try await send(.GET, "/inApps/v1/subscriptions/\(Self.pathComponent(transactionID))", environment: environment, logger: logger)
     }
 
     /// One page of Get Notification History.
-    public func notificationHistoryPage(
+    package func notificationHistoryPage(
         _ request: NotificationHistoryRequest, paginationToken: String?, environment: AppStoreAPIHost, logger: Logger
     ) async throws(AppStoreAPIError) -> NotificationHistoryPage {
         try await send(
@@ -66,7 +66,7 @@ extension AppStoreAPIClient {
     }
 
     /// Every notification in the window, following `paginationToken` while `hasMore`.
-    public func notificationHistory(
+    package func notificationHistory(
         _ request: NotificationHistoryRequest, environment: AppStoreAPIHost, logger: Logger
     ) async throws(AppStoreAPIError) -> [NotificationHistoryItem] {
         var all: [NotificationHistoryItem] = []
@@ -80,13 +80,13 @@ extension AppStoreAPIClient {
     }
 
     /// Request a Test Notification; returns its `testNotificationToken`.
-    public func requestTestNotification(environment: AppStoreAPIHost, logger: Logger) async throws(AppStoreAPIError) -> String {
+    package func requestTestNotification(environment: AppStoreAPIHost, logger: Logger) async throws(AppStoreAPIError) -> String {
         struct Answer: Decodable { var testNotificationToken: String }
         return try await send(.POST, "/inApps/v1/notifications/test", environment: environment, logger: logger, as: Answer.self).testNotificationToken
     }
 
     /// Get Test Notification Status: the signed test notification and its send attempts.
-    public func testNotificationStatus(
+    package func testNotificationStatus(
         token: String, environment: AppStoreAPIHost, logger: Logger
     ) async throws(AppStoreAPIError) -> NotificationHistoryItem {
         try await send(.GET, "/inApps/v1/notifications/test/\(Self.pathComponent(token))", environment: environment, logger: logger)

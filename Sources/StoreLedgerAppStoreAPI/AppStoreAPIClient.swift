@@ -1,7 +1,7 @@
-public import AsyncHTTPClient
+package import AsyncHTTPClient
 import Foundation
 import JWTKit
-public import Logging
+import Logging
 import NIOCore
 import NIOHTTP1
 
@@ -10,14 +10,14 @@ import NIOHTTP1
 ///
 /// Everything it returns that Apple signed is returned as JWS, unverified: callers hand it to the ledger, which
 /// verifies it like any other input.
-public struct AppStoreAPIClient: Sendable {
+package struct AppStoreAPIClient: Sendable {
     /// The configuration.
-    public let configuration: AppStoreAPIConfiguration
+    package let configuration: AppStoreAPIConfiguration
     private let httpClient: HTTPClient
     private let keys: JWTKeyCollection
 
     /// Creates a client; throws ``AppStoreAPIError/Code/configuration`` when the private key does not parse.
-    public init(configuration: AppStoreAPIConfiguration, httpClient: HTTPClient = .shared) async throws(AppStoreAPIError) {
+    package init(configuration: AppStoreAPIConfiguration, httpClient: HTTPClient = .shared) async throws(AppStoreAPIError) {
         let key: ES256PrivateKey
         do {
             key = try ES256PrivateKey(pem: configuration.privateKeyPEM)

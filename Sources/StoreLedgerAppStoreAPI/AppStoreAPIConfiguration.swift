@@ -5,35 +5,35 @@ import Foundation
 /// Environment keys (the seeds' names): `APPSTORE_ISSUER_ID`, `APPSTORE_KEY_ID`, `APPSTORE_PRIVATE_KEY` (the .p8
 /// key, PKCS#8 PEM; `\n` escapes accepted), `APP_BUNDLE_ID` (the first, when several), and optionally
 /// `APPSTORE_API_URL` / `APPSTORE_API_SANDBOX_URL` (default Apple's hosts).
-public struct AppStoreAPIConfiguration: Sendable {
+package struct AppStoreAPIConfiguration: Sendable {
     /// Apple's production host.
-    public static let productionHost = "https://api.storekit.apple.com"
+    package static let productionHost = "https://api.storekit.apple.com"
     /// Apple's sandbox host.
-    public static let sandboxHost = "https://api.storekit-sandbox.apple.com"
+    package static let sandboxHost = "https://api.storekit-sandbox.apple.com"
 
     /// The issuer id of the App Store Connect API key.
-    public var issuerID: String
+    package var issuerID: String
     /// The key id.
-    public var keyID: String
+    package var keyID: String
     /// The private key, PKCS#8 PEM.
-    public var privateKeyPEM: String
+    package var privateKeyPEM: String
     /// The app's bundle id (the token's `bid`).
-    public var bundleID: String
+    package var bundleID: String
     /// The production base URL.
-    public var productionURL: String
+    package var productionURL: String
     /// The sandbox base URL.
-    public var sandboxURL: String
+    package var sandboxURL: String
     /// How long one request may take.
-    public var requestTimeout: Duration
+    package var requestTimeout: Duration
     /// Attempts per call, including the first (retries on 429, 5000001/4290000, 5xx and network errors).
-    public var maximumAttempts: Int
+    package var maximumAttempts: Int
     /// The first backoff; doubled per retry, with full jitter; a `Retry-After` is honoured up to `maximumBackoff`.
-    public var initialBackoff: Duration
+    package var initialBackoff: Duration
     /// The longest wait between attempts.
-    public var maximumBackoff: Duration
+    package var maximumBackoff: Duration
 
     /// Creates a configuration.
-    public init(
+    package init(
         issuerID: String, keyID: String, privateKeyPEM: String, bundleID: String,
         productionURL: String = AppStoreAPIConfiguration.productionHost, sandboxURL: String = AppStoreAPIConfiguration.sandboxHost,
         requestTimeout: Duration = .seconds(10), maximumAttempts: Int = 4, initialBackoff: Duration = .milliseconds(500),
@@ -53,7 +53,7 @@ public struct AppStoreAPIConfiguration: Sendable {
 
     /// Reads the configuration from settings values keyed as the README names them (`APPSTORE_KEY_ID`); nil when none
     /// of the credentials is set, an error naming what is missing when only some are.
-    public static func fromSettings(_ variables: [String: String]) throws(AppStoreAPIError) -> AppStoreAPIConfiguration? {
+    package static func fromSettings(_ variables: [String: String]) throws(AppStoreAPIError) -> AppStoreAPIConfiguration? {
         func value(_ key: String) -> String? { variables[key].flatMap { $0.isEmpty ? nil : $0 } }
         let keys = ["APPSTORE_ISSUER_ID", "APPSTORE_KEY_ID", "APPSTORE_PRIVATE_KEY"]
         let present = keys.filter { value($0) != nil }
@@ -72,7 +72,7 @@ public struct AppStoreAPIConfiguration: Sendable {
     }
 
     /// The base URL of `environment`, without a trailing slash.
-    public func baseURL(_ environment: AppStoreAPIHost) -> String {
+    package func baseURL(_ environment: AppStoreAPIHost) -> String {
         let url = environment == .production ? productionURL : sandboxURL
         return url.hasSuffix("/") ? String(url.dropLast()) : url
     }

@@ -1,8 +1,8 @@
 /// An App Store Server API failure, in the extensible-struct shape: Apple's error codes and HTTP statuses mapped
 /// to stable codes, with Apple's own code and message kept.
-public struct AppStoreAPIError: Error, Sendable, CustomStringConvertible {
+package struct AppStoreAPIError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case transactionNotFound, invalidTransactionID, rateLimited, retryableServerError, unauthorized, notFound,
                 badRequest, network, timeout, malformedResponse, configuration
@@ -11,45 +11,45 @@ public struct AppStoreAPIError: Error, Sendable, CustomStringConvertible {
         private init(_ base: Base) { self.base = base }
 
         /// 4040010: no such transaction in this environment (try the other).
-        public static let transactionNotFound = Code(.transactionNotFound)
+        package static let transactionNotFound = Code(.transactionNotFound)
         /// 4000006: the transaction id is not valid.
-        public static let invalidTransactionID = Code(.invalidTransactionID)
+        package static let invalidTransactionID = Code(.invalidTransactionID)
         /// HTTP 429 / 4290000.
-        public static let rateLimited = Code(.rateLimited)
+        package static let rateLimited = Code(.rateLimited)
         /// 5000001 or another 5xx.
-        public static let retryableServerError = Code(.retryableServerError)
+        package static let retryableServerError = Code(.retryableServerError)
         /// HTTP 401: the token was refused (wrong key or issuer) or, in production, the app is not yet released.
-        public static let unauthorized = Code(.unauthorized)
+        package static let unauthorized = Code(.unauthorized)
         /// Another 404.
-        public static let notFound = Code(.notFound)
+        package static let notFound = Code(.notFound)
         /// Another 4xx.
-        public static let badRequest = Code(.badRequest)
+        package static let badRequest = Code(.badRequest)
         /// The host could not be reached.
-        public static let network = Code(.network)
+        package static let network = Code(.network)
         /// No answer within the request timeout.
-        public static let timeout = Code(.timeout)
+        package static let timeout = Code(.timeout)
         /// The answer is not what Apple documents.
-        public static let malformedResponse = Code(.malformedResponse)
+        package static let malformedResponse = Code(.malformedResponse)
         /// The client is not configured correctly (e.g. the private key does not parse).
-        public static let configuration = Code(.configuration)
+        package static let configuration = Code(.configuration)
 
         /// The code's name.
-        public var description: String { base.rawValue }
+        package var description: String { base.rawValue }
     }
 
     /// The code.
-    public let code: Code
+    package let code: Code
     /// What happened and what to do.
-    public let detail: String
+    package let detail: String
     /// The HTTP status, when Apple answered.
-    public var httpStatus: Int?
+    package var httpStatus: Int?
     /// Apple's `errorCode`, when it sent one.
-    public var appleErrorCode: Int?
+    package var appleErrorCode: Int?
     /// Apple's `errorMessage`, when it sent one.
-    public var appleErrorMessage: String?
+    package var appleErrorMessage: String?
 
     /// Creates an error.
-    public init(_ code: Code, _ detail: String, httpStatus: Int? = nil, appleErrorCode: Int? = nil, appleErrorMessage: String? = nil) {
+    package init(_ code: Code, _ detail: String, httpStatus: Int? = nil, appleErrorCode: Int? = nil, appleErrorMessage: String? = nil) {
         self.code = code
         self.detail = detail
         self.httpStatus = httpStatus
@@ -58,12 +58,12 @@ public struct AppStoreAPIError: Error, Sendable, CustomStringConvertible {
     }
 
     /// Whether another attempt may succeed.
-    public var isRetryable: Bool {
+    package var isRetryable: Bool {
         code == .rateLimited || code == .retryableServerError || code == .network || code == .timeout
     }
 
     /// `code: detail (HTTP s, Apple n: message)`.
-    public var description: String {
+    package var description: String {
         var text = "\(code): \(detail)"
         var extras: [String] = []
         if let httpStatus { extras.append("HTTP \(httpStatus)") }

@@ -1,21 +1,21 @@
 /// The body of Get Notification History: a window (epoch milliseconds; 180 days back in production, 30 in
 /// sandbox) and optional filters.
-public struct NotificationHistoryRequest: Sendable, Codable, Equatable {
+package struct NotificationHistoryRequest: Sendable, Codable, Equatable {
     /// Window start (epoch ms).
-    public var startDate: Int64
+    package var startDate: Int64
     /// Window end (epoch ms).
-    public var endDate: Int64
+    package var endDate: Int64
     /// Only this notification type.
-    public var notificationType: String?
+    package var notificationType: String?
     /// Only this subtype.
-    public var notificationSubtype: String?
+    package var notificationSubtype: String?
     /// Only this transaction's notifications.
-    public var transactionId: String?
+    package var transactionId: String?
     /// Only notifications Apple failed to deliver.
-    public var onlyFailures: Bool?
+    package var onlyFailures: Bool?
 
     /// Creates a request.
-    public init(
+    package init(
         startDate: Int64, endDate: Int64, notificationType: String? = nil, notificationSubtype: String? = nil,
         transactionId: String? = nil, onlyFailures: Bool? = nil
     ) {

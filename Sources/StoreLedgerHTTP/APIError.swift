@@ -1,21 +1,21 @@
 import Foundation
-public import HTTPTypes
-public import Hummingbird
+package import HTTPTypes
+package import Hummingbird
 import NIOCore
 
 /// A JSON error answer, `{"error": "<sentence>", "code": "<stable_code>"}`, used by every route.
-public struct APIError: HTTPResponseError, Sendable {
+package struct APIError: HTTPResponseError, Sendable {
     /// The HTTP status.
-    public let status: HTTPResponse.Status
+    package let status: HTTPResponse.Status
     /// A stable, machine-readable code (snake_case).
-    public let code: String
+    package let code: String
     /// A sentence saying what went wrong and what to do.
-    public let message: String
+    package let message: String
     /// Extra response headers (e.g. `Allow` on a 405, `Retry-After` on a 429).
-    public var headers: HTTPFields
+    package var headers: HTTPFields
 
     /// Creates an error answer.
-    public init(_ status: HTTPResponse.Status, code: String, message: String, headers: HTTPFields = [:]) {
+    package init(_ status: HTTPResponse.Status, code: String, message: String, headers: HTTPFields = [:]) {
         self.status = status
         self.code = code
         self.message = message
@@ -23,7 +23,7 @@ public struct APIError: HTTPResponseError, Sendable {
     }
 
     /// Renders the JSON body.
-    public func response(from request: Request, context: some RequestContext) throws -> Response {
+    package func response(from request: Request, context: some RequestContext) throws -> Response {
         let body = try JSONSerialization.data(withJSONObject: ["error": message, "code": code], options: [.sortedKeys])
         var fields = headers
         fields[.contentType] = "application/json; charset=utf-8"

@@ -1,12 +1,12 @@
-public import HummingbirdCore
-public import Logging
-public import NIOCore
+package import HummingbirdCore
+package import Logging
+import NIOCore
 
 extension HTTPServerBuilder {
     /// An HTTP/1 server that enforces `timeouts`: Hummingbird's idle timeout for connections with no request in
     /// progress, and a ``RequestDeadlineHandler`` for requests that arrive too slowly. Both StoreLedger listeners (the
     /// public port and the admin port) are built with it.
-    public static func http1(timeouts: HTTPTimeouts, logger: Logger) -> HTTPServerBuilder {
+    package static func http1(timeouts: HTTPTimeouts, logger: Logger) -> HTTPServerBuilder {
         let request = TimeAmount(timeouts.request)
         let configuration = HTTP1Channel.Configuration(
             additionalChannelHandlers: [RequestDeadlineHandler(timeout: request, logger: logger)],

@@ -1,13 +1,13 @@
-public import Hummingbird
-public import Logging
-public import PostgresNIO
-public import ServiceLifecycle
+package import Hummingbird
+package import Logging
+package import PostgresNIO
+package import ServiceLifecycle
 import StoreLedgerProcessing
-public import StoreLedgerStore
+package import StoreLedgerStore
 
 /// Builds the public router: request ids, the notification routes, health checks and, when `appAPI` is given,
 /// the app-facing API. Appends reach Postgres as `sessions` allow.
-public func buildReceiverRouter(
+package func buildReceiverRouter(
     client: PostgresClient, migrator: Migrator, configuration: ReceiverConfiguration, appAPI: AppAPI? = nil,
     sessions: DatabaseSessions = DatabaseSessions()
 ) -> Router<StoreLedgerRequestContext> {
@@ -27,7 +27,7 @@ public func buildReceiverRouter(
 
 /// Builds the HTTP application (receiver, health and, when given, the app-facing API). It runs `client` and any `services` with it, and refuses to
 /// start when the database schema is not current (running `migrate` first when given: development only).
-public func buildReceiverApplication(
+package func buildReceiverApplication(
     client: PostgresClient,
     migrator: Migrator,
     configuration: ReceiverConfiguration,

@@ -1,32 +1,32 @@
-public import Foundation
-public import StoreLedgerCore
-public import StoreLedgerStore
+package import Foundation
+import StoreLedgerCore
+package import StoreLedgerStore
 
 /// What a user holds at a moment, as `entitlements_at` (migration 0012, the one definition of "entitled now")
 /// evaluated it: the answers behind `is_premium`, `isUnlocked`, `has_subscription` and the status routes. It adds no
 /// rule of its own; it only picks which row to show.
-public struct EntitlementSummary: Sendable {
+package struct EntitlementSummary: Sendable {
     /// Every subscription and purchase of the user, evaluated at `date`.
-    public let entitlements: [Entitlement]
+    package let entitlements: [Entitlement]
     /// The moment asked about.
-    public let date: Date
+    package let date: Date
 
     /// Summarises `entitlements`, read at `date`.
-    public init(_ entitlements: [Entitlement], at date: Date) {
+    package init(_ entitlements: [Entitlement], at date: Date) {
         self.entitlements = entitlements
         self.date = date
     }
 
     /// The rows that grant `entitlement` now.
-    public func active(granting entitlement: String = ProductCatalog.premium) -> [Entitlement] {
+    package func active(granting entitlement: String = ProductCatalog.premium) -> [Entitlement] {
         entitlements.filter { $0.grants(entitlement) }
     }
 
     /// Whether the user holds a subscription or purchase granting `premium` now.
-    public var isPremium: Bool { entitlements.contains { $0.grants(ProductCatalog.premium) } }
+    package var isPremium: Bool { entitlements.contains { $0.grants(ProductCatalog.premium) } }
 
     /// The subscription to show: the one granting premium now that runs longest, else the most recent one.
-    public var currentSubscription: Entitlement? {
+    package var currentSubscription: Entitlement? {
         let subscriptions = entitlements.filter { $0.kind == .subscription }
         let premium = subscriptions.filter { $0.grants(ProductCatalog.premium) }
         return premium.max(by: Self.endsEarlier) ?? subscriptions.max(by: Self.endsEarlier)
@@ -34,7 +34,7 @@ public struct EntitlementSummary: Sendable {
 
     /// The row granting premium now to show, subscriptions first (the longest running), then one-time purchases;
     /// nil exactly when `isPremium` is false.
-    public var currentPremium: Entitlement? {
+    package var currentPremium: Entitlement? {
         currentSubscription.flatMap { $0.grants(ProductCatalog.premium) ? $0 : nil } ?? active().max(by: Self.endsEarlier)
     }
 

@@ -1,18 +1,18 @@
-public import Logging
-public import PostgresNIO
+package import Logging
+package import PostgresNIO
 import StoreLedgerCore
-public import StoreLedgerStore
+package import StoreLedgerStore
 
 /// A handler that only checks an event is a notification envelope (`{"signedPayload": "…"}`).
 ///
 /// The backbone's stand-in before verification and projection; useful as a baseline in benchmarks.
 /// Events whose body is not an envelope are rejected with the reason.
-public struct EnvelopeHandler: EventHandler {
+package struct EnvelopeHandler: EventHandler {
     /// Creates the handler.
-    public init() {}
+    package init() {}
 
     /// Parses the envelope: `.done` when it is one, `.reject` with the reason when not.
-    public func prepare(_ event: ClaimedEvent, logger: Logger) async -> EventOutcome {
+    package func prepare(_ event: ClaimedEvent, logger: Logger) async -> EventOutcome {
         do {
             _ = try NotificationEnvelope.parse(event.body.readableBytesView)
             return .done
@@ -22,7 +22,7 @@ public struct EnvelopeHandler: EventHandler {
     }
 
     /// Writes nothing; returns the prepared outcomes.
-    public func apply(_ batch: [EventOutcome], in transaction: PostgresConnection, logger: Logger) async throws -> [EventOutcome] {
+    package func apply(_ batch: [EventOutcome], in transaction: PostgresConnection, logger: Logger) async throws -> [EventOutcome] {
         batch
     }
 }

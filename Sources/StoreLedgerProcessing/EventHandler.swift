@@ -1,6 +1,6 @@
-public import Logging
-public import PostgresNIO
-public import StoreLedgerStore
+package import Logging
+package import PostgresNIO
+package import StoreLedgerStore
 
 /// The one seam every caller of processing goes through: the worker's claim loop, the app-facing
 /// API (inline) and rebuild.
@@ -9,7 +9,7 @@ public import StoreLedgerStore
 /// ``prepare(_:logger:)`` parses and verifies one event with no I/O to Postgres, then
 /// ``apply(_:in:logger:)`` writes the effects of a whole batch inside the caller's transaction,
 /// which also records the outcomes. Throwing from `apply` rolls the batch back and retries it.
-public protocol EventHandler: Sendable {
+package protocol EventHandler: Sendable {
     /// What `prepare` hands to `apply` for one event.
     associatedtype Prepared: Sendable
 

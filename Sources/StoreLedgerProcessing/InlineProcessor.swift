@@ -1,6 +1,6 @@
-public import Logging
-public import PostgresNIO
-public import StoreLedgerStore
+package import Logging
+package import PostgresNIO
+package import StoreLedgerStore
 
 /// Runs the ledger handler on one input while its caller waits (the app-facing API), through the same path as
 /// the worker: the event is appended to the log, leased, verified, its facts recorded and projected, and its
@@ -8,21 +8,21 @@ public import StoreLedgerStore
 ///
 /// An input that can never verify is still committed (the log keeps every input) as `rejected`; one whose
 /// verification may pass later stays `pending` for the workers.
-public struct InlineProcessor: Sendable {
+package struct InlineProcessor: Sendable {
     /// Where events are appended and processed.
-    public let client: PostgresClient
+    package let client: PostgresClient
     /// The handler every input goes through.
-    public let handler: LedgerHandler
+    package let handler: LedgerHandler
     /// The lease owner recorded for inline processing: `inline` unless given (the `storeledger` command gives
     /// `inline:<host>:<pid>`, so an operator can tell which process held a lease).
-    public let owner: String
+    package let owner: String
     /// Reschedules inputs whose verification failed for a reason that may pass.
-    public let retryPolicy: RetryPolicy
+    package let retryPolicy: RetryPolicy
     /// How the append and completion reach Postgres (the process's pooler and prepared sessions).
-    public let sessions: DatabaseSessions
+    package let sessions: DatabaseSessions
 
     /// Creates a processor (`sessions` default: a direct connection).
-    public init(
+    package init(
         client: PostgresClient, handler: LedgerHandler, owner: String = "inline", retryPolicy: RetryPolicy = RetryPolicy(),
         sessions: DatabaseSessions = DatabaseSessions()
     ) {
@@ -36,7 +36,7 @@ public struct InlineProcessor: Sendable {
     /// Appends `event`, processes it, then runs `body` with the prepared event and its outcome in the same
     /// transaction (to link the purchase to a user, say) and commits. Throws (and commits nothing) on database
     /// errors, so the caller answers 5xx and nothing was accepted.
-    public func process<Result: Sendable>(
+    package func process<Result: Sendable>(
         _ event: NewEvent,
         logger: Logger,
         then body: @Sendable (PreparedEvent, EventOutcome, PostgresConnection) async throws -> Result

@@ -1,9 +1,9 @@
 import Foundation
-public import Logging
+package import Logging
 import Metrics
-public import PostgresNIO
-public import StoreLedgerCore
-public import StoreLedgerStore
+package import PostgresNIO
+package import StoreLedgerCore
+package import StoreLedgerStore
 import StoreLedgerVerification
 
 /// The one handler every input goes through: verify → record facts → project.
@@ -14,25 +14,25 @@ import StoreLedgerVerification
 /// time independent of its history, and only when the state cannot decide exactly is the row refolded from all of
 /// its facts; purchases (short histories) are refolded. A re-delivered fact projects nothing. Nothing unverified
 /// reaches the read model: events that can never verify are rejected with the typed reason.
-public struct LedgerHandler: EventHandler {
+package struct LedgerHandler: EventHandler {
     /// The verifiers for the accepted apps and environments.
-    public let verifiers: LedgerVerifiers
+    package let verifiers: LedgerVerifiers
     /// Whether projecting enqueues outgoing webhook events for entitlement changes (off for rebuild's shadow).
-    public var emitsWebhookEvents = true
+    package var emitsWebhookEvents = true
     /// Decoded facts kept for refolds, shared by the process's handlers (`FACT_CACHE_SIZE`).
-    public let factCache: DecodedFactCache
+    package let factCache: DecodedFactCache
     /// Whether subscriptions merge new facts into their fold states (the default); off, every touched row is
     /// refolded from all of its facts (`storeledger rebuild --full-fold`, to check the incremental fold).
-    public var foldsIncrementally = true
+    package var foldsIncrementally = true
 
     /// Creates the handler; `factCache` defaults to a cache of its own with the default capacity.
-    public init(verifiers: LedgerVerifiers, factCache: DecodedFactCache = DecodedFactCache()) {
+    package init(verifiers: LedgerVerifiers, factCache: DecodedFactCache = DecodedFactCache()) {
         self.verifiers = verifiers
         self.factCache = factCache
     }
 
     /// Verifies and decodes one event.
-    public func prepare(_ event: ClaimedEvent, logger: Logger) async -> PreparedEvent {
+    package func prepare(_ event: ClaimedEvent, logger: Logger) async -> PreparedEvent {
         do {
             switch event.source {
             case .appleNotification, .reconciliation:
@@ -92,7 +92,7 @@ public struct LedgerHandler: EventHandler {
     }
 
     /// Records the batch's facts and refolds every row they touch.
-    public func apply(_ batch: [PreparedEvent], in transaction: PostgresConnection, logger: Logger) async throws -> [EventOutcome] {
+    package func apply(_ batch: [PreparedEvent], in transaction: PostgresConnection, logger: Logger) async throws -> [EventOutcome] {
         var outcomes: [EventOutcome] = []
         var facts = FactBatch()
         for prepared in batch {
@@ -137,7 +137,7 @@ public struct LedgerHandler: EventHandler {
     /// is refolded. Rows are locked in a fixed order so concurrent workers cannot deadlock, and each sees every fact
     /// committed before it. With `emitWebhookEvents`, each entitlement change is enqueued for outgoing webhooks in the
     /// same transaction.
-    public static func project(
+    package static func project(
         _ newFacts: [LedgerFact], incrementally: Bool = true, emitWebhookEvents: Bool = true,
         factCache: DecodedFactCache, on connection: PostgresConnection, logger: Logger
     ) async throws {
@@ -185,7 +185,7 @@ public struct LedgerHandler: EventHandler {
     /// Rows are locked in a fixed order so concurrent workers cannot deadlock, and each fold sees every fact
     /// committed before it. With `emitWebhookEvents`, each entitlement change (old row → new row) is enqueued for
     /// outgoing webhooks in the same transaction. Facts `factCache` holds decoded are not fetched again.
-    public static func project(
+    package static func project(
         subscriptions: Set<SubscriptionKey>, purchases: Set<PurchaseKey>, emitWebhookEvents: Bool = true,
         factCache: DecodedFactCache, on connection: PostgresConnection, logger: Logger
     ) async throws {

@@ -1,6 +1,6 @@
 import Foundation
-public import StoreLedgerCore
-public import StoreLedgerVerification
+package import StoreLedgerCore
+package import StoreLedgerVerification
 
 /// The deployment's verification: one ``SignedDataVerifier`` accepting every configured environment, so each payload
 /// is judged by the rules of the environment it is signed for (its own `environment`, once its signature is
@@ -10,20 +10,20 @@ public import StoreLedgerVerification
 /// carries no `appAppleId`: a route's `EnvironmentHint` is kept for investigators and never changes the verdict.
 /// Data signed for an environment the deployment does not accept is rejected as the wrong environment, with the
 /// setting that decided it (`APPLE_ENVIRONMENTS`).
-public struct LedgerVerifiers: Sendable {
+package struct LedgerVerifiers: Sendable {
     /// The configuration key listing the accepted environments.
-    public static let environmentsKey = "APPLE_ENVIRONMENTS"
+    package static let environmentsKey = "APPLE_ENVIRONMENTS"
 
     /// The verifier.
-    public let verifier: SignedDataVerifier
+    package let verifier: SignedDataVerifier
 
     /// Wraps a verifier.
-    public init(_ verifier: SignedDataVerifier) {
+    package init(_ verifier: SignedDataVerifier) {
         self.verifier = verifier
     }
 
     /// The accepted environments (Sandbox, Production or both), in configuration order.
-    public var environments: [AppStoreEnvironment] {
+    package var environments: [AppStoreEnvironment] {
         verifier.configuration.environments
     }
 
@@ -31,7 +31,7 @@ public struct LedgerVerifiers: Sendable {
     ///
     /// - Parameter environmentsSource: How `environments` was configured, quoted in wrong-environment reasons;
     ///   defaults to `APPLE_ENVIRONMENTS=<the list>`.
-    public init(
+    package init(
         apps: [AppIdentity],
         environments: [AppStoreEnvironment],
         environmentsSource: String? = nil,
@@ -52,7 +52,7 @@ public struct LedgerVerifiers: Sendable {
     ///   for the default: Production and Sandbox when every app has its App Apple ID, else Sandbox only.
     /// - Throws: ``VerificationError/Code/invalidConfiguration`` naming the setting when it is malformed, or when it
     ///   accepts Production for an app without its App Apple ID.
-    public init(
+    package init(
         apps: [AppIdentity],
         environmentsSetting: String?,
         trust: TrustConfiguration = .appleRootCAG3,
@@ -65,7 +65,7 @@ public struct LedgerVerifiers: Sendable {
     }
 
     /// The environments an `APPLE_ENVIRONMENTS` value (or its absence) accepts, and how to name that choice in reasons.
-    public static func environments(
+    package static func environments(
         setting: String?, apps: [AppIdentity]
     ) throws(VerificationError) -> (environments: [AppStoreEnvironment], source: String) {
         let everyAppHasAppleID = apps.allSatisfy { $0.appAppleID != nil }
@@ -101,17 +101,17 @@ public struct LedgerVerifiers: Sendable {
     }
 
     /// Verifies a notification (and its nested JWS) by the rules of the environment it is signed for.
-    public func verifyNotification(_ jws: String) async throws(VerificationError) -> VerifiedNotification {
+    package func verifyNotification(_ jws: String) async throws(VerificationError) -> VerifiedNotification {
         try await verifier.verifyNotification(jws)
     }
 
     /// Verifies a standalone transaction by the rules of the environment it is signed for.
-    public func verifyTransaction(_ jws: String) async throws(VerificationError) -> VerifiedSignedData {
+    package func verifyTransaction(_ jws: String) async throws(VerificationError) -> VerifiedSignedData {
         try await verifier.verifyTransaction(jws)
     }
 
     /// Verifies a standalone renewal info by the rules of the environment it is signed for.
-    public func verifyRenewalInfo(_ jws: String) async throws(VerificationError) -> VerifiedSignedData {
+    package func verifyRenewalInfo(_ jws: String) async throws(VerificationError) -> VerifiedSignedData {
         try await verifier.verifyRenewalInfo(jws)
     }
 }

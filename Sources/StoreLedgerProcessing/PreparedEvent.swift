@@ -1,10 +1,10 @@
-public import Foundation
-public import StoreLedgerCore
-public import StoreLedgerStore
+package import Foundation
+package import StoreLedgerCore
+package import StoreLedgerStore
 
 /// An event after ``LedgerHandler/prepare(_:logger:)``: verified and decoded, or the reason it
 /// never will be (or not yet).
-public enum PreparedEvent: Sendable {
+package enum PreparedEvent: Sendable {
     /// A verified notification, its decoded fact and the bytes to record.
     case notification(ClaimedEvent, NotificationFact, VerifiedBytes)
     /// A verified standalone transaction or renewal info.
@@ -15,17 +15,17 @@ public enum PreparedEvent: Sendable {
     case retry(ClaimedEvent, reason: String)
 
     /// The decoded bytes of a verified notification and of its nested signed data.
-    public struct VerifiedBytes: Sendable {
+    package struct VerifiedBytes: Sendable {
         /// The notification payload.
-        public var payload: Data
+        package var payload: Data
         /// The nested transaction, if any.
-        public var transaction: Data?
+        package var transaction: Data?
         /// The nested renewal info, if any.
-        public var renewalInfo: Data?
+        package var renewalInfo: Data?
     }
 
     /// The event this came from.
-    public var event: ClaimedEvent {
+    package var event: ClaimedEvent {
         switch self {
         case .notification(let event, _, _), .signedData(let event, _, _), .rejected(let event, _), .retry(let event, _): event
         }

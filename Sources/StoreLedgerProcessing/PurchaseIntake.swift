@@ -1,9 +1,9 @@
-public import Foundation
-public import Logging
+package import Foundation
+package import Logging
 import NIOCore
-public import PostgresNIO
-public import StoreLedgerCore
-public import StoreLedgerStore
+import PostgresNIO
+package import StoreLedgerCore
+package import StoreLedgerStore
 
 /// The app-facing side of the ledger: signed transactions posted by apps or fetched from the App Store Server
 /// API go into the event log and through the one handler inline; the purchase is linked to its owner; the
@@ -12,31 +12,31 @@ public import StoreLedgerStore
 /// Ownership: a transaction whose appAccountToken has a known owner (a purchase intent, or a token first seen
 /// with a signed-in user) belongs to that owner; otherwise to the signed-in user who posted it. When a second
 /// user claims a purchase, it is transferred to them (the latest claimant wins) and the transfer is recorded.
-public struct PurchaseIntake: Sendable {
+package struct PurchaseIntake: Sendable {
     /// Appends and processes inputs.
-    public let processor: InlineProcessor
+    package let processor: InlineProcessor
     /// Which products grant what (`PRODUCT_CATALOG`); `publishCatalog` writes it where `entitlements_at` reads it.
-    public let catalog: ProductCatalog
+    package let catalog: ProductCatalog
 
     /// Creates the intake.
-    public init(processor: InlineProcessor, catalog: ProductCatalog) {
+    package init(processor: InlineProcessor, catalog: ProductCatalog) {
         self.processor = processor
         self.catalog = catalog
     }
 
     /// Where an input came from over HTTP, for the event log.
-    public struct Origin: Sendable {
+    package struct Origin: Sendable {
         /// The route it was posted to.
-        public var route: String?
+        package var route: String?
         /// The peer's address.
-        public var remoteAddress: String?
+        package var remoteAddress: String?
         /// The request's `User-Agent`.
-        public var userAgent: String?
+        package var userAgent: String?
         /// The request id.
-        public var requestID: String?
+        package var requestID: String?
 
         /// Creates an origin.
-        public init(route: String? = nil, remoteAddress: String? = nil, userAgent: String? = nil, requestID: String? = nil) {
+        package init(route: String? = nil, remoteAddress: String? = nil, userAgent: String? = nil, requestID: String? = nil) {
             self.route = route
             self.remoteAddress = remoteAddress
             self.userAgent = userAgent
@@ -47,7 +47,7 @@ public struct PurchaseIntake: Sendable {
     /// Submits one signed transaction (JWS) on behalf of `user` (nil for server-to-server callers): appended
     /// with `source` (`client` when an app posted it, `server_api` when Apple's API returned it), verified,
     /// recorded, projected and linked in one transaction.
-    public func submit(
+    package func submit(
         signedTransaction jws: String, source: EventSource, environmentHint: EnvironmentHint? = nil, user: UserID?,
         origin: Origin, logger: Logger
     ) async throws -> PurchaseSubmission {
@@ -94,7 +94,7 @@ public struct PurchaseIntake: Sendable {
     }
 
     /// What `user` holds at `date`, as `entitlements_at(date)` says.
-    public func summary(of user: UserID, at date: Date = Date(), logger: Logger) async throws -> EntitlementSummary {
+    package func summary(of user: UserID, at date: Date = Date(), logger: Logger) async throws -> EntitlementSummary {
         let entitlements = try await processor.client.withConnection { connection in
             try await EntitlementStore.entitlements(of: user, at: date, on: connection, logger: logger)
         }
@@ -102,7 +102,7 @@ public struct PurchaseIntake: Sendable {
     }
 
     /// The projected row of transaction `transactionID` in `environment` as of `date`, if any.
-    public func entitlement(environment: String, transactionID: String, at date: Date = Date(), logger: Logger) async throws -> Entitlement? {
+    package func entitlement(environment: String, transactionID: String, at date: Date = Date(), logger: Logger) async throws -> Entitlement? {
         try await processor.client.withConnection { connection in
             try await EntitlementStore.entitlement(
                 environment: environment, transactionID: transactionID, at: date, on: connection, logger: logger
@@ -112,7 +112,7 @@ public struct PurchaseIntake: Sendable {
 
     /// Writes `catalog` to the database (`product_catalog`), where `entitlements_at` — and so every route, the
     /// webhooks and SQL readers — reads it. Run when the app-facing API starts.
-    public func publishCatalog(logger: Logger) async throws {
+    package func publishCatalog(logger: Logger) async throws {
         try await ProductCatalogStore.publish(catalog, client: processor.client, logger: logger)
     }
 }

@@ -1,8 +1,8 @@
-public import StoreLedgerCore
-public import StoreLedgerStore
+package import StoreLedgerCore
+package import StoreLedgerStore
 
 /// The result of submitting a signed transaction through ``PurchaseIntake``.
-public enum PurchaseSubmission: Sendable {
+package enum PurchaseSubmission: Sendable {
     /// Verified, recorded and projected.
     case accepted(Accepted)
     /// Can never verify (forged, another app, wrong environment, malformed); recorded as `rejected`.
@@ -11,16 +11,16 @@ public enum PurchaseSubmission: Sendable {
     case deferred(reason: String)
 
     /// A verified transaction and what it changed.
-    public struct Accepted: Sendable {
+    package struct Accepted: Sendable {
         /// The event that recorded it.
-        public var eventID: EventID
+        package var eventID: EventID
         /// The verified transaction.
-        public var transaction: TransactionPayload
+        package var transaction: TransactionPayload
         /// Its subscription or purchase row after projection.
-        public var entitlement: Entitlement?
+        package var entitlement: Entitlement?
         /// Whom it is linked to (nil when no user could be determined).
-        public var owner: UserID?
+        package var owner: UserID?
         /// What linking changed.
-        public var link: UserLinkChange?
+        package var link: UserLinkChange?
     }
 }

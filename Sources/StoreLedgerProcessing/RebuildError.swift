@@ -1,8 +1,8 @@
 /// Why a rebuild stopped without swapping, in the extensible-struct shape: new codes can be added without breaking
 /// callers that switch on ``code``.
-public struct RebuildError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct RebuildError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What kind of rebuild error this is.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case newRejections
         }
@@ -11,23 +11,23 @@ public struct RebuildError: Error, Hashable, Sendable, CustomStringConvertible {
 
         /// Events the workers verified do not verify in this rebuild: its trust or app configuration differs from the
         /// workers' (`--accept-new-rejections` swaps anyway).
-        public static let newRejections = Code(.newRejections)
+        package static let newRejections = Code(.newRejections)
 
         /// The code's name.
-        public var description: String { base.rawValue }
+        package var description: String { base.rawValue }
     }
 
     /// The error's code.
-    public let code: Code
+    package let code: Code
     /// What stopped it and what to check.
-    public let detail: String
+    package let detail: String
 
     /// Creates an error with a code and detail.
-    public init(_ code: Code, _ detail: String) {
+    package init(_ code: Code, _ detail: String) {
         self.code = code
         self.detail = detail
     }
 
     /// `code: detail`.
-    public var description: String { "\(code): \(detail)" }
+    package var description: String { "\(code): \(detail)" }
 }

@@ -1,8 +1,8 @@
 import Foundation
-public import Logging
-public import PostgresNIO
+package import Logging
+package import PostgresNIO
 import StoreLedgerCore
-public import StoreLedgerStore
+import StoreLedgerStore
 
 /// Rebuilds the facts and the read model from the event log, without downtime.
 ///
@@ -19,22 +19,22 @@ public import StoreLedgerStore
 /// Both cores work: each batch is verified by `verificationConcurrency` tasks at once (each a contiguous slice; the
 /// results are put back in event order, so the replay is deterministic), and the next batch is read and verified
 /// while the previous one is written.
-public struct Rebuilder: Sendable {
+package struct Rebuilder: Sendable {
     /// The database.
-    public let client: PostgresClient
+    package let client: PostgresClient
     /// The handler (same verifiers as the workers').
-    public let handler: LedgerHandler
+    package let handler: LedgerHandler
     /// Events per batch.
-    public let batchSize: Int
+    package let batchSize: Int
     /// Catch-up stops and the swap starts when fewer new events than this remain.
-    public let catchUpThreshold: Int
+    package let catchUpThreshold: Int
     /// Whether to go on when events the workers verified no longer verify (their facts would be dropped).
-    public let acceptNewRejections: Bool
+    package let acceptNewRejections: Bool
     /// How many tasks verify a batch at once (nil at creation: the active processor count).
-    public let verificationConcurrency: Int
+    package let verificationConcurrency: Int
 
     /// Creates a rebuilder.
-    public init(
+    package init(
         client: PostgresClient, handler: LedgerHandler, batchSize: Int = 500, catchUpThreshold: Int = 100, acceptNewRejections: Bool = false,
         verificationConcurrency: Int? = nil
     ) {
@@ -51,7 +51,7 @@ public struct Rebuilder: Sendable {
 
     /// Runs the rebuild. `progress` gets a line per batch; `beforeSwap` runs after catch-up, before the swap
     /// (tests use it to deliver events "during" a rebuild).
-    public func run(
+    package func run(
         dryRun: Bool, logger: Logger,
         progress: @Sendable (RebuildProgress) -> Void = { _ in },
         beforeSwap: @Sendable () async throws -> Void = {}

@@ -1,17 +1,17 @@
-public import Foundation
+package import Foundation
 import JWTKit
-public import Logging
-public import StoreLedgerHTTP
+package import Logging
+package import StoreLedgerHTTP
 
 /// `dev`'s authentication: the configured one, or else a development secret kept in `.local/dev-auth-secret`
 /// (made once) with `ADMIN_API_KEY=dev`, and a ready-made user token printed for curl.
-public enum DevelopmentAuthentication {
+package enum DevelopmentAuthentication {
     /// Where `dev` keeps its secret, relative to the working directory (the repository root under `swift run`).
-    public static let defaultSecretFile = URL(fileURLWithPath: ".local/dev-auth-secret")
+    package static let defaultSecretFile = URL(fileURLWithPath: ".local/dev-auth-secret")
 
     /// The configuration `dev` runs the app-facing API with: `settings`' when it configures any, else the development
     /// secret in `file`.
-    public static func configuration(
+    package static func configuration(
         _ settings: Settings, file: URL = defaultSecretFile, logger: Logger
     ) async throws -> AuthenticationConfiguration {
         var configuration = settings.authentication()
@@ -42,7 +42,7 @@ public enum DevelopmentAuthentication {
     }
 
     /// An HS256 token for `user`, valid for a day.
-    public static func userToken(for user: String, secret: String) async throws -> String {
+    package static func userToken(for user: String, secret: String) async throws -> String {
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
         return try await keys.sign(Claims(sub: .init(value: user), exp: .init(value: Date().addingTimeInterval(86_400))))

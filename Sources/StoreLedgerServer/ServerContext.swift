@@ -1,30 +1,30 @@
-public import Configuration
-public import Logging
-public import PostgresNIO
-public import Prometheus
-public import StoreLedgerStore
+package import Configuration
+package import Logging
+package import PostgresNIO
+package import Prometheus
+package import StoreLedgerStore
 
 /// What the parts of one `serve`, `work` or `dev` process share, built once from its settings and handed to the
 /// builders: nothing here is a process-global.
 ///
 /// The clients are not running: the application or service group built with them runs them.
-public struct ServerContext: Sendable {
+package struct ServerContext: Sendable {
     /// The process's settings.
-    public let settings: Settings
+    package let settings: Settings
     /// The process's logger.
-    public let logger: Logger
+    package let logger: Logger
     /// The registry `/metrics` on the admin port exports.
-    public let metrics: PrometheusCollectorRegistry
+    package let metrics: PrometheusCollectorRegistry
     /// The pool for `DATABASE_URL` (`DATABASE_MAX_CONNECTIONS`).
-    public let client: PostgresClient
+    package let client: PostgresClient
     /// A one-connection client for `DATABASE_LISTEN_URL` (the worker's LISTEN, bypassing a transaction pooler).
-    public let listenClient: PostgresClient?
+    package let listenClient: PostgresClient?
     /// How statements reach Postgres behind `DATABASE_POOLER`.
-    public let sessions: DatabaseSessions
+    package let sessions: DatabaseSessions
     /// This build's migrations.
-    public let migrator: Migrator
+    package let migrator: Migrator
     /// The decoded facts this process keeps for refolds (`FACT_CACHE_SIZE`), shared by its handlers.
-    public let factCache: DecodedFactCache
+    package let factCache: DecodedFactCache
 
     /// Reads the database settings through `reader` (`DATABASE_URL`, `DATABASE_POOLER`, `DATABASE_LISTEN_URL`,
     /// `DATABASE_MAX_CONNECTIONS`, `FACT_CACHE_SIZE`) and makes the clients, once a single connection has shown that
@@ -32,7 +32,7 @@ public struct ServerContext: Sendable {
     /// cause (`unsupported startup parameter`, a refused password, `connection refused`, …) instead of a pool
     /// retrying until `connectionCreationCircuitBreakerTripped`. `metrics` defaults to a registry of its own. A process
     /// that runs no worker passes `listens: false`: it neither reads nor checks `DATABASE_LISTEN_URL`.
-    public static func connect(
+    package static func connect(
         reader: ConfigReader, logger: Logger, metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), listens: Bool = true
     ) async throws -> ServerContext {
         let settings = Settings(reader: reader)
@@ -57,7 +57,7 @@ public struct ServerContext: Sendable {
     }
 
     /// A context from parts already made (tests, tools).
-    public init(
+    package init(
         settings: Settings, logger: Logger, metrics: PrometheusCollectorRegistry, client: PostgresClient, listenClient: PostgresClient?,
         sessions: DatabaseSessions, migrator: Migrator, factCache: DecodedFactCache
     ) {

@@ -1,15 +1,15 @@
-public import Configuration
+package import Configuration
 import Foundation
-public import Logging
-public import ServiceLifecycle
+package import Logging
+package import ServiceLifecycle
 import StoreLedgerHTTP
 import UnixSignals
 
 /// Process-wide set-up the executable does once, and the service group it runs.
-public enum ServerProcess {
+package enum ServerProcess {
     /// A log handler factory for `LOG_LEVEL` and `LOG_FORMAT` (`json`: one JSON object per line), for
     /// `LoggingSystem.bootstrap`, which only the executable calls.
-    public static func logHandlerFactory(reader: ConfigReader) throws -> @Sendable (String) -> any LogHandler {
+    package static func logHandlerFactory(reader: ConfigReader) throws -> @Sendable (String) -> any LogHandler {
         let settings = Settings(reader: reader)
         let level = try settings.logLevel()
         let format = try settings.logFormat()
@@ -28,7 +28,7 @@ public enum ServerProcess {
     }
 
     /// A logger labelled `label` at `LOG_LEVEL`.
-    public static func logger(_ label: String, reader: ConfigReader) throws -> Logger {
+    package static func logger(_ label: String, reader: ConfigReader) throws -> Logger {
         var logger = Logger(label: label)
         logger.logLevel = try Settings(reader: reader).logLevel()
         return logger
@@ -38,7 +38,7 @@ public enum ServerProcess {
     /// reverse order within a bound whatever state they are in, a dead database included: after
     /// `SHUTDOWN_TIMEOUT_SECONDS` (default 10) of graceful shutdown the services are cancelled, and a service that
     /// ignores cancellation for 5 s more ends the process.
-    public static func serviceGroup(_ services: [any Service], reader: ConfigReader, logger: Logger) throws -> ServiceGroup {
+    package static func serviceGroup(_ services: [any Service], reader: ConfigReader, logger: Logger) throws -> ServiceGroup {
         var configuration = ServiceGroupConfiguration(
             services: services.map { .init(service: $0) },
             gracefulShutdownSignals: [.sigterm, .sigint],

@@ -1,12 +1,12 @@
 import Foundation
-public import StoreLedgerAppStoreAPI
-public import StoreLedgerCore
-public import StoreLedgerHTTP
+package import StoreLedgerAppStoreAPI
+package import StoreLedgerCore
+package import StoreLedgerHTTP
 
 extension Settings {
     /// How app-facing callers authenticate: `AUTH_JWT_SECRET`, `AUTH_JWT_PUBLIC_KEY` (PEM; `\n` escapes are
     /// accepted so it fits one line), `AUTH_JWT_ISSUER`, `AUTH_JWT_AUDIENCE`, `ADMIN_API_KEY`.
-    public func authentication() -> AuthenticationConfiguration {
+    package func authentication() -> AuthenticationConfiguration {
         AuthenticationConfiguration(
             jwtSecret: string("AUTH_JWT_SECRET"),
             jwtPublicKeyPEM: string("AUTH_JWT_PUBLIC_KEY").map { $0.replacingOccurrences(of: "\\n", with: "\n") },
@@ -18,7 +18,7 @@ extension Settings {
 
     /// The product catalog from the JSON file at `PRODUCT_CATALOG` (format: docs/app-api.md), or the empty
     /// catalog (every product grants `premium`, except consumables: nothing) when unset.
-    public func productCatalog() throws(SettingsError) -> ProductCatalog {
+    package func productCatalog() throws(SettingsError) -> ProductCatalog {
         guard let path = string("PRODUCT_CATALOG") else { return .empty }
         let data: Data
         do {
@@ -38,7 +38,7 @@ extension Settings {
     /// `IAP_VALIDATE_ANONYMOUS_PER_MINUTE` (per client address, default 30) and
     /// `IAP_VALIDATE_ANONYMOUS_TOTAL_PER_MINUTE` (all anonymous callers, default 1200), and `TRUSTED_PROXIES`
     /// (addresses or CIDRs whose `X-Forwarded-For` names the client). Nil when the mode is off.
-    public func anonymousValidation() throws(SettingsError) -> AnonymousValidation? {
+    package func anonymousValidation() throws(SettingsError) -> AnonymousValidation? {
         guard try bool("IAP_VALIDATE_ANONYMOUS", default: false) else { return nil }
         var proxies: [IPAddressRange] = []
         for entry in (string("TRUSTED_PROXIES") ?? "").split(separator: ",") {
@@ -57,13 +57,13 @@ extension Settings {
     }
 
     /// `PURCHASE_INTENT_TTL_SECONDS` (default 86400): how long a purchase intent waits for its transaction.
-    public func purchaseIntentLifetime() throws(SettingsError) -> Duration {
+    package func purchaseIntentLifetime() throws(SettingsError) -> Duration {
         .seconds(try int("PURCHASE_INTENT_TTL_SECONDS", default: 86_400, in: 60...(90 * 86_400)))
     }
 
     /// The App Store Server API configuration (`APPSTORE_ISSUER_ID`, `APPSTORE_KEY_ID`, `APPSTORE_PRIVATE_KEY`,
     /// `APP_BUNDLE_ID`, `APPSTORE_API_URL`, `APPSTORE_API_SANDBOX_URL`), nil when no credential is set.
-    public func appStoreAPI() throws(SettingsError) -> AppStoreAPIConfiguration? {
+    package func appStoreAPI() throws(SettingsError) -> AppStoreAPIConfiguration? {
         let keys = ["APPSTORE_ISSUER_ID", "APPSTORE_KEY_ID", "APPSTORE_PRIVATE_KEY", "APP_BUNDLE_ID", "APPSTORE_API_URL", "APPSTORE_API_SANDBOX_URL"]
         var variables: [String: String] = [:]
         for key in keys { variables[key] = string(key) }
@@ -76,7 +76,7 @@ extension Settings {
     }
 
     /// The App Store Server API client, or nil when it is not configured.
-    public func appStoreClient() async throws(SettingsError) -> AppStoreAPIClient? {
+    package func appStoreClient() async throws(SettingsError) -> AppStoreAPIClient? {
         guard let configuration = try appStoreAPI() else { return nil }
         do {
             return try await AppStoreAPIClient(configuration: configuration)

@@ -1,9 +1,9 @@
-public import StoreLedgerHTTP
+package import StoreLedgerHTTP
 
 extension Settings {
     /// The web console's settings: `CONSOLE`, `CONSOLE_SESSION_HOURS`, `CONSOLE_CHART_REFRESH_MINUTES`, and
     /// `ADMIN_API_KEY` for the API-key sign-in; a malformed value is an error naming its key.
-    public func console() throws(SettingsError) -> ConsoleConfiguration {
+    package func console() throws(SettingsError) -> ConsoleConfiguration {
         do {
             return try ConsoleConfiguration(reading: { string($0) }, adminAPIKey: authentication().adminAPIKey)
         } catch {

@@ -1,10 +1,10 @@
 import Foundation
-public import Logging
-public import StoreLedgerStore
+package import Logging
+package import StoreLedgerStore
 
 extension Settings {
     /// `LOG_LEVEL` (trace, debug, info, notice, warning, error, critical; default info).
-    public func logLevel() throws(SettingsError) -> Logger.Level {
+    package func logLevel() throws(SettingsError) -> Logger.Level {
         guard let text = string("LOG_LEVEL") else { return .info }
         guard let level = Logger.Level(rawValue: text.lowercased()) else {
             throw SettingsError(
@@ -16,7 +16,7 @@ extension Settings {
     }
 
     /// How log lines are written: `LOG_FORMAT`.
-    public enum LogFormat: String, Sendable, CaseIterable {
+    package enum LogFormat: String, Sendable, CaseIterable {
         /// Human-readable lines (the default).
         case text
         /// One JSON object per line.
@@ -24,7 +24,7 @@ extension Settings {
     }
 
     /// `LOG_FORMAT`: `text` (default) or `json`.
-    public func logFormat() throws(SettingsError) -> LogFormat {
+    package func logFormat() throws(SettingsError) -> LogFormat {
         guard let text = string("LOG_FORMAT") else { return .text }
         guard let format = LogFormat(rawValue: text.lowercased()) else {
             throw SettingsError(code: .malformed, key: "LOG_FORMAT", detail: "LOG_FORMAT=\(text) is not text or json")
@@ -33,12 +33,12 @@ extension Settings {
     }
 
     /// `SHUTDOWN_TIMEOUT_SECONDS` (default 10): how long graceful shutdown may last before cancellation.
-    public func shutdownTimeout() throws(SettingsError) -> Duration {
+    package func shutdownTimeout() throws(SettingsError) -> Duration {
         .seconds(try int("SHUTDOWN_TIMEOUT_SECONDS", default: 10, in: 1...3600))
     }
 
     /// `DATABASE_URL`, required.
-    public func databaseURL() throws(SettingsError) -> DatabaseURL {
+    package func databaseURL() throws(SettingsError) -> DatabaseURL {
         let text = try required(
             "DATABASE_URL", "e.g. postgres://user:password@localhost:5432/storeledger; `scripts/dev` starts a local database for you"
         )
@@ -51,7 +51,7 @@ extension Settings {
 
     /// `DATABASE_POOLER`: `none` (default: a direct connection), `session` or `transaction` (what PgBouncer's
     /// `pool_mode` is); see ``DatabasePooler``.
-    public func databasePooler() throws(SettingsError) -> DatabasePooler {
+    package func databasePooler() throws(SettingsError) -> DatabasePooler {
         guard let text = string("DATABASE_POOLER") else { return .direct }
         do {
             return try DatabasePooler(configurationValue: text)
@@ -61,7 +61,7 @@ extension Settings {
     }
 
     /// `DATABASE_LISTEN_URL`: a direct (not transaction-pooled) connection the worker LISTENs on; nil when unset.
-    public func databaseListenURL() throws(SettingsError) -> DatabaseURL? {
+    package func databaseListenURL() throws(SettingsError) -> DatabaseURL? {
         guard let text = string("DATABASE_LISTEN_URL") else { return nil }
         do {
             return try DatabaseURL(text, key: "DATABASE_LISTEN_URL")
@@ -71,18 +71,18 @@ extension Settings {
     }
 
     /// `DATABASE_MAX_CONNECTIONS` (default 20).
-    public func maximumConnections() throws(SettingsError) -> Int {
+    package func maximumConnections() throws(SettingsError) -> Int {
         try int("DATABASE_MAX_CONNECTIONS", default: 20, in: 1...1000)
     }
 
     /// `FACT_CACHE_SIZE` (default 20,000; 0 keeps none): how many decoded facts a projecting process keeps.
-    public func factCacheSize() throws(SettingsError) -> Int {
+    package func factCacheSize() throws(SettingsError) -> Int {
         try int("FACT_CACHE_SIZE", default: DecodedFactCache.defaultCapacity, in: 0...10_000_000)
     }
 
     /// The admin port (`/metrics`, `/healthz`, `/readyz`): `ADMIN_HOST` (default `0.0.0.0`) and `ADMIN_PORT`
     /// (default `defaultPort`; `off` disables it). Nil when disabled.
-    public func admin(defaultPort: Int) throws(SettingsError) -> (host: String, port: Int)? {
+    package func admin(defaultPort: Int) throws(SettingsError) -> (host: String, port: Int)? {
         if string("ADMIN_PORT")?.lowercased() == "off" { return nil }
         return (string("ADMIN_HOST") ?? "0.0.0.0", try int("ADMIN_PORT", default: defaultPort, in: 0...65535))
     }

@@ -1,10 +1,10 @@
-public import StoreLedgerHTTP
+package import StoreLedgerHTTP
 import StoreLedgerStore
 
 extension Settings {
     /// The receiver's settings: `HOST`, `PORT`, `RECEIVER_MAX_BODY_BYTES`, `RECEIVER_STORE_TIMEOUT_MS`,
     /// `RECEIVER_CONCURRENT_COMMITS` and the listener's timeouts (``httpTimeouts()``).
-    public func receiver() throws(SettingsError) -> ReceiverConfiguration {
+    package func receiver() throws(SettingsError) -> ReceiverConfiguration {
         ReceiverConfiguration(
             host: string("HOST") ?? "0.0.0.0",
             port: try int("PORT", default: 8080, in: 0...65535),
@@ -17,7 +17,7 @@ extension Settings {
 
     /// The HTTP listeners' timeouts (public and admin port): `HTTP_IDLE_TIMEOUT_SECONDS` (default 75) and
     /// `HTTP_REQUEST_TIMEOUT_SECONDS` (default 15).
-    public func httpTimeouts() throws(SettingsError) -> HTTPTimeouts {
+    package func httpTimeouts() throws(SettingsError) -> HTTPTimeouts {
         HTTPTimeouts(
             idle: .seconds(try int("HTTP_IDLE_TIMEOUT_SECONDS", default: 75, in: 1...86_400)),
             request: .seconds(try int("HTTP_REQUEST_TIMEOUT_SECONDS", default: 15, in: 1...3_600))

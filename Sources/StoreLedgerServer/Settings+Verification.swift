@@ -1,11 +1,11 @@
-public import Foundation
-public import StoreLedgerProcessing
-public import StoreLedgerVerification
+package import Foundation
+package import StoreLedgerProcessing
+package import StoreLedgerVerification
 
 extension Settings {
     /// The apps whose signed data is accepted: `APPS` (`bundle.id:appAppleId,…`), else `APP_BUNDLE_ID`
     /// (comma-separated for several) with `APP_APPLE_ID`. `defaultBundleID` applies when none is set.
-    public func apps(defaultBundleID: String? = nil) throws(SettingsError) -> [AppIdentity] {
+    package func apps(defaultBundleID: String? = nil) throws(SettingsError) -> [AppIdentity] {
         if let list = string("APPS") {
             var apps: [AppIdentity] = []
             for entry in list.split(separator: ",") {
@@ -46,7 +46,7 @@ extension Settings {
     /// when every app has its App Apple ID, else Sandbox only), `APPLE_ROOT_CAS_DER_BASE64` (default Apple Root CA -
     /// G3) with `extraRootsDER` beside them, `ALLOW_XCODE_DATA` (default false; development only). Each payload is
     /// judged by the environment it is signed for, whatever route it arrived on.
-    public func verifiers(defaultBundleID: String? = nil, extraRootsDER: [Data] = []) throws(SettingsError) -> LedgerVerifiers {
+    package func verifiers(defaultBundleID: String? = nil, extraRootsDER: [Data] = []) throws(SettingsError) -> LedgerVerifiers {
         let apps = try apps(defaultBundleID: defaultBundleID)
         let allowXcode = try bool("ALLOW_XCODE_DATA", default: false)
         var trust: TrustConfiguration

@@ -1,13 +1,13 @@
-public import StoreLedgerAppStoreAPI
+package import StoreLedgerAppStoreAPI
 import StoreLedgerCore
-public import StoreLedgerProcessing
-public import StoreLedgerStore
-public import StoreLedgerWorker
+package import StoreLedgerProcessing
+package import StoreLedgerStore
+package import StoreLedgerWorker
 
 extension Settings {
     /// The worker's settings: `WORKER_CONCURRENCY`, `WORKER_BATCH_SIZE`, `WORKER_LEASE_SECONDS`,
     /// `WORKER_POLL_SECONDS`, `WORKER_MAX_ATTEMPTS`.
-    public func worker() throws(SettingsError) -> WorkerConfiguration {
+    package func worker() throws(SettingsError) -> WorkerConfiguration {
         WorkerConfiguration(
             concurrency: try int("WORKER_CONCURRENCY", default: 2, in: 1...64),
             batchSize: try int("WORKER_BATCH_SIZE", default: 50, in: 1...1000),
@@ -18,23 +18,23 @@ extension Settings {
     }
 
     /// `WORKER_MAX_ATTEMPTS` (default 20): attempts before an event is `dead`, for workers and inline processing.
-    public func retryPolicy() throws(SettingsError) -> RetryPolicy {
+    package func retryPolicy() throws(SettingsError) -> RetryPolicy {
         RetryPolicy(maximumAttempts: try int("WORKER_MAX_ATTEMPTS", default: 20, in: 1...100))
     }
 
     /// `WEBHOOK_MAX_ATTEMPTS` (default 12): delivery attempts before a webhook delivery is `failed`.
-    public func webhookMaximumAttempts() throws(SettingsError) -> Int {
+    package func webhookMaximumAttempts() throws(SettingsError) -> Int {
         try int("WEBHOOK_MAX_ATTEMPTS", default: 12, in: 1...100)
     }
 
     /// `RECONCILE_INTERVAL_SECONDS`: run the reconciler in each worker this often (unset: not at all).
-    public func reconcileInterval() throws(SettingsError) -> Duration? {
+    package func reconcileInterval() throws(SettingsError) -> Duration? {
         guard string("RECONCILE_INTERVAL_SECONDS") != nil else { return nil }
         return .seconds(try int("RECONCILE_INTERVAL_SECONDS", default: 900, in: 60...86_400))
     }
 
     /// The environments reconciliation asks: those the verifiers accept.
-    public func reconciliationEnvironments(_ verifiers: LedgerVerifiers) -> [AppStoreAPIHost] {
+    package func reconciliationEnvironments(_ verifiers: LedgerVerifiers) -> [AppStoreAPIHost] {
         verifiers.environments.compactMap { environment in
             switch environment {
             case .production: .production

@@ -1,4 +1,4 @@
-public import Configuration
+package import Configuration
 import Foundation
 import StoreLedgerAppStoreAPI
 import StoreLedgerStore
@@ -11,32 +11,32 @@ import StoreLedgerVerification
 /// an in-memory provider gives tests. A value that is set but malformed is a ``SettingsError`` naming the key, never
 /// silently replaced by a default; an empty value counts as unset. Typed readers for each group of settings are in
 /// `Settings+*.swift`.
-public struct Settings: Sendable {
+package struct Settings: Sendable {
     /// Where every setting is read from.
-    public let reader: ConfigReader
+    package let reader: ConfigReader
 
     /// Settings read through `reader`.
-    public init(reader: ConfigReader) {
+    package init(reader: ConfigReader) {
         self.reader = reader
     }
 
     /// The reader for the process environment, the one production uses.
-    public static func environmentReader() -> ConfigReader {
+    package static func environmentReader() -> ConfigReader {
         ConfigReader(provider: EnvironmentVariablesProvider())
     }
 
     /// The configuration key the reader is asked for `key` (`DATABASE_URL` → `database.url`).
-    public static func configKey(_ key: String) -> ConfigKey {
+    package static func configKey(_ key: String) -> ConfigKey {
         ConfigKey(key.lowercased().split(separator: "_").map(String.init))
     }
 
     /// A string value, or nil when unset or empty.
-    public func string(_ key: String) -> String? {
+    package func string(_ key: String) -> String? {
         reader.string(forKey: Self.configKey(key)).flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// A whole number in `range`, `defaultValue` when unset.
-    public func int(_ key: String, default defaultValue: Int, in range: ClosedRange<Int>) throws(SettingsError) -> Int {
+    package func int(_ key: String, default defaultValue: Int, in range: ClosedRange<Int>) throws(SettingsError) -> Int {
         guard let text = string(key) else { return defaultValue }
         guard let value = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(value) else {
             throw SettingsError(
@@ -47,7 +47,7 @@ public struct Settings: Sendable {
     }
 
     /// A boolean (`true`/`false`, `1`/`0`, `yes`/`no`, any case), `defaultValue` when unset.
-    public func bool(_ key: String, default defaultValue: Bool) throws(SettingsError) -> Bool {
+    package func bool(_ key: String, default defaultValue: Bool) throws(SettingsError) -> Bool {
         guard let text = string(key) else { return defaultValue }
         switch text.trimmingCharacters(in: .whitespaces).lowercased() {
         case "1", "true", "yes": return true
@@ -57,7 +57,7 @@ public struct Settings: Sendable {
     }
 
     /// A value that is required: throws ``SettingsError/Code/missing`` with `hint` when unset.
-    public func required(_ key: String, _ hint: String) throws(SettingsError) -> String {
+    package func required(_ key: String, _ hint: String) throws(SettingsError) -> String {
         guard let text = string(key) else { throw SettingsError(code: .missing, key: key, detail: "\(key) is not set: \(hint)") }
         return text
     }

@@ -1,5 +1,5 @@
-public import Configuration
-public import Hummingbird
+package import Configuration
+package import Hummingbird
 import Logging
 import StoreLedgerHTTP
 
@@ -7,7 +7,7 @@ import StoreLedgerHTTP
 /// from `ADMIN_HOST`, `ADMIN_PORT` (`defaultPort` when unset: 9090 for `serve` and `dev`, 9091 for `work`) and the
 /// HTTP timeouts; nil when `ADMIN_PORT=off`. Run it as a service beside the process's others. With `console`
 /// (`serve` and `dev`; never a worker), the web console is served on it too when `CONSOLE=on` (``Settings/console()``).
-public func buildAdminApplication(
+package func buildAdminApplication(
     reader: ConfigReader, context: ServerContext, defaultPort: Int, console: Bool = false
 ) throws -> (any ApplicationProtocol)? {
     let settings = Settings(reader: reader)

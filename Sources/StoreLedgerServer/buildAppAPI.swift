@@ -1,10 +1,10 @@
-public import Configuration
+package import Configuration
 import Foundation
 import Logging
 import StoreLedgerAppStoreAPI
 import StoreLedgerCore
-public import StoreLedgerHTTP
-public import StoreLedgerProcessing
+package import StoreLedgerHTTP
+package import StoreLedgerProcessing
 import StoreLedgerStore
 
 /// Builds the app-facing API from the authentication settings (``Settings/authentication()``, or `authentication`
@@ -12,7 +12,7 @@ import StoreLedgerStore
 /// the App Store Server API credentials and the verifiers `verifiers` makes (read only when the API is served). Nil,
 /// with a notice, when no way to authenticate callers is configured: the routes are then not served at all, rather
 /// than served open.
-public func buildAppAPI(
+package func buildAppAPI(
     reader: ConfigReader, context: ServerContext, verifiers: () throws -> LedgerVerifiers,
     authentication: AuthenticationConfiguration? = nil
 ) async throws -> AppAPI? {

@@ -1,11 +1,11 @@
-public import Configuration
-public import Foundation
-public import Hummingbird
-public import Logging
-public import PostgresNIO
+package import Configuration
+package import Foundation
+package import Hummingbird
+package import Logging
+package import PostgresNIO
 import StoreLedgerHTTP
 import StoreLedgerProcessing
-public import StoreLedgerSimulation
+import StoreLedgerSimulation
 import StoreLedgerStore
 import StoreLedgerWorker
 
@@ -17,7 +17,7 @@ import StoreLedgerWorker
 /// does this. `APP_BUNDLE_ID` defaults to ``developmentBundleID``; without configured authentication it uses the
 /// development secret in `authenticationSecretFile` (``DevelopmentAuthentication``). `migrate` is the one migration
 /// the server and the worker both wait for (default: the context's migrator).
-public func buildDevelopmentApplication(
+package func buildDevelopmentApplication(
     reader: ConfigReader,
     context: ServerContext,
     certificateAuthority: URL = DevelopmentCertificateAuthority.defaultDirectory,
@@ -69,4 +69,4 @@ public func buildDevelopmentApplication(
 }
 
 /// The bundle id `dev` accepts when `APP_BUNDLE_ID` is unset (the simulator's default).
-public let developmentBundleID = "com.example.storeledger"
+package let developmentBundleID = "com.example.storeledger"

@@ -1,6 +1,6 @@
-public import Configuration
-public import Hummingbird
-public import ServiceLifecycle
+package import Configuration
+package import Hummingbird
+package import ServiceLifecycle
 import StoreLedgerHTTP
 import StoreLedgerProcessing
 
@@ -8,7 +8,7 @@ import StoreLedgerProcessing
 /// `RECEIVER_MAX_BODY_BYTES`, `RECEIVER_STORE_TIMEOUT_MS`, the HTTP timeouts) and, when callers' authentication is
 /// configured, the app-facing API (``buildAppAPI(reader:context:verifiers:authentication:)``). It runs the context's
 /// client and `services` (e.g. the admin application), and refuses to start when the schema is not current.
-public func buildPublicApplication(
+package func buildPublicApplication(
     reader: ConfigReader, context: ServerContext, services: [any Service] = []
 ) async throws -> some ApplicationProtocol {
     let settings = Settings(reader: reader)
@@ -21,7 +21,7 @@ public func buildPublicApplication(
 
 /// Builds the whole `storeledger serve` process as one application: the public port with the admin port
 /// (``buildAdminApplication(reader:context:defaultPort:)``, default 9090) as its service.
-public func buildServeApplication(reader: ConfigReader, context: ServerContext) async throws -> some ApplicationProtocol {
+package func buildServeApplication(reader: ConfigReader, context: ServerContext) async throws -> some ApplicationProtocol {
     let admin = try buildAdminApplication(reader: reader, context: context, defaultPort: 9090, console: true)
     return try await buildPublicApplication(reader: reader, context: context, services: admin.map { [$0] } ?? [])
 }

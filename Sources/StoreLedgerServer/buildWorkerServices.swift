@@ -1,12 +1,12 @@
-public import Configuration
+package import Configuration
 import Logging
-public import ServiceLifecycle
+package import ServiceLifecycle
 import StoreLedgerProcessing
 import StoreLedgerStore
 import StoreLedgerWorker
 
 /// Which handler a worker runs: the real one, or (for measuring the queue alone) the envelope check.
-public enum WorkerHandlerChoice: String, Sendable, CaseIterable {
+package enum WorkerHandlerChoice: String, Sendable, CaseIterable {
     /// Verify, record facts, project (the default).
     case ledger
     /// Parse the envelope only (benchmarks).
@@ -17,7 +17,7 @@ public enum WorkerHandlerChoice: String, Sendable, CaseIterable {
 /// (``Settings/worker()``, refusing to start on a schema that is not current), queue metrics, the admin port
 /// (default 9091), the webhook dispatcher (`WEBHOOK_MAX_ATTEMPTS`) and, with `RECONCILE_INTERVAL_SECONDS`, the
 /// reconciler (which needs the App Store Server API credentials).
-public func buildWorkerServices(
+package func buildWorkerServices(
     reader: ConfigReader, context: ServerContext, handler: WorkerHandlerChoice = .ledger
 ) async throws -> [any Service] {
     let settings = Settings(reader: reader)

@@ -1,6 +1,6 @@
 import Crypto
-public import Foundation
-public import StoreLedgerCore
+package import Foundation
+package import StoreLedgerCore
 import SwiftASN1
 import X509
 
@@ -18,21 +18,21 @@ import X509
 /// `signedDate`). A CA that does not cover a run is detected (``covers(_:)``): `dev` renews it when it starts,
 /// `simulate` refuses it (or renews it with `--renew-ca`).
 /// Delete the folder to mint a new CA. Never trust this root outside development: its keys sit on disk.
-public struct DevelopmentCertificateAuthority: Sendable {
+package struct DevelopmentCertificateAuthority: Sendable {
     /// `.local/dev-ca`, relative to the working directory (the repository root under `swift run`); git-ignored.
-    public static let defaultDirectoryPath = ".local/dev-ca"
+    package static let defaultDirectoryPath = ".local/dev-ca"
 
     /// The folder the CA lives in.
-    public let directory: URL
+    package let directory: URL
     /// The root, intermediate and leaf with their keys.
-    public let chain: SigningChain
+    package let chain: SigningChain
     /// Whether this call minted the CA (`false`: it was loaded from ``directory``).
-    public let wasCreated: Bool
+    package let wasCreated: Bool
     /// The roots of the CAs this one replaced, as DER (newest first); `dev` keeps trusting them.
-    public let supersededRootsDER: [Data]
+    package let supersededRootsDER: [Data]
 
     /// Wraps a chain stored in a folder.
-    public init(directory: URL, chain: SigningChain, wasCreated: Bool, supersededRootsDER: [Data] = []) {
+    package init(directory: URL, chain: SigningChain, wasCreated: Bool, supersededRootsDER: [Data] = []) {
         self.directory = directory
         self.chain = chain
         self.wasCreated = wasCreated
@@ -40,12 +40,12 @@ public struct DevelopmentCertificateAuthority: Sendable {
     }
 
     /// How far back a newly minted CA is valid: the simulator's longest history plus a day.
-    public static let historyCovered: TimeInterval = Double(SimulationPlan.maximumHistory) / 1000 + 86_400
+    package static let historyCovered: TimeInterval = Double(SimulationPlan.maximumHistory) / 1000 + 86_400
     /// How far ahead a newly minted CA is valid: twenty years.
-    public static let futureCovered: TimeInterval = 20 * 365.25 * 86_400
+    package static let futureCovered: TimeInterval = 20 * 365.25 * 86_400
 
     /// Where all three certificates are valid: the latest `notValidBefore` to the earliest `notValidAfter`.
-    public var validity: ClosedRange<Date> {
+    package var validity: ClosedRange<Date> {
         let certificates = [chain.root, chain.intermediate, chain.leaf]
         let from = certificates.map(\.notValidBefore).max()!
         let until = certificates.map(\.notValidAfter).min()!
@@ -53,12 +53,12 @@ public struct DevelopmentCertificateAuthority: Sendable {
     }
 
     /// Whether every date in `range` is inside ``validity``, i.e. a payload signed at any of them verifies.
-    public func covers(_ range: ClosedRange<Timestamp>) -> Bool {
+    package func covers(_ range: ClosedRange<Timestamp>) -> Bool {
         validity.contains(range.lowerBound.date) && validity.contains(range.upperBound.date)
     }
 
     /// Throws ``SimulationError/Code/outdatedCertificateAuthority`` with what to do when ``covers(_:)`` is false.
-    public func requireCovers(_ range: ClosedRange<Timestamp>) throws(SimulationError) {
+    package func requireCovers(_ range: ClosedRange<Timestamp>) throws(SimulationError) {
         guard !covers(range) else { return }
         let format = ISO8601DateFormatter()
         throw SimulationError(
@@ -72,28 +72,28 @@ public struct DevelopmentCertificateAuthority: Sendable {
 
     /// The dates a CA must cover for `dev` at `now`: every signed date `simulate` can produce from now on
     /// (``SimulationPlan/maximumHistory`` back) and a day ahead.
-    public static func requiredValidity(at now: Date = Date()) -> ClosedRange<Timestamp> {
+    package static func requiredValidity(at now: Date = Date()) -> ClosedRange<Timestamp> {
         let end = Timestamp(now).wholeMilliseconds
         return end.adding(milliseconds: -(SimulationPlan.maximumHistory + SimulationPlan.endJitter))...end.adding(milliseconds: 86_400_000)
     }
 
     /// The roots to trust for this CA: its own and the ones it superseded.
-    public var trustedRootsDER: [Data] { [rootDER] + supersededRootsDER }
+    package var trustedRootsDER: [Data] { [rootDER] + supersededRootsDER }
 
     /// ``defaultDirectoryPath`` resolved against the current working directory.
-    public static var defaultDirectory: URL {
+    package static var defaultDirectory: URL {
         URL(fileURLWithPath: defaultDirectoryPath, isDirectory: true)
     }
 
     /// The root certificate as DER: trust it with `TrustConfiguration(rootCertificatesDER:)`.
-    public var rootDER: Data { chain.rootDER }
+    package var rootDER: Data { chain.rootDER }
     /// The root as base64 DER: a value for `APPLE_ROOT_CAS_DER_BASE64`.
-    public var rootBase64: String { chain.rootBase64 }
+    package var rootBase64: String { chain.rootBase64 }
     /// The path of `root.der` (for `storeledger verify --root`).
-    public var rootDERFile: URL { directory.appendingPathComponent(File.rootDER) }
+    package var rootDERFile: URL { directory.appendingPathComponent(File.rootDER) }
 
     /// A signer producing App Store-shaped JWS with this CA's leaf.
-    public func signer() -> AppStoreJWSSigner {
+    package func signer() -> AppStoreJWSSigner {
         AppStoreJWSSigner(chain: chain)
     }
 
@@ -102,7 +102,7 @@ public struct DevelopmentCertificateAuthority: Sendable {
     ///
     /// Safe to call from two processes at once: a new CA is written to a sibling folder and renamed into place,
     /// and the loser of a race loads the winner's CA.
-    public static func loadOrCreate(
+    package static func loadOrCreate(
         at directory: URL = defaultDirectory, covering range: ClosedRange<Timestamp>? = nil
     ) throws(SimulationError) -> Self {
         let ca = try loadOrMint(at: directory)
@@ -113,7 +113,7 @@ public struct DevelopmentCertificateAuthority: Sendable {
     /// Replaces the CA in `directory` by a newly minted one, keeping the old root (and those it superseded) in
     /// `superseded/` so that `dev` still trusts what it signed. A ledger already running must be restarted to
     /// trust the new root.
-    public static func renew(at directory: URL = defaultDirectory, now: Date = Date()) throws(SimulationError) -> Self {
+    package static func renew(at directory: URL = defaultDirectory, now: Date = Date()) throws(SimulationError) -> Self {
         let manager = FileManager.default
         let old = try? load(from: directory)
         let superseded = old.map { [$0.rootDER] + $0.supersededRootsDER } ?? []
@@ -180,7 +180,7 @@ public struct DevelopmentCertificateAuthority: Sendable {
     }
 
     /// Loads the CA stored in `directory`; fails if any file is missing or the keys and certificates disagree.
-    public static func load(from directory: URL) throws(SimulationError) -> Self {
+    package static func load(from directory: URL) throws(SimulationError) -> Self {
         func text(_ name: String) throws(SimulationError) -> String {
             let url = directory.appendingPathComponent(name)
             guard let data = FileManager.default.contents(atPath: url.path) else {
@@ -230,7 +230,7 @@ public struct DevelopmentCertificateAuthority: Sendable {
 
     /// Mints a development chain valid from ``historyCovered`` before `now` (the simulator's longest history and
     /// a day) to ``futureCovered`` after, so every lifecycle the simulator dates in the past verifies.
-    public static func mint(now: Date = Date()) throws(SimulationError) -> SigningChain {
+    package static func mint(now: Date = Date()) throws(SimulationError) -> SigningChain {
         let validity = now.addingTimeInterval(-historyCovered)...now.addingTimeInterval(futureCovered)
         do {
             return try SigningChain(

@@ -2,9 +2,9 @@
 ///
 /// An extensible error struct: callers branch on ``code`` (compare with the static members of
 /// ``SimulationError/Code``) and show ``detail``. New codes can be added without breaking callers.
-public struct SimulationError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct SimulationError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The kind of failure; compare against the static members.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case invalidCertificateAuthority
             case fileSystem
@@ -22,36 +22,36 @@ public struct SimulationError: Error, Hashable, Sendable, CustomStringConvertibl
         }
 
         /// The development CA on disk is incomplete or inconsistent (a key does not match its certificate, …).
-        public static let invalidCertificateAuthority = Self(.invalidCertificateAuthority)
+        package static let invalidCertificateAuthority = Self(.invalidCertificateAuthority)
         /// The development CA could not be read or written.
-        public static let fileSystem = Self(.fileSystem)
+        package static let fileSystem = Self(.fileSystem)
         /// A payload could not be encoded or signed.
-        public static let signing = Self(.signing)
+        package static let signing = Self(.signing)
         /// The target is not a loopback address and remote delivery was not allowed.
-        public static let remoteTargetRefused = Self(.remoteTargetRefused)
+        package static let remoteTargetRefused = Self(.remoteTargetRefused)
         /// The target URL is not an `http` / `https` URL with a host.
-        public static let invalidTarget = Self(.invalidTarget)
+        package static let invalidTarget = Self(.invalidTarget)
         /// The simulation options are out of range or contradictory.
-        public static let invalidOptions = Self(.invalidOptions)
+        package static let invalidOptions = Self(.invalidOptions)
         /// The development CA's validity does not cover the dates a run would sign (e.g. minted by an older
         /// StoreLedger that covered only five years of history).
-        public static let outdatedCertificateAuthority = Self(.outdatedCertificateAuthority)
+        package static let outdatedCertificateAuthority = Self(.outdatedCertificateAuthority)
 
         /// The stable machine-readable name of the code, e.g. `remoteTargetRefused`.
-        public var description: String { base.rawValue }
+        package var description: String { base.rawValue }
     }
 
     /// The kind of failure.
-    public let code: Code
+    package let code: Code
     /// A human-readable explanation (it never contains key material).
-    public let detail: String
+    package let detail: String
 
     /// Creates an error with the given code and detail.
-    public init(_ code: Code, _ detail: String) {
+    package init(_ code: Code, _ detail: String) {
         self.code = code
         self.detail = detail
     }
 
     /// `code: detail`.
-    public var description: String { "\(code): \(detail)" }
+    package var description: String { "\(code): \(detail)" }
 }

@@ -1,8 +1,8 @@
 /// An error from the storage layer, in the extensible-struct shape: new codes can be added
 /// without breaking callers that switch on ``code``.
-public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What kind of storage error this is.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case configuration, schemaBehind, schemaAhead, migrationChanged, unavailable, leaseLost, notCommitted, concurrentChange,
                 invariantBroken, handlerContract
@@ -11,47 +11,47 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         private init(_ base: Base) { self.base = base }
 
         /// Invalid configuration (for example a malformed `DATABASE_URL`).
-        public static let configuration = Code(.configuration)
+        package static let configuration = Code(.configuration)
         /// The database schema is older than this build expects; run `storeledger migrate`.
-        public static let schemaBehind = Code(.schemaBehind)
+        package static let schemaBehind = Code(.schemaBehind)
         /// The database has migrations this build does not know (a newer build migrated it).
-        public static let schemaAhead = Code(.schemaAhead)
+        package static let schemaAhead = Code(.schemaAhead)
         /// An applied migration's SQL differs from the file with the same version.
-        public static let migrationChanged = Code(.migrationChanged)
+        package static let migrationChanged = Code(.migrationChanged)
         /// The database could not be reached or did not answer in time.
-        public static let unavailable = Code(.unavailable)
+        package static let unavailable = Code(.unavailable)
         /// A worker tried to finish events whose lease it no longer holds.
-        public static let leaseLost = Code(.leaseLost)
+        package static let leaseLost = Code(.leaseLost)
         /// A transaction did not commit: its `COMMIT` failed or answered `ROLLBACK` (an earlier statement had failed).
         /// Nothing it wrote is stored; whatever it was to acknowledge must not be acknowledged.
-        public static let notCommitted = Code(.notCommitted)
+        package static let notCommitted = Code(.notCommitted)
         /// Another process changed what this one was working on (a fact removed by a rebuild's swap mid-refold); the
         /// work is retried.
-        public static let concurrentChange = Code(.concurrentChange)
+        package static let concurrentChange = Code(.concurrentChange)
         /// The database answered something that cannot happen if the schema and the code agree (an insert that returned
         /// no row, a value the read model cannot store): a bug or a schema out of step, not an outage.
-        public static let invariantBroken = Code(.invariantBroken)
+        package static let invariantBroken = Code(.invariantBroken)
         /// An event handler broke its contract with the worker (for example, not one outcome per event).
-        public static let handlerContract = Code(.handlerContract)
+        package static let handlerContract = Code(.handlerContract)
 
         /// The code's name.
-        public var description: String { base.rawValue }
+        package var description: String { base.rawValue }
     }
 
     /// The error's code.
-    public let code: Code
+    package let code: Code
     /// A sentence for operators saying what happened and what to do.
-    public let detail: String
+    package let detail: String
 
     /// Creates an error with a code and detail.
-    public init(_ code: Code, _ detail: String) {
+    package init(_ code: Code, _ detail: String) {
         self.code = code
         self.detail = detail
     }
 
     /// A configuration error.
-    public static func configuration(_ detail: String) -> StoreError { .init(.configuration, detail) }
+    package static func configuration(_ detail: String) -> StoreError { .init(.configuration, detail) }
 
     /// `code: detail`.
-    public var description: String { "\(code): \(detail)" }
+    package var description: String { "\(code): \(detail)" }
 }

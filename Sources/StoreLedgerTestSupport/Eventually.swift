@@ -1,7 +1,7 @@
 /// Waits until `condition` holds, looking every `interval`, for at most `limit`; returns whether it held. Tests use it
 /// for what happens asynchronously (a worker draining, a server starting, replication catching up), so every wait is
 /// bounded and none is a fixed sleep.
-public func eventually(
+package func eventually(
     within limit: Duration = .seconds(20), every interval: Duration = .milliseconds(25), _ condition: () async throws -> Bool
 ) async throws -> Bool {
     let deadline = ContinuousClock.now + limit

@@ -1,35 +1,35 @@
 import Crypto
-public import Foundation
-public import Hummingbird
+import Foundation
+import Hummingbird
 import JWTKit
 import Logging
 import NIOCore
 import ServiceLifecycle
-public import StoreLedgerAppStoreAPI
+package import StoreLedgerAppStoreAPI
 
 /// A fake of Apple's App Store Server API: a real HTTP server on 127.0.0.1 (a free port) that checks every
 /// request's ES256 token the way Apple does (key id, issuer, audience, bundle id, expiry) and answers from
 /// ``FakeAppStoreState``. Production is served under `/production`, the sandbox under `/sandbox`; use
 /// ``configuration(bundleID:)`` to point a client at it.
-public struct FakeAppStoreServer: Sendable {
+package struct FakeAppStoreServer: Sendable {
     /// The port it listens on.
-    public let port: Int
+    package let port: Int
     /// What it knows; script it from tests.
-    public let state: FakeAppStoreState
+    package let state: FakeAppStoreState
     /// The key id clients must use.
-    public let keyID: String
+    package let keyID: String
     /// The issuer id clients must use.
-    public let issuerID: String
+    package let issuerID: String
     /// The bundle id clients must put in `bid`.
-    public let bundleID: String
+    package let bundleID: String
     /// The private key clients sign with (PKCS#8 PEM).
-    public let privateKeyPEM: String
+    package let privateKeyPEM: String
 
     /// Page size of the paginated endpoints (Apple's is 20).
-    public static let pageSize = 20
+    package static let pageSize = 20
 
     /// A client configuration for this server with short backoffs.
-    public func configuration(maximumAttempts: Int = 4) -> AppStoreAPIConfiguration {
+    package func configuration(maximumAttempts: Int = 4) -> AppStoreAPIConfiguration {
         AppStoreAPIConfiguration(
             issuerID: issuerID, keyID: keyID, privateKeyPEM: privateKeyPEM, bundleID: bundleID,
             productionURL: "http://127.0.0.1:\(port)/production", sandboxURL: "http://127.0.0.1:\(port)/sandbox",
@@ -38,7 +38,7 @@ public struct FakeAppStoreServer: Sendable {
     }
 
     /// Starts a fake for `bundleID`, runs `body` with it, and stops it whatever happens.
-    public static func withRunning<Result: Sendable>(
+    package static func withRunning<Result: Sendable>(
         bundleID: String = TestSigner.defaultBundleID, _ body: @Sendable (FakeAppStoreServer) async throws -> Result
     ) async throws -> Result {
         let key = P256.Signing.PrivateKey()

@@ -1,42 +1,42 @@
-public import Foundation
-public import StoreLedgerAppStoreAPI
+package import Foundation
+package import StoreLedgerAppStoreAPI
 
 /// What the fake App Store Server API knows and how it misbehaves; scripted by tests.
-public actor FakeAppStoreState {
+package actor FakeAppStoreState {
     /// An answer to force on the next request(s).
-    public struct Fault: Sendable {
+    package struct Fault: Sendable {
         /// The HTTP status.
-        public var status: Int
+        package var status: Int
         /// Apple's `errorCode`.
-        public var appleErrorCode: Int?
+        package var appleErrorCode: Int?
         /// A `Retry-After` header, in seconds.
-        public var retryAfterSeconds: Int?
+        package var retryAfterSeconds: Int?
 
         /// Creates a fault.
-        public init(status: Int, appleErrorCode: Int?, retryAfterSeconds: Int? = nil) {
+        package init(status: Int, appleErrorCode: Int?, retryAfterSeconds: Int? = nil) {
             self.status = status
             self.appleErrorCode = appleErrorCode
             self.retryAfterSeconds = retryAfterSeconds
         }
 
         /// 429 with errorCode 4290000.
-        public static func rateLimited(retryAfterSeconds: Int? = nil) -> Fault {
+        package static func rateLimited(retryAfterSeconds: Int? = nil) -> Fault {
             Fault(status: 429, appleErrorCode: 4_290_000, retryAfterSeconds: retryAfterSeconds)
         }
         /// 500 with errorCode 5000001 (retryable).
-        public static let retryable = Fault(status: 500, appleErrorCode: 5_000_001)
+        package static let retryable = Fault(status: 500, appleErrorCode: 5_000_001)
     }
 
     /// One request as the fake saw it.
-    public struct LoggedRequest: Sendable, Equatable {
+    package struct LoggedRequest: Sendable, Equatable {
         /// GET or POST.
-        public var method: String
+        package var method: String
         /// The path after the environment prefix.
-        public var path: String
+        package var path: String
         /// Which environment's host it addressed.
-        public var environment: AppStoreAPIHost
+        package var environment: AppStoreAPIHost
         /// Whether its token was accepted.
-        public var authorized: Bool
+        package var authorized: Bool
     }
 
     /// Signed transactions by environment and transaction id (Get Transaction Info).
@@ -50,44 +50,44 @@ public actor FakeAppStoreState {
     /// Faults to answer the next requests with, in order.
     var faults: [Fault] = []
     /// Whether production answers 401 to everything (the app is not yet released there).
-    public var productionUnreleased = false
+    package var productionUnreleased = false
     /// Every request, in order.
-    public private(set) var requests: [LoggedRequest] = []
+    package private(set) var requests: [LoggedRequest] = []
     /// The tokens the fake received: header and claims JSON, in order.
-    public private(set) var receivedTokens: [(header: Data, claims: Data)] = []
+    package private(set) var receivedTokens: [(header: Data, claims: Data)] = []
     /// Test notifications requested.
-    public private(set) var testNotificationsRequested = 0
+    package private(set) var testNotificationsRequested = 0
 
     /// Creates empty state.
-    public init() {}
+    package init() {}
 
     /// Makes `jws` the answer to Get Transaction Info for `transactionID` in `environment`.
-    public func addTransaction(_ jws: String, id transactionID: String, environment: AppStoreAPIHost) {
+    package func addTransaction(_ jws: String, id transactionID: String, environment: AppStoreAPIHost) {
         transactions[environment, default: [:]][transactionID] = jws
     }
 
     /// Makes `transactions` the history answered for `transactionID`.
-    public func setHistory(_ transactions: [String], for transactionID: String, environment: AppStoreAPIHost) {
+    package func setHistory(_ transactions: [String], for transactionID: String, environment: AppStoreAPIHost) {
         histories[environment, default: [:]][transactionID] = transactions
     }
 
     /// Makes `response` the statuses answered for `transactionID`.
-    public func setStatuses(_ response: SubscriptionStatusesResponse, for transactionID: String, environment: AppStoreAPIHost) {
+    package func setStatuses(_ response: SubscriptionStatusesResponse, for transactionID: String, environment: AppStoreAPIHost) {
         statuses[environment, default: [:]][transactionID] = response
     }
 
     /// Sets the notification history of `environment`.
-    public func setNotificationHistory(_ items: [NotificationHistoryItem], environment: AppStoreAPIHost) {
+    package func setNotificationHistory(_ items: [NotificationHistoryItem], environment: AppStoreAPIHost) {
         notifications[environment] = items
     }
 
     /// Answers the next requests with `faults`, one each, in order.
-    public func inject(_ faults: [Fault]) {
+    package func inject(_ faults: [Fault]) {
         self.faults += faults
     }
 
     /// Sets whether production answers 401.
-    public func setProductionUnreleased(_ value: Bool) {
+    package func setProductionUnreleased(_ value: Bool) {
         productionUnreleased = value
     }
 

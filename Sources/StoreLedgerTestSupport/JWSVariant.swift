@@ -1,8 +1,8 @@
-public import Crypto
-public import Foundation
+package import Crypto
+package import Foundation
 
 /// How a ``TestSigner`` should (mis)sign a JWS: genuine, or one of the forgeries a verifier must reject.
-public enum JWSVariant: Sendable {
+package enum JWSVariant: Sendable {
     /// ES256 by the PKI's leaf with the 3-certificate `x5c` chain, as Apple does.
     case genuine
     /// Header `alg: none` and an empty signature.

@@ -1,17 +1,17 @@
-public import StoreLedgerCore
+package import StoreLedgerCore
 
 /// Keyless folds for tests: fold whatever facts a test built without naming the row. Production folds one key at
 /// a time (`SubscriptionProjection.fold(_:key:)`, `foldWithState`, `merge(_:into:)`), so these live here.
 extension SubscriptionProjection {
     /// Folds the facts of one subscription; if they span several, the greatest key. Nil when none concerns one.
-    public static func fold(_ facts: some Sequence<LedgerFact>) -> SubscriptionState? {
+    package static func fold(_ facts: some Sequence<LedgerFact>) -> SubscriptionState? {
         let facts = Array(facts)
         guard let key = facts.compactMap(\.subscriptionKey).max() else { return nil }
         return fold(facts, key: key)
     }
 
     /// Folds any facts into one state per subscription they concern.
-    public static func foldAll(_ facts: some Sequence<LedgerFact>) -> [SubscriptionKey: SubscriptionState] {
+    package static func foldAll(_ facts: some Sequence<LedgerFact>) -> [SubscriptionKey: SubscriptionState] {
         let facts = Array(facts)
         var result: [SubscriptionKey: SubscriptionState] = [:]
         for key in Set(facts.compactMap(\.subscriptionKey)) {
@@ -23,14 +23,14 @@ extension SubscriptionProjection {
 
 extension PurchaseProjection {
     /// Folds the facts of one purchase; if they span several, the greatest key. Nil when none concerns one.
-    public static func fold(_ facts: some Sequence<LedgerFact>) -> PurchaseState? {
+    package static func fold(_ facts: some Sequence<LedgerFact>) -> PurchaseState? {
         let facts = Array(facts)
         guard let key = facts.compactMap(\.purchaseKey).max() else { return nil }
         return fold(facts, key: key)
     }
 
     /// Folds any facts into one state per one-time purchase they concern.
-    public static func foldAll(_ facts: some Sequence<LedgerFact>) -> [PurchaseKey: PurchaseState] {
+    package static func foldAll(_ facts: some Sequence<LedgerFact>) -> [PurchaseKey: PurchaseState] {
         let facts = Array(facts)
         var result: [PurchaseKey: PurchaseState] = [:]
         for key in Set(facts.compactMap(\.purchaseKey)) {

@@ -1,17 +1,17 @@
-public import Foundation
-public import StoreLedgerStore
+package import Foundation
+package import StoreLedgerStore
 
 /// A `storeledger` process of this build (`.build/debug/storeledger`), started by a test with its own environment,
 /// its output in a log file, and killed or stopped by the test: for faults only a real process has (kill -9, SIGTERM
 /// while the database is down).
-public final class StoreLedgerProcess: @unchecked Sendable {
+package final class StoreLedgerProcess: @unchecked Sendable {
     /// The running process.
-    public let process: Process
+    package let process: Process
     /// Where its standard output and error go.
-    public let logURL: URL
+    package let logURL: URL
 
     /// The executable built beside the tests, or an error saying how to build it.
-    public static func executable() throws -> URL {
+    package static func executable() throws -> URL {
         let url = ThrowawayCluster.repositoryRoot.appendingPathComponent(".build/debug/storeledger")
         guard FileManager.default.isExecutableFile(atPath: url.path) else {
             throw StoreError.configuration("\(url.path) is missing: build with `swift build --build-tests` (scripts/test does)")
@@ -20,7 +20,7 @@ public final class StoreLedgerProcess: @unchecked Sendable {
     }
 
     /// Starts `storeledger arguments…` with `environment` added to a minimal one (PATH, HOME).
-    public init(_ arguments: [String], environment: [String: String]) throws {
+    package init(_ arguments: [String], environment: [String: String]) throws {
         logURL = FileManager.default.temporaryDirectory.appendingPathComponent("storeledger-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let log = try FileHandle(forWritingTo: logURL)
@@ -37,15 +37,15 @@ public final class StoreLedgerProcess: @unchecked Sendable {
     }
 
     /// The process id.
-    public var pid: Int32 { process.processIdentifier }
+    package var pid: Int32 { process.processIdentifier }
 
     /// Sends `signal` (SIGKILL, SIGTERM…).
-    public func send(_ signal: Int32) {
+    package func send(_ signal: Int32) {
         kill(process.processIdentifier, signal)
     }
 
     /// Waits up to `limit` for the process to exit; returns its exit status, or nil when it is still running.
-    public func waitForExit(within limit: Duration) async -> Int32? {
+    package func waitForExit(within limit: Duration) async -> Int32? {
         let deadline = ContinuousClock.now + limit
         while process.isRunning && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(20))
@@ -54,10 +54,10 @@ public final class StoreLedgerProcess: @unchecked Sendable {
     }
 
     /// What it has written so far.
-    public var output: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
+    package var output: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
 
     /// Kills it if it is still running and removes its log.
-    public func cleanUp() {
+    package func cleanUp() {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         try? FileManager.default.removeItem(at: logURL)
     }
@@ -67,14 +67,14 @@ public final class StoreLedgerProcess: @unchecked Sendable {
 
 extension DatabaseURL {
     /// The URL as a `postgres://` string a child process can be given (a test server's: TCP, no TLS).
-    public var connectionString: String {
+    package var connectionString: String {
         let credentials = username + (password.map { ":" + $0 } ?? "")
         return "postgres://\(credentials)@\(host ?? "127.0.0.1"):\(port)/\(database ?? "")?sslmode=disable"
     }
 }
 
 /// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, read back, closed).
-public func freeLoopbackPort() throws -> Int {
+package func freeLoopbackPort() throws -> Int {
     let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard socketDescriptor >= 0 else { throw StoreError.configuration("socket() failed") }
     defer { close(socketDescriptor) }

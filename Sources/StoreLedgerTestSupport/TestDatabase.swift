@@ -1,23 +1,23 @@
 import Foundation
-public import Logging
-public import PostgresNIO
-public import StoreLedgerStore
+package import Logging
+package import PostgresNIO
+package import StoreLedgerStore
 
 /// A real, throwaway Postgres database for one test: created fresh (optionally migrated), dropped
 /// afterwards. Tests run in parallel, so each gets its own database.
 ///
 /// The server comes from `STORELEDGER_TEST_DATABASE_URL`, else `DATABASE_URL` (`scripts/test`
 /// starts a throwaway cluster and sets it). Tests never mock Postgres.
-public struct TestDatabase: Sendable {
+package struct TestDatabase: Sendable {
     /// The fresh database's URL.
-    public let url: DatabaseURL
+    package let url: DatabaseURL
     /// A running client connected to it.
-    public let client: PostgresClient
+    package let client: PostgresClient
     /// A logger for test queries.
-    public let logger: Logger
+    package let logger: Logger
 
     /// The configured server URL, or an error telling how to get one.
-    public static func serverURL() throws -> DatabaseURL {
+    package static func serverURL() throws -> DatabaseURL {
         let environment = ProcessInfo.processInfo.environment
         guard let text = environment["STORELEDGER_TEST_DATABASE_URL"] ?? environment["DATABASE_URL"], !text.isEmpty else {
             throw StoreError.configuration("tests need a Postgres server: run them with `scripts/test`, or set STORELEDGER_TEST_DATABASE_URL")
@@ -26,7 +26,7 @@ public struct TestDatabase: Sendable {
     }
 
     /// A quiet logger for tests (`TEST_LOG_LEVEL` raises it).
-    public static func makeLogger(_ label: String = "test") -> Logger {
+    package static func makeLogger(_ label: String = "test") -> Logger {
         var logger = Logger(label: label)
         logger.logLevel = ProcessInfo.processInfo.environment["TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
         return logger
@@ -34,7 +34,7 @@ public struct TestDatabase: Sendable {
 
     /// Creates a fresh database (migrated with this build's migrations unless `migrated` is false),
     /// runs `body` with a running client, and drops the database afterwards.
-    public static func withFresh<Result: Sendable>(
+    package static func withFresh<Result: Sendable>(
         migrated: Bool = true,
         maximumConnections: Int = 10,
         _ body: @Sendable (TestDatabase) async throws -> Result
@@ -63,7 +63,7 @@ public struct TestDatabase: Sendable {
     }
 
     /// Runs `body` with a running client for `url`, shutting the client down afterwards.
-    public static func withClient<Result: Sendable>(
+    package static func withClient<Result: Sendable>(
         _ url: DatabaseURL,
         maximumConnections: Int = 10,
         _ body: (PostgresClient) async throws -> Result
@@ -85,7 +85,7 @@ public struct TestDatabase: Sendable {
     }
 
     /// Runs one SQL statement and decodes the single integer it returns.
-    public func scalar(_ query: PostgresQuery) async throws -> Int {
+    package func scalar(_ query: PostgresQuery) async throws -> Int {
         guard let value = try await client.query(query, logger: logger).decode(Int.self).firstAfterReadingAll() else {
             throw StoreError.configuration("query returned no row")
         }

@@ -1,8 +1,8 @@
-public import Crypto
-public import Foundation
-public import StoreLedgerSimulation
-public import SwiftASN1
-public import X509
+package import Crypto
+package import Foundation
+package import StoreLedgerSimulation
+package import SwiftASN1
+package import X509
 
 /// A throwaway App Store-like PKI: a root CA, an Apple-like intermediate CA and a signing leaf, all P-256.
 ///
@@ -11,54 +11,54 @@ public import X509
 /// variants: Apple look-alike names, missing OIDs, a non-CA intermediate, a leaf expired at `signedDate`.
 /// Every instance has fresh random keys. Minting is `StoreLedgerSimulation`'s ``SigningChain``, the same code
 /// the development CA uses.
-public struct TestPKI: Sendable {
+package struct TestPKI: Sendable {
     /// Apple's App Store signing leaf marker, `1.2.840.113635.100.6.11.1`.
-    public static let leafMarkerOID: ASN1ObjectIdentifier = SigningChain.leafMarkerOID
+    package static let leafMarkerOID: ASN1ObjectIdentifier = SigningChain.leafMarkerOID
     /// Apple's WWDR intermediate marker, `1.2.840.113635.100.6.2.1`.
-    public static let intermediateMarkerOID: ASN1ObjectIdentifier = SigningChain.intermediateMarkerOID
+    package static let intermediateMarkerOID: ASN1ObjectIdentifier = SigningChain.intermediateMarkerOID
 
     /// How this PKI was minted.
-    public let options: Options
+    package let options: Options
     /// The minted chain.
-    public let chain: SigningChain
+    package let chain: SigningChain
 
     /// Mints a new PKI.
-    public init(_ options: Options = .standard) throws {
+    package init(_ options: Options = .standard) throws {
         self.options = options
         self.chain = try SigningChain(options)
     }
 
     /// The root's private key.
-    public var rootKey: P256.Signing.PrivateKey { chain.rootKey }
+    package var rootKey: P256.Signing.PrivateKey { chain.rootKey }
     /// The intermediate's private key.
-    public var intermediateKey: P256.Signing.PrivateKey { chain.intermediateKey }
+    package var intermediateKey: P256.Signing.PrivateKey { chain.intermediateKey }
     /// The leaf's private key: it signs every JWS.
-    public var leafKey: P256.Signing.PrivateKey { chain.leafKey }
+    package var leafKey: P256.Signing.PrivateKey { chain.leafKey }
     /// The self-signed root.
-    public var root: Certificate { chain.root }
+    package var root: Certificate { chain.root }
     /// The intermediate, issued by the root.
-    public var intermediate: Certificate { chain.intermediate }
+    package var intermediate: Certificate { chain.intermediate }
     /// The leaf, issued by the intermediate.
-    public var leaf: Certificate { chain.leaf }
+    package var leaf: Certificate { chain.leaf }
 
     /// The root as DER: what a verifier under test trusts.
-    public var rootDER: Data { chain.rootDER }
+    package var rootDER: Data { chain.rootDER }
     /// The intermediate as DER.
-    public var intermediateDER: Data { chain.intermediateDER }
+    package var intermediateDER: Data { chain.intermediateDER }
     /// The leaf as DER.
-    public var leafDER: Data { chain.leafDER }
+    package var leafDER: Data { chain.leafDER }
     /// The root as base64 DER: a value for `APPLE_ROOT_CAS_DER_BASE64`.
-    public var rootBase64: String { chain.rootBase64 }
+    package var rootBase64: String { chain.rootBase64 }
     /// The `x5c` header value: base64 DER of leaf, intermediate, root (Apple's order).
-    public var x5c: [String] { chain.x5c }
+    package var x5c: [String] { chain.x5c }
 
     /// Writes the root certificate as DER to `url` (for `storeledger verify --root` and dev setups).
-    public func writeRootDER(to url: URL) throws {
+    package func writeRootDER(to url: URL) throws {
         try rootDER.write(to: url, options: .atomic)
     }
 
     /// A signer using this PKI's leaf and chain.
-    public func signer(
+    package func signer(
         bundleID: String = TestSigner.defaultBundleID,
         appAppleID: Int64 = TestSigner.defaultAppAppleID,
         environment: String = "Sandbox"

@@ -1,12 +1,12 @@
 import Foundation
-public import StoreLedgerCore
+package import StoreLedgerCore
 import StoreLedgerSimulation
 
 extension TestSigner {
     /// How a fact reaches StoreLedger, signed: a notification POSTed by Apple (nested data signed and embedded,
     /// by `StoreLedgerSimulation`'s ``NotificationSigner``), a transaction posted by an app, or a renewal info from
     /// the Server API.
-    public func signedEvent(for fact: LedgerFact) throws -> (source: EventSource, body: String) {
+    package func signedEvent(for fact: LedgerFact) throws -> (source: EventSource, body: String) {
         switch fact {
         case .notification(let notification):
             // The simulator's notification signing: nested JWS signed and embedded, then the notification.

@@ -1,9 +1,9 @@
-public import Foundation
+package import Foundation
 
 extension TestSigner {
     /// A realistic `JWSTransactionDecodedPayload` for this signer's app and environment; `overrides` wins
     /// (set a value to `NSNull()` to write `null`, or remove keys afterwards to omit them).
-    public func transactionPayload(
+    package func transactionPayload(
         transactionID: String = "2000000000000001",
         originalTransactionID: String? = nil,
         productID: String = "com.example.storeledger.monthly",
@@ -42,7 +42,7 @@ extension TestSigner {
     }
 
     /// A realistic `JWSRenewalInfoDecodedPayload` (no bundle id, like Apple's); `overrides` wins.
-    public func renewalInfoPayload(
+    package func renewalInfoPayload(
         originalTransactionID: String = "2000000000000001",
         productID: String = "com.example.storeledger.monthly",
         autoRenewStatus: Int = 1,
@@ -69,7 +69,7 @@ extension TestSigner {
     }
 
     /// The notification envelope without its `data` / `summary` / … section: add one yourself.
-    public func notificationEnvelope(
+    package func notificationEnvelope(
         type: String,
         subtype: String? = nil,
         notificationUUID: UUID = UUID(),
@@ -87,7 +87,7 @@ extension TestSigner {
 
     /// A notification payload with a `data` section for this signer's app, shaped as Apple sends it: `appAppleId`
     /// only in Production (Apple: it "isn't present in the sandbox environment"); nested JWS are passed already signed.
-    public func notificationPayload(
+    package func notificationPayload(
         type: String,
         subtype: String? = nil,
         notificationUUID: UUID = UUID(),
@@ -123,7 +123,7 @@ extension TestSigner {
     ///   - nestedVariant: How the nested JWS are signed (e.g. `.signedWithKey(other)` for a forged transaction
     ///     inside a genuine notification).
     ///   - variant: How the notification itself is signed.
-    public func signedNotification(
+    package func signedNotification(
         type: String,
         subtype: String? = nil,
         notificationUUID: UUID = UUID(),
@@ -149,12 +149,12 @@ extension TestSigner {
     }
 
     /// Signs a transaction payload; `nil` signs `transactionPayload()` with its defaults.
-    public func signedTransaction(_ payload: [String: Any]? = nil, variant: JWSVariant = .genuine) throws -> String {
+    package func signedTransaction(_ payload: [String: Any]? = nil, variant: JWSVariant = .genuine) throws -> String {
         try sign(json: payload ?? transactionPayload(), variant: variant)
     }
 
     /// Signs a renewal info payload; `nil` signs `renewalInfoPayload()` with its defaults.
-    public func signedRenewalInfo(_ payload: [String: Any]? = nil, variant: JWSVariant = .genuine) throws -> String {
+    package func signedRenewalInfo(_ payload: [String: Any]? = nil, variant: JWSVariant = .genuine) throws -> String {
         try sign(json: payload ?? renewalInfoPayload(), variant: variant)
     }
 }

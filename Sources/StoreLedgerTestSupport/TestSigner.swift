@@ -1,6 +1,6 @@
 import Crypto
-public import Foundation
-public import StoreLedgerSimulation
+package import Foundation
+package import StoreLedgerSimulation
 
 /// Signs payloads as the App Store does — compact ES256 JWS with a 3-certificate `x5c` header — using a
 /// ``TestPKI``; or forges them in one of the ways a ``JWSVariant`` names.
@@ -8,23 +8,23 @@ public import StoreLedgerSimulation
 /// Sign anything: a JSON dictionary (``sign(json:variant:)``), an `Encodable` value (``sign(_:variant:)``) or raw
 /// bytes (``sign(payloadJSON:variant:)``). The `TestSigner+Payloads` helpers build realistic notifications,
 /// transactions and renewal infos for the configured app and environment.
-public struct TestSigner: Sendable {
+package struct TestSigner: Sendable {
     /// The bundle id the payload helpers use unless told otherwise.
-    public static let defaultBundleID = "com.example.storeledger"
+    package static let defaultBundleID = "com.example.storeledger"
     /// The app Apple id the payload helpers use unless told otherwise.
-    public static let defaultAppAppleID: Int64 = 1_234_567_890
+    package static let defaultAppAppleID: Int64 = 1_234_567_890
 
     /// The PKI whose leaf signs.
-    public let pki: TestPKI
+    package let pki: TestPKI
     /// `bundleId` written by the payload helpers.
-    public var bundleID: String
+    package var bundleID: String
     /// `appAppleId` written by the payload helpers into Production notifications (Apple omits it elsewhere).
-    public var appAppleID: Int64
+    package var appAppleID: Int64
     /// `environment` written by the payload helpers (`Sandbox`, `Production`, `Xcode`, …).
-    public var environment: String
+    package var environment: String
 
     /// Creates a signer.
-    public init(
+    package init(
         pki: TestPKI,
         bundleID: String = TestSigner.defaultBundleID,
         appAppleID: Int64 = TestSigner.defaultAppAppleID,
@@ -37,20 +37,20 @@ public struct TestSigner: Sendable {
     }
 
     /// The genuine signer: `StoreLedgerSimulation`'s, shared with the development CA and `storeledger simulate`.
-    public var appStoreSigner: AppStoreJWSSigner { AppStoreJWSSigner(chain: pki.chain) }
+    package var appStoreSigner: AppStoreJWSSigner { AppStoreJWSSigner(chain: pki.chain) }
 
     /// Signs a JSON object given as a dictionary (values: strings, numbers, bools, arrays, dictionaries, `NSNull`).
-    public func sign(json: [String: Any], variant: JWSVariant = .genuine) throws -> String {
+    package func sign(json: [String: Any], variant: JWSVariant = .genuine) throws -> String {
         try sign(payloadJSON: JWSEncoding.json(json), variant: variant)
     }
 
     /// Signs an `Encodable` value, encoded with a plain `JSONEncoder` (encode dates yourself as epoch ms).
-    public func sign(_ payload: some Encodable, variant: JWSVariant = .genuine) throws -> String {
+    package func sign(_ payload: some Encodable, variant: JWSVariant = .genuine) throws -> String {
         try sign(payloadJSON: JWSEncoding.json(payload), variant: variant)
     }
 
     /// Signs raw payload bytes: genuinely with ``appStoreSigner``, or forged as `variant` says.
-    public func sign(payloadJSON: Data, variant: JWSVariant = .genuine) throws -> String {
+    package func sign(payloadJSON: Data, variant: JWSVariant = .genuine) throws -> String {
         if case .genuine = variant {
             return try appStoreSigner.sign(payloadJSON: payloadJSON)
         }
@@ -100,7 +100,7 @@ public struct TestSigner: Sendable {
     }
 
     /// Milliseconds since 1970 for `date`, as Apple writes dates.
-    public static func milliseconds(_ date: Date) -> Int64 {
+    package static func milliseconds(_ date: Date) -> Int64 {
         Int64((date.timeIntervalSince1970 * 1000).rounded())
     }
 }

@@ -1,25 +1,25 @@
-public import Foundation
-public import StoreLedgerStore
+package import Foundation
+package import StoreLedgerStore
 
 /// A private Postgres cluster for a test that must stop and restart the server (so it cannot
 /// share the suite's server). Driven by the repository's `scripts/pg`, as development is.
-public struct ThrowawayCluster: Sendable {
+package struct ThrowawayCluster: Sendable {
     /// The cluster's folder.
-    public let directory: String
+    package let directory: String
     /// Its TCP port (kept across restarts).
-    public let port: Int
+    package let port: Int
     /// Its URL.
-    public let url: DatabaseURL
+    package let url: DatabaseURL
 
     /// The repository root, found from this source file's path.
-    public static var repositoryRoot: URL {
+    package static var repositoryRoot: URL {
         // Sources/StoreLedgerTestSupport/ThrowawayCluster.swift → the repository.
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
     }
 
     /// Creates and starts a cluster in a new temporary folder.
-    public static func start() async throws -> ThrowawayCluster {
+    package static func start() async throws -> ThrowawayCluster {
         let directory = "/tmp/storeledger-test-\(UUID().uuidString.prefix(8).lowercased())"
         let output = try await script(["start", directory])
         let url = try DatabaseURL(output.trimmingCharacters(in: .whitespacesAndNewlines))
@@ -27,11 +27,11 @@ public struct ThrowawayCluster: Sendable {
     }
 
     /// Stops the server (fast shutdown).
-    public func stop() async throws { _ = try await Self.script(["stop", directory]) }
+    package func stop() async throws { _ = try await Self.script(["stop", directory]) }
 
     /// Creates and starts a streaming standby of this (running) cluster in a new temporary folder: a base backup,
     /// then asynchronous replication.
-    public func makeStandby() async throws -> ThrowawayCluster {
+    package func makeStandby() async throws -> ThrowawayCluster {
         let standby = "/tmp/storeledger-test-\(UUID().uuidString.prefix(8).lowercased())"
         let output = try await Self.script(["standby", standby, directory])
         let url = try DatabaseURL(output.trimmingCharacters(in: .whitespacesAndNewlines))
@@ -39,17 +39,17 @@ public struct ThrowawayCluster: Sendable {
     }
 
     /// Promotes this standby to a primary (a new timeline), as a failover does.
-    public func promote() async throws { _ = try await Self.script(["promote", directory]) }
+    package func promote() async throws { _ = try await Self.script(["promote", directory]) }
 
     /// Stops the server as a crash would (`pg_ctl stop -m immediate`): committed transactions survive only through
     /// WAL recovery at the next start.
-    public func crash() async throws { _ = try await Self.script(["crash", directory]) }
+    package func crash() async throws { _ = try await Self.script(["crash", directory]) }
 
     /// Starts the server again on the same port.
-    public func restart() async throws { _ = try await Self.script(["start", directory, String(port)]) }
+    package func restart() async throws { _ = try await Self.script(["start", directory, String(port)]) }
 
     /// Stops the server and deletes its folder.
-    public func destroy() async { _ = try? await Self.script(["destroy", directory]) }
+    package func destroy() async { _ = try? await Self.script(["destroy", directory]) }
 
     /// Runs `scripts/pg` with `arguments` (always durable: fsync on, whatever the calling shell exported, since crash
     /// tests depend on it) and returns its standard output.

@@ -1,28 +1,28 @@
-public import Foundation
-public import StoreLedgerStore
+import Foundation
+package import StoreLedgerStore
 
 /// A private PgBouncer (Debian's package, as deployments run it) in front of the test server, for one test, driven by
 /// the repository's `scripts/pgbouncer` as development is. Every database name is routed to the same name on the
 /// server, so a ``TestDatabase`` is reachable through it by name.
-public struct ThrowawayPgBouncer: Sendable {
+package struct ThrowawayPgBouncer: Sendable {
     /// The pooler's folder (configuration, log, pid).
-    public let directory: String
+    package let directory: String
     /// How it pools: ``DatabasePooler/session`` or ``DatabasePooler/transaction``.
-    public let mode: DatabasePooler
+    package let mode: DatabasePooler
     /// Its TCP port on 127.0.0.1.
-    public let port: Int
+    package let port: Int
 
     private static let script = RepositoryScript(name: "pgbouncer")
 
     /// Whether pgbouncer is installed, installing it with apt-get first when it is missing and this process may
     /// (`scripts/pgbouncer install`); asked once per process.
-    public static func isAvailable() async -> Bool {
+    package static func isAvailable() async -> Bool {
         await Installation.shared.isAvailable()
     }
 
     /// Starts a PgBouncer in `mode` in front of `server`'s Postgres, with `poolSize` server connections per database
     /// (fewer than the clients' connections, so that they share server connections as they do at scale).
-    public static func start(in front: DatabaseURL, mode: DatabasePooler, poolSize: Int = 2) async throws -> ThrowawayPgBouncer {
+    package static func start(in front: DatabaseURL, mode: DatabasePooler, poolSize: Int = 2) async throws -> ThrowawayPgBouncer {
         guard mode != .direct else { throw StoreError.configuration("a PgBouncer pools in session or transaction mode") }
         guard let host = front.host else {
             throw StoreError.configuration("scripts/pgbouncer needs the test server on TCP, not on a unix socket")
@@ -39,7 +39,7 @@ public struct ThrowawayPgBouncer: Sendable {
 
     /// Runs `body` with a PgBouncer in `mode` in front of `server`, stopping it and deleting its folder afterwards
     /// whatever happens.
-    public static func with<Result: Sendable>(
+    package static func with<Result: Sendable>(
         mode: DatabasePooler, in front: DatabaseURL, poolSize: Int = 2, _ body: (ThrowawayPgBouncer) async throws -> Result
     ) async throws -> Result {
         let bouncer = try await start(in: front, mode: mode, poolSize: poolSize)
@@ -55,7 +55,7 @@ public struct ThrowawayPgBouncer: Sendable {
 
     /// `url` (a database on the server behind it) reached through this PgBouncer instead: same user and database, the
     /// pooler's address, no TLS (the throwaway pooler has none).
-    public func url(for url: DatabaseURL) -> DatabaseURL {
+    package func url(for url: DatabaseURL) -> DatabaseURL {
         var pooled = url
         pooled.host = "127.0.0.1"
         pooled.port = port
@@ -65,7 +65,7 @@ public struct ThrowawayPgBouncer: Sendable {
     }
 
     /// Stops the pooler and deletes its folder.
-    public func destroy() async {
+    package func destroy() async {
         _ = try? await Self.script.run(["stop", directory])
         try? FileManager.default.removeItem(atPath: directory)
     }

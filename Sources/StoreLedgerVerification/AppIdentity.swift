@@ -1,12 +1,12 @@
 /// One app whose signed data this server accepts.
-public struct AppIdentity: Hashable, Sendable {
+package struct AppIdentity: Hashable, Sendable {
     /// The app's bundle identifier, compared exactly with the payload's `bundleId`.
-    public var bundleID: String
+    package var bundleID: String
     /// The app's Apple ID (App Store Connect → App Information). Required when verifying Production data.
-    public var appAppleID: Int64?
+    package var appAppleID: Int64?
 
     /// Creates an app identity.
-    public init(bundleID: String, appAppleID: Int64? = nil) {
+    package init(bundleID: String, appAppleID: Int64? = nil) {
         self.bundleID = bundleID
         self.appAppleID = appAppleID
     }

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import SwiftASN1
 
 /// A legacy StoreKit 1 app receipt, read with swift-asn1 only to find which transactions it names.
@@ -11,31 +11,31 @@ import SwiftASN1
 /// possibly chunked) → SET of SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }. Type 2 is the bundle
 /// id, 3 the app version, 17 an in-app purchase receipt of the same shape, whose 1702 is the product id, 1703 the
 /// transaction id, 1705 the original transaction id, 1704 the purchase date and 1708 the expiry.
-public struct AppReceipt: Sendable, Equatable {
+package struct AppReceipt: Sendable, Equatable {
     /// One in-app purchase the receipt lists.
-    public struct InAppPurchase: Sendable, Equatable {
+    package struct InAppPurchase: Sendable, Equatable {
         /// The product id (1702).
-        public var productID: String?
+        package var productID: String?
         /// The transaction id (1703).
-        public var transactionID: String?
+        package var transactionID: String?
         /// The original transaction id (1705).
-        public var originalTransactionID: String?
+        package var originalTransactionID: String?
         /// The purchase date as written (1704, RFC 3339).
-        public var purchaseDate: String?
+        package var purchaseDate: String?
         /// The subscription expiry as written (1708, RFC 3339).
-        public var expiresDate: String?
+        package var expiresDate: String?
     }
 
     /// The app's bundle id (2).
-    public var bundleID: String?
+    package var bundleID: String?
     /// The app version (3).
-    public var appVersion: String?
+    package var appVersion: String?
     /// The in-app purchases (17), in receipt order.
-    public var inAppPurchases: [InAppPurchase]
+    package var inAppPurchases: [InAppPurchase]
 
     /// The transaction ids to look up, newest purchase first (by purchase date, then receipt order reversed),
     /// without duplicates.
-    public var transactionIDs: [String] {
+    package var transactionIDs: [String] {
         let ordered = inAppPurchases.enumerated().sorted { lhs, rhs in
             (lhs.element.purchaseDate ?? "", lhs.offset) > (rhs.element.purchaseDate ?? "", rhs.offset)
         }
@@ -44,7 +44,7 @@ public struct AppReceipt: Sendable, Equatable {
     }
 
     /// Parses a base64 receipt (whitespace ignored).
-    public init(base64Encoded text: String) throws(AppReceiptError) {
+    package init(base64Encoded text: String) throws(AppReceiptError) {
         let compact = text.filter { !$0.isWhitespace }
         guard !compact.isEmpty, let data = Data(base64Encoded: compact) else {
             throw AppReceiptError("the receipt is not base64")
@@ -53,7 +53,7 @@ public struct AppReceipt: Sendable, Equatable {
     }
 
     /// Parses the receipt's bytes (BER or DER PKCS#7).
-    public init(der bytes: [UInt8]) throws(AppReceiptError) {
+    package init(der bytes: [UInt8]) throws(AppReceiptError) {
         do {
             let contentInfo = try BER.parse(bytes)
             let outer = try Self.children(of: contentInfo, "ContentInfo")

@@ -1,16 +1,16 @@
 /// Counters of a verifier's chain cache, for metrics and tests.
-public struct ChainCacheStatistics: Hashable, Sendable {
+package struct ChainCacheStatistics: Hashable, Sendable {
     /// JWS whose (leaf, intermediate) pair was found valid for its `signedDate` without rebuilding the chain.
-    public var hits: Int
+    package var hits: Int
     /// Full chain validations run (cache misses, whether they succeeded or not).
-    public var chainValidations: Int
+    package var chainValidations: Int
     /// Pairs currently remembered.
-    public var entries: Int
+    package var entries: Int
     /// The most pairs remembered at once.
-    public var capacity: Int
+    package var capacity: Int
 
     /// Creates a statistics value.
-    public init(hits: Int = 0, chainValidations: Int = 0, entries: Int = 0, capacity: Int) {
+    package init(hits: Int = 0, chainValidations: Int = 0, entries: Int = 0, capacity: Int) {
         self.hits = hits
         self.chainValidations = chainValidations
         self.entries = entries

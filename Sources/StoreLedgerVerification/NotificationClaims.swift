@@ -1,27 +1,27 @@
-public import Foundation
-public import StoreLedgerCore
+package import Foundation
+package import StoreLedgerCore
 
 /// The envelope fields of a verified notification that routing and deduplication need.
-public struct NotificationClaims: Hashable, Sendable {
+package struct NotificationClaims: Hashable, Sendable {
     /// `notificationUUID`: deduplication key (Apple's retries repeat it).
-    public let notificationUUID: String?
+    package let notificationUUID: String?
     /// `notificationType`, as an open string (`SUBSCRIBED`, `DID_RENEW`, …).
-    public let notificationType: String?
+    package let notificationType: String?
     /// `subtype`, as an open string, when present.
-    public let subtype: String?
+    package let subtype: String?
     /// `version` (`2.0`).
-    public let version: String?
+    package let version: String?
     /// `signedDate`: ordering key.
-    public let signedDate: Date?
+    package let signedDate: Date?
     /// The environment from `data`, `summary`, `appData` or `externalPurchaseToken`.
-    public let environment: AppStoreEnvironment?
+    package let environment: AppStoreEnvironment?
     /// The bundle id from the same place.
-    public let bundleID: String?
+    package let bundleID: String?
     /// The app Apple id from the same place.
-    public let appAppleID: Int64?
+    package let appAppleID: Int64?
 
     /// Creates a value; normally only a ``SignedDataVerifier`` does.
-    public init(
+    package init(
         notificationUUID: String?,
         notificationType: String?,
         subtype: String?,

@@ -1,26 +1,26 @@
-public import Foundation
-public import StoreLedgerCore
+package import Foundation
+package import StoreLedgerCore
 
 /// Verifies one piece of signed data of unknown kind and explains it: the logic behind `storeledger verify`.
 ///
 /// Accepts a compact JWS (surrounding whitespace or quotes ignored) or a JSON body such as Apple's
 /// `{"signedPayload": "…"}`; detects whether it is a notification, transaction, renewal info or app transaction;
 /// verifies it with a ``SignedDataVerifier``; and renders the payload with nested JWS decoded in place.
-public struct SignedDataInspector: Sendable {
+package struct SignedDataInspector: Sendable {
     /// What to verify against. `nil` apps or environment mean "take them from the payload" (reported in
     /// ``VerificationReport/notes``): the chain and signature are still checked in full.
-    public struct Options: Sendable {
+    package struct Options: Sendable {
         /// Trusted roots.
-        public var trust: TrustConfiguration
+        package var trust: TrustConfiguration
         /// Accepted apps, or `nil` to accept the payload's own bundle id / app Apple id.
-        public var apps: [AppIdentity]?
+        package var apps: [AppIdentity]?
         /// Required environment, or `nil` to accept the payload's Sandbox or Production.
-        public var environment: AppStoreEnvironment?
+        package var environment: AppStoreEnvironment?
         /// Accept Xcode / LocalTesting data without chain or signature checks.
-        public var allowXcodeEnvironment: Bool
+        package var allowXcodeEnvironment: Bool
 
         /// Creates options.
-        public init(
+        package init(
             trust: TrustConfiguration = .appleRootCAG3,
             apps: [AppIdentity]? = nil,
             environment: AppStoreEnvironment? = nil,
@@ -34,16 +34,16 @@ public struct SignedDataInspector: Sendable {
     }
 
     /// JSON body fields that may hold the signed data, in the order they are looked for.
-    public static let bodyFields = [
+    package static let bodyFields = [
         "signedPayload", "signedTransactionInfo", "signedTransaction", "signedRenewalInfo",
         "signedAppTransactionInfo", "signedAppTransaction",
     ]
 
     /// The options.
-    public let options: Options
+    package let options: Options
 
     /// Creates an inspector.
-    public init(options: Options) {
+    package init(options: Options) {
         self.options = options
     }
 
@@ -51,7 +51,7 @@ public struct SignedDataInspector: Sendable {
     ///
     /// - Throws: the ``VerificationError`` that rejected the data (or ``VerificationError/Code/malformed`` when no
     ///   signed data can be found in `input`).
-    public func inspect(_ input: String) async throws(VerificationError) -> VerificationReport {
+    package func inspect(_ input: String) async throws(VerificationError) -> VerificationReport {
         let token = try Self.signedData(in: input)
         let jws = try CompactJWS(token)
         let claims = try jws.claims()
@@ -90,7 +90,7 @@ public struct SignedDataInspector: Sendable {
     }
 
     /// The compact JWS in `input`: the trimmed text itself, or the first of ``bodyFields`` in a JSON object.
-    public static func signedData(in input: String) throws(VerificationError) -> String {
+    package static func signedData(in input: String) throws(VerificationError) -> String {
         var text = input.trimmingCharacters(in: .whitespacesAndNewlines)
         if text.hasPrefix("{") {
             let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
@@ -112,7 +112,7 @@ public struct SignedDataInspector: Sendable {
 
     /// Classifies a payload by its shape: notification fields first, then app-transaction-only fields, then a
     /// bundle id or transaction id (transactions), otherwise renewal info (which has no bundle id).
-    public static func kind(ofPayload payloadJSON: Data) -> SignedDataKind {
+    package static func kind(ofPayload payloadJSON: Data) -> SignedDataKind {
         let object = ((try? JSONSerialization.jsonObject(with: payloadJSON)) as? [String: Any]) ?? [:]
         let has = { (keys: [String]) in keys.contains { object[$0] != nil } }
         if has(["notificationType", "notificationUUID", "data", "summary", "appData", "externalPurchaseToken"]) {
@@ -184,7 +184,7 @@ public struct SignedDataInspector: Sendable {
 
     /// The payload of the signed data in `input`, with nested JWS decoded in place, **without verifying anything**:
     /// for operators looking at what an event carries (`storeledger inspect`). Nil when no JWS can be decoded.
-    public static func decodedWithoutVerifying(_ input: String) -> Data? {
+    package static func decodedWithoutVerifying(_ input: String) -> Data? {
         guard let token = try? signedData(in: input), let jws = try? CompactJWS(token) else { return nil }
         guard var object = (try? JSONSerialization.jsonObject(with: jws.payloadJSON)) as? [String: Any] else { return jws.payloadJSON }
         for section in ["data", "appData"] {

@@ -1,5 +1,5 @@
 /// What a piece of App Store signed data is, judged from its payload's shape.
-public enum SignedDataKind: String, Hashable, Sendable, CaseIterable {
+package enum SignedDataKind: String, Hashable, Sendable, CaseIterable {
     /// An App Store Server Notification V2 `signedPayload`.
     case notification
     /// A `JWSTransaction`.

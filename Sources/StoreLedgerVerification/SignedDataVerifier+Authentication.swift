@@ -1,5 +1,5 @@
 import Crypto
-public import Foundation
+package import Foundation
 import JWTKit
 import StoreLedgerCore
 import SwiftASN1
@@ -112,7 +112,7 @@ extension SignedDataVerifier {
     ///
     /// - Throws: ``VerificationError/Code/malformed`` for unreadable DER, ``VerificationError/Code/untrustedChain``
     ///   otherwise.
-    public func validateCertificateChain(
+    package func validateCertificateChain(
         leafDER: Data,
         intermediateDER: Data,
         at date: Date

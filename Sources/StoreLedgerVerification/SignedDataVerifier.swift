@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import JWTKit
 import StoreLedgerCore
 
@@ -14,9 +14,9 @@ import StoreLedgerCore
 ///
 /// Offline mode only: chains are validated at `signedDate`, so stored history keeps verifying after certificates
 /// expire. A `Sendable` value: share one instance; its chain cache is shared by all copies and is thread-safe.
-public struct SignedDataVerifier: Sendable {
+package struct SignedDataVerifier: Sendable {
     /// What this verifier checks against.
-    public let configuration: VerifierConfiguration
+    package let configuration: VerifierConfiguration
     /// jwt-kit's x5c chain validator over the configured roots.
     let x5cVerifier: X5CVerifier
     /// Validated (leaf, intermediate) pairs.
@@ -32,7 +32,7 @@ public struct SignedDataVerifier: Sendable {
     ///   - configuration: Apps, environment, roots and options; validated here.
     ///   - currentDate: The validation time for a payload without `signedDate`; defaults to the system clock.
     /// - Throws: ``VerificationError/Code/invalidConfiguration`` when the configuration is unusable.
-    public init(
+    package init(
         configuration: VerifierConfiguration,
         currentDate: @escaping @Sendable () -> Date = { Date() }
     ) throws(VerificationError) {
@@ -48,7 +48,7 @@ public struct SignedDataVerifier: Sendable {
     }
 
     /// Counters of the chain cache (hits, full chain validations, entries).
-    public var chainCacheStatistics: ChainCacheStatistics {
+    package var chainCacheStatistics: ChainCacheStatistics {
         chainCache.statistics
     }
 
@@ -58,7 +58,7 @@ public struct SignedDataVerifier: Sendable {
     /// payload carries (for `externalPurchaseToken`: Sandbox iff `externalPurchaseId` starts with `SANDBOX`).
     /// `data.signedTransactionInfo`, `data.signedRenewalInfo` and `appData.signedAppTransactionInfo` are verified
     /// as separate JWS; a failure there fails the notification, its detail prefixed with the field's path.
-    public func verifyNotification(_ signedPayload: String) async throws(VerificationError) -> VerifiedNotification {
+    package func verifyNotification(_ signedPayload: String) async throws(VerificationError) -> VerifiedNotification {
         let outer = try await authenticate(signedPayload, environmentOf: { $0.notificationScope.environment })
         let scope = outer.claims.notificationScope
         try checkClaims(
@@ -121,18 +121,18 @@ public struct SignedDataVerifier: Sendable {
     }
 
     /// Verifies a signed transaction (`JWSTransaction`): chain, signature, `environment` and `bundleId`.
-    public func verifyTransaction(_ signedTransaction: String) async throws(VerificationError) -> VerifiedSignedData {
+    package func verifyTransaction(_ signedTransaction: String) async throws(VerificationError) -> VerifiedSignedData {
         try await authenticatedTransaction(signedTransaction).result
     }
 
     /// Verifies a signed renewal info (`JWSRenewalInfo`): chain, signature and `environment` (it has no bundle id).
-    public func verifyRenewalInfo(_ signedRenewalInfo: String) async throws(VerificationError) -> VerifiedSignedData {
+    package func verifyRenewalInfo(_ signedRenewalInfo: String) async throws(VerificationError) -> VerifiedSignedData {
         try await authenticatedRenewalInfo(signedRenewalInfo).result
     }
 
     /// Verifies a signed app transaction (`AppTransaction`): chain, signature, its environment (which app
     /// transactions call `receiptType`), `bundleId` and, in Production, `appAppleId`.
-    public func verifyAppTransaction(
+    package func verifyAppTransaction(
         _ signedAppTransaction: String
     ) async throws(VerificationError) -> VerifiedSignedData {
         try await authenticatedAppTransaction(signedAppTransaction).result

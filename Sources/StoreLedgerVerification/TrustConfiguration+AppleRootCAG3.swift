@@ -1,11 +1,11 @@
-public import Foundation
+package import Foundation
 
 extension TrustConfiguration {
     /// Apple Root CA - G3 (DER, base64), from https://www.apple.com/certificateauthority/AppleRootCA-G3.cer.
     ///
     /// Subject `CN=Apple Root CA - G3, OU=Apple Certification Authority, O=Apple Inc., C=US`, valid 2014-04-30 to
     /// 2039-04-30, SHA-256 ``appleRootCAG3SHA256`` (pinned by a test).
-    public static let appleRootCAG3Base64 = """
+    package static let appleRootCAG3Base64 = """
         MIICQzCCAcmgAwIBAgIILcX8iNLFS5UwCgYIKoZIzj0EAwMwZzEbMBkGA1UEAwwSQXBwbGUgUm9vdCBDQSAtIEczMSYwJAYDVQQL\
         DB1BcHBsZSBDZXJ0aWZpY2F0aW9uIEF1dGhvcml0eTETMBEGA1UECgwKQXBwbGUgSW5jLjELMAkGA1UEBhMCVVMwHhcNMTQwNDMw\
         MTgxOTA2WhcNMzkwNDMwMTgxOTA2WjBnMRswGQYDVQQDDBJBcHBsZSBSb290IENBIC0gRzMxJjAkBgNVBAsMHUFwcGxlIENlcnRp\
@@ -17,14 +17,14 @@ extension TrustConfiguration {
         """
 
     /// Apple Root CA - G3 as DER bytes.
-    public static let appleRootCAG3DER = Data(base64Encoded: appleRootCAG3Base64)!
+    package static let appleRootCAG3DER = Data(base64Encoded: appleRootCAG3Base64)!
 
     /// Apple Root CA - G3's SHA-256 fingerprint, upper-case hex pairs joined by colons.
-    public static let appleRootCAG3SHA256 =
+    package static let appleRootCAG3SHA256 =
         "63:34:3A:BF:B8:9A:6A:03:EB:B5:7E:9B:3F:5F:A7:BE:7C:4F:5C:75:6F:30:17:B3:A8:C4:88:C3:65:3E:91:79"
 
     /// The default trust: Apple Root CA - G3 only, the root of every App Store signing chain.
-    public static let appleRootCAG3: TrustConfiguration = {
+    package static let appleRootCAG3: TrustConfiguration = {
         do {
             return try TrustConfiguration(rootCertificatesDER: [appleRootCAG3DER])
         } catch {

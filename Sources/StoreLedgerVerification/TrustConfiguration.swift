@@ -1,5 +1,5 @@
 import Crypto
-public import Foundation
+package import Foundation
 import SwiftASN1
 import X509
 
@@ -8,12 +8,12 @@ import X509
 /// The default is ``appleRootCAG3``. Configuration key `APPLE_ROOT_CAS_DER_BASE64` (comma-separated base64 DER
 /// certificates) replaces it; parse its value with ``parse(base64DERList:)`` or ``fromConfigurationValue(_:)``.
 /// The certificates in a JWS's own `x5c` header are never trusted because of where they appear.
-public struct TrustConfiguration: Hashable, Sendable {
+package struct TrustConfiguration: Hashable, Sendable {
     /// The configuration key whose value replaces the default roots.
-    public static let rootsConfigurationKey = "APPLE_ROOT_CAS_DER_BASE64"
+    package static let rootsConfigurationKey = "APPLE_ROOT_CAS_DER_BASE64"
 
     /// The trusted roots, DER-encoded, in configuration order.
-    public let rootCertificatesDER: [Data]
+    package let rootCertificatesDER: [Data]
     /// The trusted roots, parsed.
     let rootCertificates: [Certificate]
 
@@ -21,7 +21,7 @@ public struct TrustConfiguration: Hashable, Sendable {
     ///
     /// - Throws: ``VerificationError/Code/invalidConfiguration`` when the list is empty or an entry is not an
     ///   X.509 certificate.
-    public init(rootCertificatesDER: [Data]) throws(VerificationError) {
+    package init(rootCertificatesDER: [Data]) throws(VerificationError) {
         guard !rootCertificatesDER.isEmpty else {
             throw .invalidConfiguration("no trusted root certificates configured")
         }
@@ -41,7 +41,7 @@ public struct TrustConfiguration: Hashable, Sendable {
     ///
     /// Whitespace and newlines around and inside entries are ignored; empty entries (a trailing comma) are skipped.
     /// - Throws: ``VerificationError/Code/invalidConfiguration`` naming the offending entry.
-    public static func parse(base64DERList value: String) throws(VerificationError) -> TrustConfiguration {
+    package static func parse(base64DERList value: String) throws(VerificationError) -> TrustConfiguration {
         let entries = value.split(separator: ",").map { entry in
             String(entry.filter { !$0.isWhitespace })
         }.filter { !$0.isEmpty }
@@ -64,7 +64,7 @@ public struct TrustConfiguration: Hashable, Sendable {
 
     /// The trust for an optional configuration value: Apple Root CA - G3 when it is absent or blank, else the
     /// parsed list.
-    public static func fromConfigurationValue(_ value: String?) throws(VerificationError) -> TrustConfiguration {
+    package static func fromConfigurationValue(_ value: String?) throws(VerificationError) -> TrustConfiguration {
         guard let value, !value.allSatisfy(\.isWhitespace) else {
             return .appleRootCAG3
         }
@@ -72,17 +72,17 @@ public struct TrustConfiguration: Hashable, Sendable {
     }
 
     /// SHA-256 fingerprints of the trusted roots (`AB:CD:…`), for logs and `--help` output.
-    public var rootFingerprintsSHA256: [String] {
+    package var rootFingerprintsSHA256: [String] {
         rootCertificatesDER.map(Self.fingerprint(of:))
     }
 
     /// The subjects of the trusted roots, for logs.
-    public var rootSubjects: [String] {
+    package var rootSubjects: [String] {
         rootCertificates.map { String(describing: $0.subject) }
     }
 
     /// The SHA-256 fingerprint of DER bytes as upper-case hex pairs joined by colons.
-    public static func fingerprint(of der: Data) -> String {
+    package static func fingerprint(of der: Data) -> String {
         SHA256.hash(data: der).map { byte in
             let hex = String(byte, radix: 16, uppercase: true)
             return hex.count == 1 ? "0" + hex : hex
@@ -90,12 +90,12 @@ public struct TrustConfiguration: Hashable, Sendable {
     }
 
     /// Two configurations are equal when they trust the same DER bytes in the same order.
-    public static func == (lhs: Self, rhs: Self) -> Bool {
+    package static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.rootCertificatesDER == rhs.rootCertificatesDER
     }
 
     /// Hashes the DER bytes.
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(rootCertificatesDER)
     }
 }

@@ -2,9 +2,9 @@
 ///
 /// An extensible error struct: callers branch on ``code`` (compare with the static members of
 /// ``VerificationError/Code``) and log ``detail``. New codes can be added without breaking callers.
-public struct VerificationError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct VerificationError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The kind of failure; compare against the static members.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case malformed
             case badSignature
@@ -23,40 +23,40 @@ public struct VerificationError: Error, Hashable, Sendable, CustomStringConverti
 
         /// Not a compact ES256 JWS with a 3-certificate `x5c` header, or its JSON cannot be read.
         /// Unsupported algorithms (`none`, `HS256`, …) are reported here too.
-        public static let malformed = Self(.malformed)
+        package static let malformed = Self(.malformed)
         /// The chain is trusted but the ES256 signature does not match the signed bytes.
-        public static let badSignature = Self(.badSignature)
+        package static let badSignature = Self(.badSignature)
         /// The `x5c` chain does not lead to a configured root, lacks Apple's OIDs, or was not valid at `signedDate`.
-        public static let untrustedChain = Self(.untrustedChain)
+        package static let untrustedChain = Self(.untrustedChain)
         /// The data is genuine but belongs to an app that is not configured (bundle id or app Apple id).
-        public static let wrongApp = Self(.wrongApp)
+        package static let wrongApp = Self(.wrongApp)
         /// The data is genuine but was signed for another environment than the configured one.
-        public static let wrongEnvironment = Self(.wrongEnvironment)
+        package static let wrongEnvironment = Self(.wrongEnvironment)
         /// Verification could not complete (e.g. an OCSP responder was unreachable): try again later.
-        public static let retryable = Self(.retryable)
+        package static let retryable = Self(.retryable)
         /// The verifier's own configuration is unusable (no roots, unreadable root, missing app Apple id).
-        public static let invalidConfiguration = Self(.invalidConfiguration)
+        package static let invalidConfiguration = Self(.invalidConfiguration)
 
         /// The stable machine-readable name of the code, e.g. `badSignature`.
-        public var description: String { base.rawValue }
+        package var description: String { base.rawValue }
     }
 
     /// The kind of failure.
-    public let code: Code
+    package let code: Code
     /// A human-readable explanation, safe to log (it never contains key material).
-    public let detail: String
+    package let detail: String
 
     /// Creates an error with the given code and detail.
-    public init(_ code: Code, _ detail: String) {
+    package init(_ code: Code, _ detail: String) {
         self.code = code
         self.detail = detail
     }
 
     /// `code: detail`, e.g. `badSignature: ES256 signature does not match the signed bytes`.
-    public var description: String { "\(code): \(detail)" }
+    package var description: String { "\(code): \(detail)" }
 
     /// Whether trying the same input again later may succeed.
-    public var isRetryable: Bool { code == .retryable }
+    package var isRetryable: Bool { code == .retryable }
 }
 
 extension VerificationError {

@@ -1,22 +1,22 @@
-public import Foundation
+package import Foundation
 
 /// What ``SignedDataInspector`` found: the kind, the verified data, and the payload with nested JWS decoded.
-public struct VerificationReport: Sendable {
+package struct VerificationReport: Sendable {
     /// The kind detected from the payload's shape.
-    public let kind: SignedDataKind
+    package let kind: SignedDataKind
     /// The configuration the data was verified against (including values taken from the payload).
-    public let configuration: VerifierConfiguration
+    package let configuration: VerifierConfiguration
     /// Which checks were relaxed because the caller left them to the payload (e.g. no bundle id given).
-    public let notes: [String]
+    package let notes: [String]
     /// The verified notification, when ``kind`` is ``SignedDataKind/notification``.
-    public let notification: VerifiedNotification?
+    package let notification: VerifiedNotification?
     /// The verified transaction, renewal info or app transaction otherwise.
-    public let signedData: VerifiedSignedData?
+    package let signedData: VerifiedSignedData?
     /// The payload as pretty-printed JSON (sorted keys), each nested JWS replaced by its decoded payload.
-    public let expandedPayloadJSON: Data
+    package let expandedPayloadJSON: Data
 
     /// Creates a report; normally only a ``SignedDataInspector`` does.
-    public init(
+    package init(
         kind: SignedDataKind,
         configuration: VerifierConfiguration,
         notes: [String],
@@ -33,7 +33,7 @@ public struct VerificationReport: Sendable {
     }
 
     /// ``expandedPayloadJSON`` as text.
-    public var expandedPayloadText: String {
+    package var expandedPayloadText: String {
         String(decoding: expandedPayloadJSON, as: UTF8.self)
     }
 }

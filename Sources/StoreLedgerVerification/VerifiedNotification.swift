@@ -1,24 +1,24 @@
-public import Foundation
+package import Foundation
 
 /// An App Store Server Notification V2 that passed verification, with its nested JWS verified too.
-public struct VerifiedNotification: Hashable, Sendable {
+package struct VerifiedNotification: Hashable, Sendable {
     /// The `signedPayload` exactly as received.
-    public let signedPayload: String
+    package let signedPayload: String
     /// The decoded outer payload: JSON bytes exactly as signed (nested JWS still as strings).
-    public let payloadJSON: Data
+    package let payloadJSON: Data
     /// The envelope fields.
-    public let claims: NotificationClaims
+    package let claims: NotificationClaims
     /// `data.signedTransactionInfo`, verified.
-    public let transaction: VerifiedSignedData?
+    package let transaction: VerifiedSignedData?
     /// `data.signedRenewalInfo`, verified.
-    public let renewalInfo: VerifiedSignedData?
+    package let renewalInfo: VerifiedSignedData?
     /// `appData.signedAppTransactionInfo`, verified.
-    public let appTransaction: VerifiedSignedData?
+    package let appTransaction: VerifiedSignedData?
     /// `true` when accepted as Xcode / LocalTesting data without any chain or signature check.
-    public let isLocalTestData: Bool
+    package let isLocalTestData: Bool
 
     /// Creates a value; normally only a ``SignedDataVerifier`` does.
-    public init(
+    package init(
         signedPayload: String,
         payloadJSON: Data,
         claims: NotificationClaims,

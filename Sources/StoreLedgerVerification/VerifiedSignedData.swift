@@ -1,21 +1,21 @@
-public import Foundation
-public import StoreLedgerCore
+package import Foundation
+package import StoreLedgerCore
 
 /// A JWS that passed verification: the token as received and its payload, ready for the payload models.
-public struct VerifiedSignedData: Hashable, Sendable {
+package struct VerifiedSignedData: Hashable, Sendable {
     /// The compact JWS exactly as received (store it: it can be verified again later).
-    public let signedData: String
+    package let signedData: String
     /// The decoded payload: JSON bytes exactly as signed.
-    public let payloadJSON: Data
+    package let payloadJSON: Data
     /// The payload's environment (for app transactions, its `receiptType`).
-    public let environment: AppStoreEnvironment?
+    package let environment: AppStoreEnvironment?
     /// The payload's `signedDate` (milliseconds, possibly fractional, as a `Date`).
-    public let signedDate: Date?
+    package let signedDate: Date?
     /// `true` when accepted as Xcode / LocalTesting data without any chain or signature check.
-    public let isLocalTestData: Bool
+    package let isLocalTestData: Bool
 
     /// Creates a value; normally only a ``SignedDataVerifier`` does.
-    public init(
+    package init(
         signedData: String,
         payloadJSON: Data,
         environment: AppStoreEnvironment?,

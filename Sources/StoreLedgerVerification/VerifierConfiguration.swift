@@ -1,32 +1,32 @@
-public import StoreLedgerCore
+package import StoreLedgerCore
 
 /// Everything a ``SignedDataVerifier`` checks against: trusted roots, the apps, the accepted environments.
 ///
 /// A payload is judged by the rules of the environment it is signed for (its own `environment`, once its signature
 /// is verified): it must be one of ``environments``, and only Production data must carry the app's `appAppleId`.
-public struct VerifierConfiguration: Hashable, Sendable {
+package struct VerifierConfiguration: Hashable, Sendable {
     /// The default bound on cached (leaf, intermediate) chains.
-    public static let defaultChainCacheCapacity = 64
+    package static let defaultChainCacheCapacity = 64
 
     /// The apps whose data is accepted: a payload's `bundleId` must equal one of them.
-    public var apps: [AppIdentity]
+    package var apps: [AppIdentity]
     /// The environments whose data is accepted: ``AppStoreEnvironment/sandbox``,
     /// ``AppStoreEnvironment/production`` or both. Xcode / LocalTesting data is governed by
     /// ``allowXcodeEnvironment`` instead.
-    public var environments: [AppStoreEnvironment]
+    package var environments: [AppStoreEnvironment]
     /// How ``environments`` was configured, quoted in wrong-environment reasons (e.g. `APPLE_ENVIRONMENTS=Production`);
     /// nil quotes the list itself.
-    public var environmentsSource: String?
+    package var environmentsSource: String?
     /// The roots an `x5c` chain must end in.
-    public var trust: TrustConfiguration
+    package var trust: TrustConfiguration
     /// Accept `Xcode` / `LocalTesting` data without any chain or signature check. Development only.
-    public var allowXcodeEnvironment: Bool
+    package var allowXcodeEnvironment: Bool
     /// How many verified (leaf, intermediate) pairs to remember; 0 disables the cache.
-    public var chainCacheCapacity: Int
+    package var chainCacheCapacity: Int
 
     /// The single environment of a one-environment configuration (the first of ``environments``); setting it
     /// accepts that environment only.
-    public var environment: AppStoreEnvironment {
+    package var environment: AppStoreEnvironment {
         get { environments.first ?? .sandbox }
         set { environments = [newValue] }
     }
@@ -39,7 +39,7 @@ public struct VerifierConfiguration: Hashable, Sendable {
     ///   - trust: Defaults to Apple Root CA - G3.
     ///   - allowXcodeEnvironment: Defaults to `false`.
     ///   - chainCacheCapacity: Defaults to ``defaultChainCacheCapacity``.
-    public init(
+    package init(
         apps: [AppIdentity],
         environment: AppStoreEnvironment,
         trust: TrustConfiguration = .appleRootCAG3,
@@ -61,7 +61,7 @@ public struct VerifierConfiguration: Hashable, Sendable {
     ///   - trust: Defaults to Apple Root CA - G3.
     ///   - allowXcodeEnvironment: Defaults to `false`.
     ///   - chainCacheCapacity: Defaults to ``defaultChainCacheCapacity``.
-    public init(
+    package init(
         apps: [AppIdentity],
         environments: [AppStoreEnvironment],
         environmentsSource: String? = nil,
@@ -81,7 +81,7 @@ public struct VerifierConfiguration: Hashable, Sendable {
     ///
     /// - Throws: ``VerificationError/Code/invalidConfiguration`` when no app or no environment is configured, an
     ///   environment is not Sandbox or Production, or Production is accepted and an app lacks its `appAppleID`.
-    public func validate() throws(VerificationError) {
+    package func validate() throws(VerificationError) {
         guard !apps.isEmpty else {
             throw .invalidConfiguration("no app configured: at least one bundle id is required")
         }

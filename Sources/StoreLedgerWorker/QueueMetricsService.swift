@@ -1,7 +1,7 @@
-public import Logging
+package import Logging
 import Metrics
-public import PostgresNIO
-public import ServiceLifecycle
+package import PostgresNIO
+import ServiceLifecycle
 import StoreLedgerStore
 
 /// Publishes the queue's shape as gauges every `interval`: `storeledger_queue_depth{state}` and
@@ -9,23 +9,23 @@ import StoreLedgerStore
 /// `storeledger_database_history_unreconciled_changes` (failovers or restores whose window of possibly lost events
 /// is not reconciled yet; see ``DatabaseHistory``). Every worker publishes the same global values; aggregate with
 /// `max` in Prometheus.
-public struct QueueMetricsService: Service {
+package struct QueueMetricsService: Service {
     /// The database.
-    public let client: PostgresClient
+    package let client: PostgresClient
     /// How often to sample.
-    public let interval: Duration
+    package let interval: Duration
     /// The logger.
-    public let logger: Logger
+    package let logger: Logger
 
     /// Creates the service.
-    public init(client: PostgresClient, interval: Duration = .seconds(15), logger: Logger) {
+    package init(client: PostgresClient, interval: Duration = .seconds(15), logger: Logger) {
         self.client = client
         self.interval = interval
         self.logger = logger
     }
 
     /// Samples until graceful shutdown.
-    public func run() async throws {
+    package func run() async throws {
         while !Task.isCancelledOrShuttingDown {
             do {
                 try await sample()
@@ -37,7 +37,7 @@ public struct QueueMetricsService: Service {
     }
 
     /// Reads the queue's shape and the unreconciled history changes once and records them in the gauges.
-    public func sample() async throws {
+    package func sample() async throws {
         let statistics = try await OperatorStore(client: client).statistics(logger: logger)
         for (state, count) in statistics.depth {
             Gauge(label: "storeledger_queue_depth", dimensions: [("state", state)]).record(count)

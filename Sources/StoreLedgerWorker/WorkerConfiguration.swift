@@ -1,27 +1,27 @@
-public import StoreLedgerStore
+package import StoreLedgerStore
 
 /// How a worker process claims and processes events.
 ///
 /// Environment keys (read by the `storeledger` command): `WORKER_CONCURRENCY`, `WORKER_BATCH_SIZE`,
 /// `WORKER_LEASE_SECONDS`, `WORKER_POLL_SECONDS`, `WORKER_MAX_ATTEMPTS`.
-public struct WorkerConfiguration: Sendable {
+package struct WorkerConfiguration: Sendable {
     /// Claim loops run in parallel in this process (default 2).
-    public var concurrency: Int
+    package var concurrency: Int
     /// Events claimed per statement (default 50).
-    public var batchSize: Int
+    package var batchSize: Int
     /// How long a claim is held before another worker may rescue it (default 30 s).
-    public var lease: Duration
+    package var lease: Duration
     /// The backstop poll when no NOTIFY arrives (default 2 s); also bounds retry latency.
-    public var pollInterval: Duration
+    package var pollInterval: Duration
     /// How often expired leases are looked for (default 5 s; rescue happens within lease + this).
-    public var rescueInterval: Duration
+    package var rescueInterval: Duration
     /// How often monthly partitions are created ahead (default 1 h).
-    public var partitionMaintenanceInterval: Duration
+    package var partitionMaintenanceInterval: Duration
     /// Backoff and the attempt limit.
-    public var retryPolicy: RetryPolicy
+    package var retryPolicy: RetryPolicy
 
     /// Creates a configuration; every value has a production default.
-    public init(
+    package init(
         concurrency: Int = 2,
         batchSize: Int = 50,
         lease: Duration = .seconds(30),

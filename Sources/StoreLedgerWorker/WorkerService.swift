@@ -1,11 +1,11 @@
 import Foundation
-public import Logging
+package import Logging
 import Metrics
-public import PostgresNIO
-public import ServiceLifecycle
+package import PostgresNIO
+import ServiceLifecycle
 import StoreLedgerCore
-public import StoreLedgerProcessing
-public import StoreLedgerStore
+package import StoreLedgerProcessing
+package import StoreLedgerStore
 
 /// The worker: claim loops that run an ``EventHandler`` over the queue, a LISTEN connection that
 /// wakes them within milliseconds of an insert, and the lease-rescue and partition sweeps.
@@ -16,24 +16,24 @@ public import StoreLedgerStore
 /// ``WorkerConfiguration/pollInterval``, which it logs once at start.
 ///
 /// On graceful shutdown (SIGTERM) it stops claiming, finishes the batches in flight, and returns.
-public struct WorkerService<Handler: EventHandler>: Service {
+package struct WorkerService<Handler: EventHandler>: Service {
     /// The Postgres client (run it as a service in the same group).
-    public let client: PostgresClient
+    package let client: PostgresClient
     /// The handler every event goes through.
-    public let handler: Handler
+    package let handler: Handler
     /// Loop, lease and retry settings.
-    public let configuration: WorkerConfiguration
+    package let configuration: WorkerConfiguration
     /// The logger.
-    public let logger: Logger
+    package let logger: Logger
     /// This process's worker identity; each loop leases as `<id>#<loop>`.
-    public let workerID: String
+    package let workerID: String
     /// A client for the LISTEN connection alone (`DATABASE_LISTEN_URL`: a direct connection when `client` goes
     /// through a transaction pooler; run it as a service too), or nil to LISTEN on `client` where that works.
-    public let listenClient: PostgresClient?
+    package let listenClient: PostgresClient?
     /// How the claim and completion reach Postgres (the process's pooler and prepared sessions).
-    public let sessions: DatabaseSessions
+    package let sessions: DatabaseSessions
     /// Runs before the first claim (e.g. the schema check); a throw stops the worker.
-    public let preflight: @Sendable () async throws -> Void
+    package let preflight: @Sendable () async throws -> Void
 
     private let wake = WakeSignal()
     private let processed = Counter(label: "storeledger_worker_events_total", dimensions: [("outcome", "done")])
@@ -43,7 +43,7 @@ public struct WorkerService<Handler: EventHandler>: Service {
     private let batchTimer = Timer(label: "storeledger_worker_batch_duration_seconds")
 
     /// Creates a worker; `workerID` defaults to host, pid and a random suffix.
-    public init(
+    package init(
         client: PostgresClient,
         handler: Handler,
         configuration: WorkerConfiguration = .init(),
@@ -71,7 +71,7 @@ public struct WorkerService<Handler: EventHandler>: Service {
     }
 
     /// Runs until graceful shutdown or cancellation.
-    public func run() async throws {
+    package func run() async throws {
         try await preflight()
         let queue = EventQueue(client: client, sessions: sessions)
         let stopping = StopFlag()

@@ -1,16 +1,16 @@
-public import Hummingbird
-public import Logging
+package import Hummingbird
+package import Logging
 import NIOCore
-public import PostgresNIO
-public import Prometheus
-public import StoreLedgerStore
+package import PostgresNIO
+package import Prometheus
+package import StoreLedgerStore
 
 /// The admin port (`ADMIN_PORT`): Prometheus `/metrics` and the health checks, kept off the public port so
 /// metrics never leak to the internet (on the public port `/metrics` is a 404).
-public enum AdminApplication {
+package enum AdminApplication {
     /// The admin router: `GET /metrics` (Prometheus text format 0.0.4), `GET /healthz`, `GET /readyz`, and the web
     /// console under `/console` when `console` is given (`CONSOLE=on`; every `/console` path is a 404 otherwise).
-    public static func router(
+    package static func router(
         registry: PrometheusCollectorRegistry, client: PostgresClient, migrator: Migrator, console: ConsoleController? = nil
     ) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
@@ -31,7 +31,7 @@ public enum AdminApplication {
 
     /// The admin server as a service to run beside the process's others, enforcing `timeouts` like the public port; with
     /// `console`, it serves the web console too.
-    public static func service(
+    package static func service(
         host: String, port: Int, registry: PrometheusCollectorRegistry, client: PostgresClient, migrator: Migrator,
         timeouts: HTTPTimeouts = HTTPTimeouts(), console: ConsoleController? = nil, logger: Logger
     ) -> some ApplicationProtocol {

@@ -2,20 +2,20 @@
 /// answer callers without credentials for the transaction alone — looked up at Apple, appended to the log, linked to
 /// no user — rate-limited per client address so nobody can spend the App Store Server API quota through them.
 /// Callers who do send credentials are served as usual (linked to their user, not limited).
-public struct AnonymousValidation: Sendable {
+package struct AnonymousValidation: Sendable {
     /// The default per-client limit, requests per minute (`IAP_VALIDATE_ANONYMOUS_PER_MINUTE`).
-    public static let defaultPerClient = 30
+    package static let defaultPerClient = 30
     /// The default limit for all anonymous callers together, requests per minute
     /// (`IAP_VALIDATE_ANONYMOUS_TOTAL_PER_MINUTE`).
-    public static let defaultTotal = 1_200
+    package static let defaultTotal = 1_200
 
     /// The limits.
-    public let limiter: ClientRateLimiter
+    package let limiter: ClientRateLimiter
     /// How a request's client address is found (`TRUSTED_PROXIES`).
-    public let addresses: ClientAddressResolver
+    package let addresses: ClientAddressResolver
 
     /// Creates the mode with its limits and trusted proxies.
-    public init(
+    package init(
         perClientPerMinute: Int = AnonymousValidation.defaultPerClient,
         totalPerMinute: Int = AnonymousValidation.defaultTotal,
         trustedProxies: [IPAddressRange] = []

@@ -1,18 +1,18 @@
-public import Hummingbird
+package import Hummingbird
 
 /// The app-facing API: the seeds' contracts and StoreLedger's own versioned routes, all answering JSON and every
 /// error as `{error, code}`. Described in `docs/openapi.json`.
-public struct AppAPI: Sendable {
+package struct AppAPI: Sendable {
     /// The shared dependencies.
-    public let dependencies: AppAPIDependencies
+    package let dependencies: AppAPIDependencies
 
     /// Creates the API.
-    public init(dependencies: AppAPIDependencies) {
+    package init(dependencies: AppAPIDependencies) {
         self.dependencies = dependencies
     }
 
     /// Adds every app-facing route to `router`.
-    public func addRoutes(to router: Router<StoreLedgerRequestContext>) {
+    package func addRoutes(to router: Router<StoreLedgerRequestContext>) {
         AppStorePaymentsController(dependencies: dependencies).addRoutes(to: router)
         SubscriptionController(dependencies: dependencies).addRoutes(to: router)
         EntitlementsController(dependencies: dependencies).addRoutes(to: router)

@@ -1,30 +1,30 @@
-public import Foundation
-public import StoreLedgerAppStoreAPI
-public import StoreLedgerProcessing
-public import StoreLedgerStore
+package import Foundation
+package import StoreLedgerAppStoreAPI
+package import StoreLedgerProcessing
+package import StoreLedgerStore
 
 /// What the app-facing routes need: the intake (event log + inline handler + catalog), authentication, purchase
 /// intents, the App Store Server API (optional: the routes that look transactions up answer 503 without it) and
 /// a clock.
-public struct AppAPIDependencies: Sendable {
+package struct AppAPIDependencies: Sendable {
     /// Signed transactions in, entitlements out.
-    public var intake: PurchaseIntake
+    package var intake: PurchaseIntake
     /// Checks bearer tokens and API keys.
-    public var authenticator: Authenticator
+    package var authenticator: Authenticator
     /// Purchase intents.
-    public var intents: PurchaseIntentStore
+    package var intents: PurchaseIntentStore
     /// Looks transactions up at Apple (validate, sync, legacy receipts); nil when not configured (those routes then
     /// answer 503 `app_store_api_not_configured`).
-    public var appStore: AppStoreAPIClient?
+    package var appStore: AppStoreAPIClient?
     /// How long a purchase intent waits (default 24 hours; `PURCHASE_INTENT_TTL_SECONDS`).
-    public var intentLifetime: Duration
+    package var intentLifetime: Duration
     /// The time of asking (tests pin it).
-    public var now: @Sendable () -> Date
+    package var now: @Sendable () -> Date
     /// Seed 002's anonymous validate mode (`IAP_VALIDATE_ANONYMOUS`); nil: validate needs credentials.
-    public var anonymousValidation: AnonymousValidation?
+    package var anonymousValidation: AnonymousValidation?
 
     /// Creates the dependencies.
-    public init(
+    package init(
         intake: PurchaseIntake, authenticator: Authenticator, intents: PurchaseIntentStore, appStore: AppStoreAPIClient? = nil,
         intentLifetime: Duration = .seconds(86_400), now: @escaping @Sendable () -> Date = { Date() },
         anonymousValidation: AnonymousValidation? = nil

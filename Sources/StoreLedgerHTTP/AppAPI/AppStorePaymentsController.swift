@@ -1,5 +1,5 @@
 import Foundation
-public import Hummingbird
+package import Hummingbird
 import Logging
 import StoreLedgerCore
 import StoreLedgerProcessing
@@ -15,17 +15,17 @@ import StoreLedgerStore
 /// Every JWS goes into the event log (source `client`) and through the one handler while the caller waits.
 /// `is_premium` and `has_subscription` both mean "holds something granting `premium` now" as `entitlements_at`
 /// defines it (docs/app-api.md): a consumable alone never makes a user premium or subscribed.
-public struct AppStorePaymentsController: Sendable {
+package struct AppStorePaymentsController: Sendable {
     /// The route prefix.
-    public static let prefix: RouterPath = "/api/v1/payments/appstore"
+    package static let prefix: RouterPath = "/api/v1/payments/appstore"
     /// The most transactions one restore may carry.
-    public static let maximumRestoreCount = 200
+    package static let maximumRestoreCount = 200
 
     /// The shared dependencies.
-    public let dependencies: AppAPIDependencies
+    package let dependencies: AppAPIDependencies
 
     /// Creates the controller.
-    public init(dependencies: AppAPIDependencies) {
+    package init(dependencies: AppAPIDependencies) {
         self.dependencies = dependencies
     }
 
@@ -70,7 +70,7 @@ public struct AppStorePaymentsController: Sendable {
     }
 
     /// Adds the routes to `router` behind user authentication.
-    public func addRoutes(to router: Router<StoreLedgerRequestContext>) {
+    package func addRoutes(to router: Router<StoreLedgerRequestContext>) {
         let group = router.group(Self.prefix)
             .add(middleware: AuthenticationMiddleware(authenticator: dependencies.authenticator, requirement: .user))
         group.post("transaction") { request, context in try await transaction(request, context: context) }

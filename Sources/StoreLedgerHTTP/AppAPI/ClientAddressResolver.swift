@@ -1,21 +1,21 @@
 import Foundation
-public import HTTPTypes
-public import NIOCore
+package import HTTPTypes
+package import NIOCore
 
 /// Who is asking, for per-client rate limits: the peer's address, or — when the peer is one of the configured
 /// trusted proxies (`TRUSTED_PROXIES`) — the nearest address in `X-Forwarded-For` that is not a trusted proxy.
 /// `X-Forwarded-For` from anyone else is ignored, so a client cannot pick its own key.
-public struct ClientAddressResolver: Sendable {
+package struct ClientAddressResolver: Sendable {
     /// The proxies (load balancers, ingress) whose `X-Forwarded-For` is believed.
-    public var trustedProxies: [IPAddressRange]
+    package var trustedProxies: [IPAddressRange]
 
     /// Creates a resolver; with no trusted proxies the peer's address is the client's.
-    public init(trustedProxies: [IPAddressRange] = []) {
+    package init(trustedProxies: [IPAddressRange] = []) {
         self.trustedProxies = trustedProxies
     }
 
     /// The client's address as text, or nil when the connection has none (an in-process test).
-    public func clientAddress(peer: SocketAddress?, headers: HTTPFields) -> String? {
+    package func clientAddress(peer: SocketAddress?, headers: HTTPFields) -> String? {
         guard let peerAddress = peer?.ipAddress else { return nil }
         guard isTrusted(peerAddress) else { return peerAddress }
         let forwarded = headers[values: HTTPField.Name("X-Forwarded-For")!]
@@ -31,7 +31,7 @@ public struct ClientAddressResolver: Sendable {
 
     /// The rate-limit key of an address: an IPv4 address itself, an IPv6 address's /64 network (one subscriber
     /// usually holds a whole /64, so limiting single IPv6 addresses would limit nothing).
-    public static func limitKey(_ address: String?) -> String {
+    package static func limitKey(_ address: String?) -> String {
         guard let address, let bytes = IPAddressRange.bytes(address) else { return "unknown" }
         if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
         let network = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import Synchronization
 
 /// Token buckets per client key and one for all clients together: each key may spend `perClient` requests per
@@ -7,9 +7,9 @@ import Synchronization
 /// In memory, per process: with N server processes a client may get N times its share. At most
 /// ``maximumTrackedClients`` keys are kept; beyond that, buckets that have refilled completely are forgotten first
 /// (they carry no information), then the longest idle.
-public final class ClientRateLimiter: Sendable {
+package final class ClientRateLimiter: Sendable {
     /// The outcome of asking for one request.
-    public enum Decision: Equatable, Sendable {
+    package enum Decision: Equatable, Sendable {
         /// Go ahead.
         case allowed
         /// Refused; a request may succeed after this many seconds (at least 1).
@@ -17,12 +17,12 @@ public final class ClientRateLimiter: Sendable {
     }
 
     /// The most client keys kept at once.
-    public static let maximumTrackedClients = 100_000
+    package static let maximumTrackedClients = 100_000
 
     /// Requests per minute each client may make.
-    public let perClient: Int
+    package let perClient: Int
     /// Requests per minute all clients together may make.
-    public let total: Int
+    package let total: Int
 
     private struct Bucket {
         var tokens: Double
@@ -37,14 +37,14 @@ public final class ClientRateLimiter: Sendable {
     private let state: Mutex<State>
 
     /// Creates a limiter of `perClient` requests per minute per client and `total` for everyone (both ≥ 1).
-    public init(perClient: Int, total: Int) {
+    package init(perClient: Int, total: Int) {
         self.perClient = max(1, perClient)
         self.total = max(1, total)
         self.state = Mutex(State(all: Bucket(tokens: Double(max(1, total)), updated: .distantPast)))
     }
 
     /// Spends one request of `key` at `now`, or says how long to wait. A refused request spends nothing.
-    public func acquire(_ key: String, now: Date) -> Decision {
+    package func acquire(_ key: String, now: Date) -> Decision {
         let perClient = Double(self.perClient)
         let total = Double(self.total)
         return state.withLock { state in

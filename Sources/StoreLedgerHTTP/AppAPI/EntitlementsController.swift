@@ -1,17 +1,17 @@
 import Foundation
-public import Hummingbird
+package import Hummingbird
 import StoreLedgerCore
 import StoreLedgerProcessing
 import StoreLedgerStore
 
 /// `GET /v1/users/{id}/entitlements` (API key): every subscription and purchase of a user, with its status as
 /// of now, for the host app's servers: the rows of `entitlements_at(now)` for the user, one per purchase.
-public struct EntitlementsController: Sendable {
+package struct EntitlementsController: Sendable {
     /// The shared dependencies.
-    public let dependencies: AppAPIDependencies
+    package let dependencies: AppAPIDependencies
 
     /// Creates the controller.
-    public init(dependencies: AppAPIDependencies) {
+    package init(dependencies: AppAPIDependencies) {
         self.dependencies = dependencies
     }
 
@@ -44,7 +44,7 @@ public struct EntitlementsController: Sendable {
     }
 
     /// Adds the route behind API-key authentication.
-    public func addRoutes(to router: Router<StoreLedgerRequestContext>) {
+    package func addRoutes(to router: Router<StoreLedgerRequestContext>) {
         router.group("/v1/users")
             .add(middleware: AuthenticationMiddleware(authenticator: dependencies.authenticator, requirement: .service))
             .get(":id/entitlements") { _, context in try await entitlements(context: context) }

@@ -1,5 +1,5 @@
 import Foundation
-public import Hummingbird
+package import Hummingbird
 import Logging
 import StoreLedgerAppStoreAPI
 import StoreLedgerCore
@@ -18,12 +18,12 @@ import StoreLedgerStore
 /// The transaction is looked up with Get Transaction Info — production first, then sandbox (`/sand`: sandbox
 /// only) — and Apple's signed answer is appended to the log and projected before answering. The body's `revoked`
 /// and `productId` are client claims: the answer reports what Apple signed. Not found anywhere → not unlocked (200).
-public struct IAPValidationController: Sendable {
+package struct IAPValidationController: Sendable {
     /// The shared dependencies.
-    public let dependencies: AppAPIDependencies
+    package let dependencies: AppAPIDependencies
 
     /// Creates the controller.
-    public init(dependencies: AppAPIDependencies) {
+    package init(dependencies: AppAPIDependencies) {
         self.dependencies = dependencies
     }
 
@@ -39,7 +39,7 @@ public struct IAPValidationController: Sendable {
 
     /// Adds both routes: behind a user token or API key, or — in the anonymous mode — open to callers without
     /// credentials, rate-limited per client address.
-    public func addRoutes(to router: Router<StoreLedgerRequestContext>) {
+    package func addRoutes(to router: Router<StoreLedgerRequestContext>) {
         let group = router.group("/api/iap")
         if let anonymous = dependencies.anonymousValidation {
             let admit = AnonymousAdmission(authenticator: dependencies.authenticator, anonymous: anonymous, now: dependencies.now)

@@ -11,14 +11,14 @@ import Darwin
 
 /// An IPv4 or IPv6 network written as an address (`10.1.2.3`, `::1`) or in CIDR form (`10.0.0.0/8`,
 /// `2001:db8::/32`): the proxies whose `X-Forwarded-For` is believed.
-public struct IPAddressRange: Sendable, Hashable, CustomStringConvertible {
+package struct IPAddressRange: Sendable, Hashable, CustomStringConvertible {
     /// The network's address bytes (4 for IPv4, 16 for IPv6).
     let bytes: [UInt8]
     /// How many leading bits must match.
     let prefixLength: Int
 
     /// Parses `address` or `address/prefix`; nil when it is neither.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         let parts = text.trimmingCharacters(in: .whitespaces).split(separator: "/", maxSplits: 1).map(String.init)
         guard let first = parts.first, let bytes = Self.bytes(first) else { return nil }
         let maximum = bytes.count * 8
@@ -32,7 +32,7 @@ public struct IPAddressRange: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether `address` (as written by a peer or in `X-Forwarded-For`) lies in this network.
-    public func contains(_ address: String) -> Bool {
+    package func contains(_ address: String) -> Bool {
         guard let other = Self.bytes(address), other.count == bytes.count else { return false }
         var remaining = prefixLength
         for (mine, theirs) in zip(bytes, other) where remaining > 0 {
@@ -45,7 +45,7 @@ public struct IPAddressRange: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `address/prefix`.
-    public var description: String {
+    package var description: String {
         let address =
             bytes.count == 4
             ? bytes.map(String.init).joined(separator: ".")

@@ -1,15 +1,15 @@
 import Foundation
-public import Hummingbird
+package import Hummingbird
 import NIOCore
 
 /// Reading request bodies and writing answers as JSON, with errors in the `{error, code}` shape.
-public enum JSONBody {
+package enum JSONBody {
     /// The largest app-facing request body accepted (1 MiB: a restore may carry many JWS).
-    public static let maximumSize = 1 << 20
+    package static let maximumSize = 1 << 20
 
     /// Decodes the request body as `T`; a body that is too large, not JSON or missing a field is a 400/413 that
     /// says which.
-    public static func decode<T: Decodable>(_ type: T.Type, from request: Request, context: StoreLedgerRequestContext) async throws -> T {
+    package static func decode<T: Decodable>(_ type: T.Type, from request: Request, context: StoreLedgerRequestContext) async throws -> T {
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: maximumSize)
@@ -29,7 +29,7 @@ public enum JSONBody {
     }
 
     /// Encodes `value` as the answer (ISO 8601 dates without fractions, keys as declared, sorted).
-    public static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+    package static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

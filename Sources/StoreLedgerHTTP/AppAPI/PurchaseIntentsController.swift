@@ -1,5 +1,5 @@
 import Foundation
-public import Hummingbird
+package import Hummingbird
 import StoreLedgerCore
 import StoreLedgerStore
 
@@ -7,12 +7,12 @@ import StoreLedgerStore
 /// UUID the app passes to StoreKit as appAccountToken; `GET /v1/purchase-intents/{id}` → pending, completed or
 /// expired. Server-to-server callers (API key) name the user; a signed-in user may create intents only for
 /// themself (the token's `sub`; a different `user_id` is refused).
-public struct PurchaseIntentsController: Sendable {
+package struct PurchaseIntentsController: Sendable {
     /// The shared dependencies.
-    public let dependencies: AppAPIDependencies
+    package let dependencies: AppAPIDependencies
 
     /// Creates the controller.
-    public init(dependencies: AppAPIDependencies) {
+    package init(dependencies: AppAPIDependencies) {
         self.dependencies = dependencies
     }
 
@@ -46,7 +46,7 @@ public struct PurchaseIntentsController: Sendable {
     }
 
     /// Adds the routes (API key or user token).
-    public func addRoutes(to router: Router<StoreLedgerRequestContext>) {
+    package func addRoutes(to router: Router<StoreLedgerRequestContext>) {
         let group = router.group("/v1/purchase-intents")
             .add(middleware: AuthenticationMiddleware(authenticator: dependencies.authenticator, requirement: .userOrService))
         group.post { request, context in try await create(request, context: context) }

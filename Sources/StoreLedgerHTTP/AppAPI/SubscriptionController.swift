@@ -1,17 +1,17 @@
 import Foundation
-public import Hummingbird
+package import Hummingbird
 import StoreLedgerCore
 import StoreLedgerProcessing
 import StoreLedgerStore
 
 /// Seed 001's contract (bearer JWT of the user): `GET /api/subscription/status` → `{isPremium, subscriptionType,
 /// expirationDate}` and `POST /api/subscription/sync` `{transactionId, …}` → `{success, is_premium}`.
-public struct SubscriptionController: Sendable {
+package struct SubscriptionController: Sendable {
     /// The shared dependencies.
-    public let dependencies: AppAPIDependencies
+    package let dependencies: AppAPIDependencies
 
     /// Creates the controller.
-    public init(dependencies: AppAPIDependencies) {
+    package init(dependencies: AppAPIDependencies) {
         self.dependencies = dependencies
     }
 
@@ -23,7 +23,7 @@ public struct SubscriptionController: Sendable {
     }
 
     /// Adds the routes behind user authentication.
-    public func addRoutes(to router: Router<StoreLedgerRequestContext>) {
+    package func addRoutes(to router: Router<StoreLedgerRequestContext>) {
         let group = router.group("/api/subscription")
             .add(middleware: AuthenticationMiddleware(authenticator: dependencies.authenticator, requirement: .user))
         group.get("status") { _, context in try await status(context: context) }

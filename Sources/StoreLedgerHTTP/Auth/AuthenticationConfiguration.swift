@@ -3,20 +3,20 @@
 /// Environment keys (read by the `storeledger` command): `AUTH_JWT_SECRET` (HS256 shared secret),
 /// `AUTH_JWT_PUBLIC_KEY` (PEM public key; ES256 or RS256), `AUTH_JWT_ISSUER` and `AUTH_JWT_AUDIENCE` (checked when
 /// set), `ADMIN_API_KEY` (a server-to-server key; more live in the `api_keys` table).
-public struct AuthenticationConfiguration: Sendable {
+package struct AuthenticationConfiguration: Sendable {
     /// The HS256 secret for users' bearer JWTs.
-    public var jwtSecret: String?
+    package var jwtSecret: String?
     /// A PEM public key (EC P-256 for ES256, or RSA for RS256) for users' bearer JWTs.
-    public var jwtPublicKeyPEM: String?
+    package var jwtPublicKeyPEM: String?
     /// The required `iss`, if any.
-    public var jwtIssuer: String?
+    package var jwtIssuer: String?
     /// The required `aud`, if any.
-    public var jwtAudience: String?
+    package var jwtAudience: String?
     /// A server-to-server API key accepted besides the `api_keys` table.
-    public var adminAPIKey: String?
+    package var adminAPIKey: String?
 
     /// Creates a configuration.
-    public init(
+    package init(
         jwtSecret: String? = nil, jwtPublicKeyPEM: String? = nil, jwtIssuer: String? = nil, jwtAudience: String? = nil, adminAPIKey: String? = nil
     ) {
         self.jwtSecret = jwtSecret
@@ -27,5 +27,5 @@ public struct AuthenticationConfiguration: Sendable {
     }
 
     /// Whether any way to authenticate is configured (otherwise the app-facing routes are not served).
-    public var isConfigured: Bool { jwtSecret != nil || jwtPublicKeyPEM != nil || adminAPIKey != nil }
+    package var isConfigured: Bool { jwtSecret != nil || jwtPublicKeyPEM != nil || adminAPIKey != nil }
 }

@@ -1,8 +1,8 @@
 /// Why the app-facing API's authentication could not be configured, in the extensible-struct shape: new codes can be
 /// added without breaking callers that switch on ``code``.
-public struct AuthenticationError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct AuthenticationError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What kind of authentication error this is.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case weakSecret, unsupportedKey
         }
@@ -10,25 +10,25 @@ public struct AuthenticationError: Error, Hashable, Sendable, CustomStringConver
         private init(_ base: Base) { self.base = base }
 
         /// `AUTH_JWT_SECRET` is shorter than HS256 needs.
-        public static let weakSecret = Code(.weakSecret)
+        package static let weakSecret = Code(.weakSecret)
         /// `AUTH_JWT_PUBLIC_KEY` is not a key of a supported algorithm.
-        public static let unsupportedKey = Code(.unsupportedKey)
+        package static let unsupportedKey = Code(.unsupportedKey)
 
         /// The code's name.
-        public var description: String { base.rawValue }
+        package var description: String { base.rawValue }
     }
 
     /// The error's code.
-    public let code: Code
+    package let code: Code
     /// What is wrong and what to do.
-    public let detail: String
+    package let detail: String
 
     /// Creates an error with a code and detail.
-    public init(_ code: Code, _ detail: String) {
+    package init(_ code: Code, _ detail: String) {
         self.code = code
         self.detail = detail
     }
 
     /// `code: detail`.
-    public var description: String { "\(code): \(detail)" }
+    package var description: String { "\(code): \(detail)" }
 }

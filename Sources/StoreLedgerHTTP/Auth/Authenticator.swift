@@ -1,10 +1,10 @@
 import Crypto
 import Foundation
-public import HTTPTypes
+package import HTTPTypes
 import JWTKit
-public import Logging
+package import Logging
 import StoreLedgerCore
-public import StoreLedgerStore
+package import StoreLedgerStore
 
 /// Checks credentials: users' bearer JWTs with jwt-kit, and server-to-server API keys (`X-API-Key`, or a bearer
 /// value that is not a JWT) against `ADMIN_API_KEY` and the `api_keys` table.
@@ -13,14 +13,14 @@ public import StoreLedgerStore
 /// `ES256` or `RS256` for `AUTH_JWT_PUBLIC_KEY`), and only that key verifies it: jwt-kit verifies with the key's own
 /// algorithm whatever the header says, so without this check a header claiming `HS512` over an HS256 signature
 /// would pass.
-public struct Authenticator: Sendable {
+package struct Authenticator: Sendable {
     /// The configured keys by the JWS `alg` they verify; nil when user tokens are not accepted.
     private let keys: [String: JWTKeyCollection]?
     private let configuration: AuthenticationConfiguration
     private let apiKeys: APIKeyStore?
 
     /// Builds the authenticator; throws an ``APIError``-free description when a configured key does not parse.
-    public init(configuration: AuthenticationConfiguration, apiKeys: APIKeyStore?) async throws {
+    package init(configuration: AuthenticationConfiguration, apiKeys: APIKeyStore?) async throws {
         self.configuration = configuration
         self.apiKeys = apiKeys
         guard configuration.jwtSecret != nil || configuration.jwtPublicKeyPEM != nil else {
@@ -48,7 +48,7 @@ public struct Authenticator: Sendable {
 
     /// The caller the request's credentials prove, nil when it carries none, or an error answer (401) when they
     /// do not verify.
-    public func authenticate(_ headers: HTTPFields, logger: Logger) async throws(APIError) -> Caller? {
+    package func authenticate(_ headers: HTTPFields, logger: Logger) async throws(APIError) -> Caller? {
         if let key = headers[Self.apiKeyHeader] {
             return try await service(key, logger: logger)
         }
@@ -134,5 +134,5 @@ public struct Authenticator: Sendable {
     }
 
     /// The header carrying a server-to-server API key.
-    public static let apiKeyHeader = HTTPField.Name("X-API-Key")!
+    package static let apiKeyHeader = HTTPField.Name("X-API-Key")!
 }

@@ -1,14 +1,14 @@
-public import StoreLedgerCore
+package import StoreLedgerCore
 
 /// Who is calling an app-facing route.
-public enum Caller: Sendable, Equatable {
+package enum Caller: Sendable, Equatable {
     /// A signed-in user of the host app (the `sub` of a verified bearer JWT).
     case user(UserID)
     /// A server-to-server client holding an API key (its name).
     case service(String)
 
     /// The user, when the caller is one.
-    public var user: UserID? {
+    package var user: UserID? {
         if case .user(let id) = self { return id }
         return nil
     }

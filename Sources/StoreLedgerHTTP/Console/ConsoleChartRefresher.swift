@@ -1,11 +1,11 @@
 import Logging
-public import ServiceLifecycle
+import ServiceLifecycle
 import StoreLedgerStore
 
 /// Retakes the charts' snapshots (``ChartStore/refresh(minimumAge:logger:)``) every `CONSOLE_CHART_REFRESH_MINUTES`
 /// in the process serving the console, so the charts page reads a recent snapshot instead of computing the analytics
 /// views. Several processes share the work: a snapshot younger than half the interval, or one being taken, is skipped.
-public struct ConsoleChartRefresher: Service {
+package struct ConsoleChartRefresher: Service {
     /// The store.
     let store: ChartStore
     /// How often.
@@ -21,7 +21,7 @@ public struct ConsoleChartRefresher: Service {
     }
 
     /// Refreshes, then waits an interval, until graceful shutdown.
-    public func run() async throws {
+    package func run() async throws {
         let seconds = Double(interval.components.seconds)
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {

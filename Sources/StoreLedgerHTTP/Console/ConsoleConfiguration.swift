@@ -6,18 +6,18 @@ import Foundation
 /// `CONSOLE_SESSION_HOURS` (1...720, default 12) and `CONSOLE_CHART_REFRESH_MINUTES` (1...1440, default 10). The
 /// console is served on the admin listener only
 /// (`ADMIN_HOST`/`ADMIN_PORT`), under `/console`; `ADMIN_API_KEY`, when set, also signs in (as a viewer).
-public struct ConsoleConfiguration: Sendable, Equatable {
+package struct ConsoleConfiguration: Sendable, Equatable {
     /// Whether `/console` is served.
-    public var enabled: Bool
+    package var enabled: Bool
     /// How long a session lasts, in seconds.
-    public var sessionLifetime: Double
+    package var sessionLifetime: Double
     /// The `ADMIN_API_KEY`, accepted on the sign-in page with the viewer role.
-    public var adminAPIKey: String?
+    package var adminAPIKey: String?
     /// How often the charts' snapshots are retaken in the background, in minutes.
-    public var chartRefreshMinutes: Int
+    package var chartRefreshMinutes: Int
 
     /// Creates a configuration.
-    public init(enabled: Bool, sessionHours: Int = 12, adminAPIKey: String? = nil, chartRefreshMinutes: Int = 10) {
+    package init(enabled: Bool, sessionHours: Int = 12, adminAPIKey: String? = nil, chartRefreshMinutes: Int = 10) {
         self.enabled = enabled
         self.sessionLifetime = Double(sessionHours) * 3_600
         self.adminAPIKey = adminAPIKey
@@ -25,11 +25,11 @@ public struct ConsoleConfiguration: Sendable, Equatable {
     }
 
     /// The console switched off.
-    public static let off = ConsoleConfiguration(enabled: false)
+    package static let off = ConsoleConfiguration(enabled: false)
 
     /// Reads `CONSOLE`, `CONSOLE_SESSION_HOURS` and `CONSOLE_CHART_REFRESH_MINUTES` through `value` (a lookup of a configuration key, nil when unset
     /// or empty); a malformed value is an error naming the key.
-    public init(reading value: (String) -> String?, adminAPIKey: String? = nil) throws(ConsoleError) {
+    package init(reading value: (String) -> String?, adminAPIKey: String? = nil) throws(ConsoleError) {
         let enabled: Bool
         switch value("CONSOLE")?.trimmingCharacters(in: .whitespaces).lowercased() {
         case nil, "off", "false", "0", "no": enabled = false

@@ -1,9 +1,9 @@
 import Foundation
 import HTTPTypes
-public import Hummingbird
+package import Hummingbird
 import Logging
 import NIOCore
-public import PostgresNIO
+package import PostgresNIO
 import StoreLedgerStore
 
 /// The web console (`CONSOLE=on`): server-rendered pages under `/console` on the admin listener for support (customer
@@ -13,7 +13,7 @@ import StoreLedgerStore
 /// `HttpOnly; SameSite=Strict; Path=/console` cookie, stored as SHA-256 and expiring after `CONSOLE_SESSION_HOURS`;
 /// every POST carries a CSRF token bound to the session (the sign-in form: to a pre-session cookie). Operator actions
 /// go through ``OperatorStore`` exactly as the CLI's `requeue` and `replay`, recorded as `console:NAME`.
-public struct ConsoleController: Sendable {
+package struct ConsoleController: Sendable {
     /// The session cookie.
     static let sessionCookie = "storeledger_console"
     /// The sign-in form's CSRF cookie (double submit: the form's hidden field must equal it).
@@ -25,7 +25,7 @@ public struct ConsoleController: Sendable {
     static let logger = Logger(label: "storeledger.console")
 
     /// The settings.
-    public let configuration: ConsoleConfiguration
+    package let configuration: ConsoleConfiguration
     let templates: ConsoleTemplates
     let users: ConsoleUserStore
     let sessions: ConsoleSessionStore
@@ -36,10 +36,10 @@ public struct ConsoleController: Sendable {
     let charts: ChartStore
     let chartCache: ChartCache
     /// Retakes the charts' snapshots in the background; run it beside the admin server.
-    public let refresher: ConsoleChartRefresher
+    package let refresher: ConsoleChartRefresher
 
     /// Creates the console over `client`; fails when its templates are missing from the build.
-    public init(configuration: ConsoleConfiguration, client: PostgresClient) throws(ConsoleError) {
+    package init(configuration: ConsoleConfiguration, client: PostgresClient) throws(ConsoleError) {
         self.configuration = configuration
         self.templates = try ConsoleTemplates()
         self.users = ConsoleUserStore(client: client)
@@ -54,7 +54,7 @@ public struct ConsoleController: Sendable {
     }
 
     /// Adds the console's middleware and routes to `router` (call before the router's 405 middleware).
-    public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
+    package func addRoutes<Context: RequestContext>(to router: Router<Context>) {
         router.add(middleware: ConsoleSecurityMiddleware<Context>())
         router.get("/console") { request, _ in
             Self.redirect(try await signedIn(request) == nil ? "/console/login" : "/console/customers")

@@ -1,18 +1,18 @@
 import Crypto
 import CryptoExtras
-public import Foundation
+import Foundation
 
 /// Console passwords at rest: PBKDF2-HMAC-SHA256 with a random 16-byte salt and 600,000 rounds (OWASP's figure),
 /// stored as `pbkdf2-sha256$ROUNDS$SALT$HASH` (base64), so the rounds can be raised later without invalidating
 /// existing hashes.
-public enum ConsolePassword {
+package enum ConsolePassword {
     /// The rounds new hashes use.
-    public static let rounds = 600_000
+    package static let rounds = 600_000
     /// The longest password accepted (PBKDF2 hashes any length; this bounds the work an attacker can ask for).
-    public static let maximumLength = 1_024
+    package static let maximumLength = 1_024
 
     /// A new salted hash of `password`.
-    public static func hash(_ password: String) throws(ConsoleError) -> String {
+    package static func hash(_ password: String) throws(ConsoleError) -> String {
         try hash(password, rounds: rounds)
     }
 
@@ -27,7 +27,7 @@ public enum ConsolePassword {
     }
 
     /// Whether `password` matches `stored` (compared in constant time). A hash that cannot be read matches nothing.
-    public static func verify(_ password: String, against stored: String) -> Bool {
+    package static func verify(_ password: String, against stored: String) -> Bool {
         let parts = stored.split(separator: "$", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == "pbkdf2-sha256", let rounds = Int(parts[1]), rounds >= 1, rounds <= 10_000_000,
             let salt = Data(base64Encoded: String(parts[2])), let expected = Data(base64Encoded: String(parts[3])), expected.count == 32,
@@ -37,7 +37,7 @@ public enum ConsolePassword {
     }
 
     /// Spends the time a verification takes, for a sign-in whose user does not exist (so timing does not tell).
-    public static func verifyNothing(_ password: String) {
+    package static func verifyNothing(_ password: String) {
         _ = verify(password, against: decoy)
     }
 

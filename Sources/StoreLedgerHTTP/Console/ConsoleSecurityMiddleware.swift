@@ -1,5 +1,5 @@
 import HTTPTypes
-public import Hummingbird
+package import Hummingbird
 import Logging
 import NIOCore
 
@@ -10,9 +10,9 @@ import NIOCore
 /// form-action 'self'; frame-ancestors 'none'; base-uri 'none'`, `X-Content-Type-Options: nosniff`,
 /// `Referrer-Policy: no-referrer`, `X-Frame-Options: DENY`, and `Cache-Control: no-store` unless the route set one.
 /// Add it to the router before the console's routes: it then also wraps the not-found responder.
-public struct ConsoleSecurityMiddleware<Context: RequestContext>: RouterMiddleware {
+package struct ConsoleSecurityMiddleware<Context: RequestContext>: RouterMiddleware {
     /// The policy every console response carries.
-    public static var contentSecurityPolicy: String {
+    package static var contentSecurityPolicy: String {
         "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     }
 
@@ -20,10 +20,10 @@ public struct ConsoleSecurityMiddleware<Context: RequestContext>: RouterMiddlewa
     private static var frameOptions: HTTPField.Name { HTTPField.Name("X-Frame-Options")! }
 
     /// Creates the middleware.
-    public init() {}
+    package init() {}
 
     /// Adds the headers to responses for `/console` paths; passes other paths through untouched.
-    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
         guard path == "/console" || path.hasPrefix("/console/") else { return try await next(request, context) }
         var response: Response

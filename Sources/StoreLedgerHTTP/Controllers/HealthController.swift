@@ -1,29 +1,29 @@
 import Foundation
-public import Hummingbird
+package import Hummingbird
 import Logging
 import NIOCore
-public import PostgresNIO
-public import StoreLedgerStore
+package import PostgresNIO
+package import StoreLedgerStore
 
 /// `GET /healthz` (the process is alive) and `GET /readyz` (the database answers and its schema is
 /// the one this build expects).
-public struct HealthController: Sendable {
+package struct HealthController: Sendable {
     /// The database to check.
-    public let client: PostgresClient
+    package let client: PostgresClient
     /// The migrations the schema must match.
-    public let migrator: Migrator
+    package let migrator: Migrator
     /// How long the readiness check may take.
-    public let timeout: Duration
+    package let timeout: Duration
 
     /// Creates the controller.
-    public init(client: PostgresClient, migrator: Migrator, timeout: Duration = .seconds(2)) {
+    package init(client: PostgresClient, migrator: Migrator, timeout: Duration = .seconds(2)) {
         self.client = client
         self.migrator = migrator
         self.timeout = timeout
     }
 
     /// Adds `/healthz` and `/readyz` to `router`.
-    public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
+    package func addRoutes<Context: RequestContext>(to router: Router<Context>) {
         router.get("/healthz") { _, _ in Self.json(#"{"status":"ok"}"#) }
         router.get("/readyz") { _, context in
             do {

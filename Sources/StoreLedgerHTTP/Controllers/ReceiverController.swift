@@ -1,11 +1,11 @@
 import Foundation
 import HTTPTypes
-public import Hummingbird
+package import Hummingbird
 import Logging
 import Metrics
 import NIOCore
-public import StoreLedgerCore
-public import StoreLedgerStore
+package import StoreLedgerCore
+package import StoreLedgerStore
 
 /// Receives App Store Server Notifications: stores each body byte for byte in the event log and
 /// answers 200 only once the row is committed. It never verifies or projects (the worker does).
@@ -13,9 +13,9 @@ public import StoreLedgerStore
 /// - 413 when the body is larger than ``ReceiverConfiguration/maximumBodySize``; 400 when it is not
 ///   a JSON object with a string `signedPayload`; nothing is stored in either case.
 /// - 503 when the event could not be stored in time, so that Apple retries.
-public struct ReceiverController: Sendable {
+package struct ReceiverController: Sendable {
     /// The routes and the environment each implies: Apple's two URLs and the seeds' aliases.
-    public static let routes: [(path: RouterPath, hint: EnvironmentHint?)] = [
+    package static let routes: [(path: RouterPath, hint: EnvironmentHint?)] = [
         ("/notifications/apple", .production),
         ("/notifications/apple/sandbox", .sandbox),
         ("/api/v1/payments/appstore/webhook", nil),
@@ -24,9 +24,9 @@ public struct ReceiverController: Sendable {
     ]
 
     /// Where events are appended.
-    public let log: EventLog
+    package let log: EventLog
     /// Limits.
-    public let configuration: ReceiverConfiguration
+    package let configuration: ReceiverConfiguration
 
     private let stored = Counter(label: "storeledger_receiver_notifications_total", dimensions: [("result", "stored")])
     private let invalid = Counter(label: "storeledger_receiver_notifications_total", dimensions: [("result", "invalid")])
@@ -34,13 +34,13 @@ public struct ReceiverController: Sendable {
     private let unavailable = Counter(label: "storeledger_receiver_notifications_total", dimensions: [("result", "unavailable")])
 
     /// Creates the controller.
-    public init(log: EventLog, configuration: ReceiverConfiguration) {
+    package init(log: EventLog, configuration: ReceiverConfiguration) {
         self.log = log
         self.configuration = configuration
     }
 
     /// Adds the notification routes to `router`.
-    public func addRoutes(to router: Router<StoreLedgerRequestContext>) {
+    package func addRoutes(to router: Router<StoreLedgerRequestContext>) {
         for route in Self.routes {
             let hint = route.hint
             router.post(route.path) { request, context in

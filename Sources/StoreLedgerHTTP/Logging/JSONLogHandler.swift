@@ -1,32 +1,32 @@
-public import Foundation
-public import Logging
+package import Foundation
+package import Logging
 
 /// Writes one JSON object per log line to standard output (`LOG_FORMAT=json`): `ts`, `level`, `label`,
 /// `message`, `source` and the metadata as string fields, for log pipelines that parse JSON.
-public struct JSONLogHandler: LogHandler {
+package struct JSONLogHandler: LogHandler {
     /// The logger's label.
-    public let label: String
+    package let label: String
     /// The minimum level written.
-    public var logLevel: Logger.Level = .info
+    package var logLevel: Logger.Level = .info
     /// Metadata added to every line.
-    public var metadata: Logger.Metadata = [:]
+    package var metadata: Logger.Metadata = [:]
     /// Where lines go (standard output by default).
     let write: @Sendable (Data) -> Void
 
     /// Creates a handler writing to `write` (standard output by default).
-    public init(label: String, write: @escaping @Sendable (Data) -> Void = { FileHandle.standardOutput.write($0) }) {
+    package init(label: String, write: @escaping @Sendable (Data) -> Void = { FileHandle.standardOutput.write($0) }) {
         self.label = label
         self.write = write
     }
 
     /// Reads or writes one metadata value.
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
     /// Writes one line.
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var object: [String: String] = [:]
         for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) { object[key] = "\(value)" }
         object["ts"] = ISO8601DateFormatter().string(from: Date())

@@ -1,13 +1,13 @@
-public import Hummingbird
+package import Hummingbird
 import Logging
 
 /// Requires callers of a route group to authenticate, and puts the ``Caller`` on the context.
 ///
 /// No credentials → 401 `unauthenticated`; credentials that do not verify → 401 (`invalid_token`,
 /// `token_expired`, `invalid_api_key`); the wrong kind of caller for the route → 403 `forbidden`.
-public struct AuthenticationMiddleware: RouterMiddleware {
+package struct AuthenticationMiddleware: RouterMiddleware {
     /// Which callers a route group admits.
-    public enum Requirement: Sendable {
+    package enum Requirement: Sendable {
         /// A signed-in user (bearer JWT).
         case user
         /// A server-to-server client (API key).
@@ -17,18 +17,18 @@ public struct AuthenticationMiddleware: RouterMiddleware {
     }
 
     /// The authenticator.
-    public let authenticator: Authenticator
+    package let authenticator: Authenticator
     /// Who may call.
-    public let requirement: Requirement
+    package let requirement: Requirement
 
     /// Creates the middleware.
-    public init(authenticator: Authenticator, requirement: Requirement) {
+    package init(authenticator: Authenticator, requirement: Requirement) {
         self.authenticator = authenticator
         self.requirement = requirement
     }
 
     /// Authenticates, checks the requirement and calls the route.
-    public func handle(
+    package func handle(
         _ request: Request, context: StoreLedgerRequestContext,
         next: (Request, StoreLedgerRequestContext) async throws -> Response
     ) async throws -> Response {

@@ -1,16 +1,16 @@
-public import Hummingbird
+package import Hummingbird
 import Logging
 import PostgresNIO
 
 /// Makes every error answer JSON `{error, code}`: Hummingbird's own errors (unknown route, wrong method) get a
 /// stable code, and anything unexpected is logged with its detail and answered without it — 503
 /// `storage_unavailable` for database errors (retry), 500 `internal_error` otherwise.
-public struct JSONErrorMiddleware: RouterMiddleware {
+package struct JSONErrorMiddleware: RouterMiddleware {
     /// Creates the middleware.
-    public init() {}
+    package init() {}
 
     /// Passes the request on and translates what it throws.
-    public func handle(
+    package func handle(
         _ request: Request, context: StoreLedgerRequestContext,
         next: (Request, StoreLedgerRequestContext) async throws -> Response
     ) async throws -> Response {

@@ -1,4 +1,4 @@
-public import Hummingbird
+package import Hummingbird
 
 /// Answers **405** `method_not_allowed`, with an `Allow` header naming the methods the path has, when a request's path
 /// is routed but its method is not; an unknown path stays a 404.
@@ -6,7 +6,7 @@ public import Hummingbird
 /// Hummingbird's router answers 404 for both. Add this middleware to a router **after its last route**: Hummingbird
 /// applies a middleware only to routes added after it and to the not-found responder, so this one sees exactly the
 /// requests no route took, and `routes` (the router's own list) is complete when it is built.
-public struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddleware {
+package struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddleware {
     /// One routed path and the methods it answers.
     struct Endpoint: Sendable {
         /// The path's components (literals and captures) as the router matches them.
@@ -18,7 +18,7 @@ public struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddlew
     private let endpoints: [Endpoint]
 
     /// Builds the middleware from a router's complete route list (`router.routes`).
-    public init(routes: [Router<Context>.RouteDescription]) {
+    package init(routes: [Router<Context>.RouteDescription]) {
         var methods: [String: (path: RouterPath, methods: Set<String>)] = [:]
         for route in routes {
             methods[route.path.description, default: (route.path, [])].methods.insert(route.method.rawValue)
@@ -27,7 +27,7 @@ public struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddlew
     }
 
     /// Throws the 405 when another method would have been routed, else passes the request on (to the 404).
-    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let allow = allowedMethods(path: request.uri.path) else {
             return try await next(request, context)
         }

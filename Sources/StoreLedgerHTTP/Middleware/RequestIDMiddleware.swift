@@ -1,19 +1,19 @@
 import Foundation
 import HTTPTypes
-public import Hummingbird
+package import Hummingbird
 import Logging
 
 /// Takes the request id from an incoming `X-Request-ID` (or makes one), puts it on every log line
 /// of the request as `request_id`, and echoes it on the response.
-public struct RequestIDMiddleware: RouterMiddleware {
+package struct RequestIDMiddleware: RouterMiddleware {
     /// The header carrying the id.
-    public static let headerName = HTTPField.Name("X-Request-ID")!
+    package static let headerName = HTTPField.Name("X-Request-ID")!
 
     /// Creates the middleware.
-    public init() {}
+    package init() {}
 
     /// Tags the context and the response with the request id.
-    public func handle(
+    package func handle(
         _ request: Request, context: StoreLedgerRequestContext,
         next: (Request, StoreLedgerRequestContext) async throws -> Response
     ) async throws -> Response {

@@ -1,18 +1,18 @@
-public import Foundation
+package import Foundation
 
 /// Where simulated notifications go: an `http(s)` URL on this machine (`localhost`, `127.0.0.0/8`, `::1`) unless
 /// remote delivery is explicitly allowed, so signed test data is not sprayed at a real ledger by mistake.
-public struct DeliveryTarget: Hashable, Sendable, CustomStringConvertible {
+package struct DeliveryTarget: Hashable, Sendable, CustomStringConvertible {
     /// The URL notifications are POSTed to.
-    public let url: URL
+    package let url: URL
     /// Whether the host is a loopback address.
-    public let isLoopback: Bool
+    package let isLoopback: Bool
 
     /// Parses and checks a target URL.
     ///
     /// - Throws: `invalidTarget` for anything but an `http`/`https` URL with a host; `remoteTargetRefused` for a
     ///   host that is not loopback when `allowRemote` is false.
-    public init(_ text: String, allowRemote: Bool = false) throws(SimulationError) {
+    package init(_ text: String, allowRemote: Bool = false) throws(SimulationError) {
         guard let components = URLComponents(string: text), let url = components.url,
             let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let host = components.host, !host.isEmpty
@@ -30,7 +30,7 @@ public struct DeliveryTarget: Hashable, Sendable, CustomStringConvertible {
 
     /// Whether `host` names this machine's loopback interface: `localhost` (and `*.localhost`), an IPv4 address
     /// in `127.0.0.0/8`, or `::1` (brackets allowed). Other names are not resolved: they count as remote.
-    public static func isLoopback(host: String) -> Bool {
+    package static func isLoopback(host: String) -> Bool {
         var host = host.lowercased()
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         if host.hasSuffix(".") { host = String(host.dropLast()) }
@@ -65,5 +65,5 @@ public struct DeliveryTarget: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The URL.
-    public var description: String { url.absoluteString }
+    package var description: String { url.absoluteString }
 }

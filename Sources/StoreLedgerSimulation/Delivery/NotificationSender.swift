@@ -1,27 +1,27 @@
-public import AsyncHTTPClient
+package import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
 
 /// POSTs planned deliveries to a ``DeliveryTarget`` as Apple does (`Content-Type: application/json`,
 /// `{"signedPayload": "…"}`), one at a time, optionally paced to a rate.
-public struct NotificationSender: Sendable {
+package struct NotificationSender: Sendable {
     /// Where to send.
-    public let target: DeliveryTarget
+    package let target: DeliveryTarget
     /// The HTTP client (owned by the caller).
-    public let httpClient: HTTPClient
+    package let httpClient: HTTPClient
     /// How long one POST may take.
-    public var timeout: Duration
+    package var timeout: Duration
 
     /// Creates a sender.
-    public init(target: DeliveryTarget, httpClient: HTTPClient = .shared, timeout: Duration = .seconds(5)) {
+    package init(target: DeliveryTarget, httpClient: HTTPClient = .shared, timeout: Duration = .seconds(5)) {
         self.target = target
         self.httpClient = httpClient
         self.timeout = timeout
     }
 
     /// POSTs one notification.
-    public func post(_ notification: SimulatedNotification) async -> DeliveryOutcome {
+    package func post(_ notification: SimulatedNotification) async -> DeliveryOutcome {
         var request = HTTPClientRequest(url: target.url.absoluteString)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
@@ -44,7 +44,7 @@ public struct NotificationSender: Sendable {
     /// Stops early when the task is cancelled, and (with `stopWithoutResponse`) at the first POST that got no
     /// HTTP response at all: nothing is listening, and every further POST would wait out ``timeout`` too. What was
     /// not sent is counted in ``DeliverySummary/unsent``.
-    public func deliver(
+    package func deliver(
         _ deliveries: [PlannedDelivery],
         rate: Double? = nil,
         stopWithoutResponse: Bool = true,

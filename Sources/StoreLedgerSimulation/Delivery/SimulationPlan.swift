@@ -1,11 +1,11 @@
-public import StoreLedgerCore
+package import StoreLedgerCore
 
 /// What `storeledger simulate` sends, decided before anything is sent: which lifecycles for how many
 /// subscriptions, dated so each ends at ``now``, merged in signing order (or shuffled), with some notifications
 /// resent as Apple retries. Every random choice comes from ``seed``, except notification UUIDs, which are fresh.
-public struct SimulationPlan: Sendable {
+package struct SimulationPlan: Sendable {
     /// Which lifecycles to play.
-    public enum Selection: Hashable, Sendable {
+    package enum Selection: Hashable, Sendable {
         /// The same lifecycle for every subscription.
         case lifecycle(SimulatedLifecycle)
         /// A lifecycle drawn at random for each subscription.
@@ -13,39 +13,39 @@ public struct SimulationPlan: Sendable {
     }
 
     /// The most subscriptions a plan plays.
-    public static let maximumSubscriptions = 10_000
+    package static let maximumSubscriptions = 10_000
     /// The most deliveries a plan holds.
-    public static let maximumDeliveries = 100_000
+    package static let maximumDeliveries = 100_000
     /// The most renewals the `renewals` lifecycle plays (twenty years of weekly renewals); the timeline must also
     /// fit in ``maximumHistory``.
-    public static let maximumRenewals = 1_040
+    package static let maximumRenewals = 1_040
     /// The longest timeline a plan signs, in milliseconds: from its first signed date to ``now`` (20 years of
     /// 365.25 days). The development CA is minted to cover this much history (see
     /// ``DevelopmentCertificateAuthority/requiredValidity(at:)``).
-    public static let maximumHistory: Int64 = 20 * 36_525 * 864_000
+    package static let maximumHistory: Int64 = 20 * 36_525 * 864_000
     /// How much earlier than ``now`` a lifecycle may end (each ends up to a minute before, at random).
     static let endJitter: Int64 = 60_000
 
     /// Which lifecycles to play.
-    public var selection: Selection
+    package var selection: Selection
     /// How many subscriptions (or one-time purchases) to play; `nil`: one for a fixed lifecycle, and for
     /// `random` as many as ``deliveryLimit`` needs.
-    public var subscriptions: Int?
+    package var subscriptions: Int?
     /// Stop after this many deliveries (duplicates included); required for `random` without `subscriptions`.
-    public var deliveryLimit: Int?
+    package var deliveryLimit: Int?
     /// Deliver in a random order instead of signing order.
-    public var shuffle: Bool
+    package var shuffle: Bool
     /// The probability (0…1) that a notification is sent a second time, later, unchanged.
-    public var duplicateRate: Double
+    package var duplicateRate: Double
     /// The seed of every random choice.
-    public var seed: UInt64
+    package var seed: UInt64
     /// The app, environment and period every lifecycle is played with (ids and start are set per subscription).
-    public var setup: LifecycleSetup
+    package var setup: LifecycleSetup
     /// The instant the lifecycles end at (each is ended up to a minute earlier, at random).
-    public var now: Timestamp
+    package var now: Timestamp
 
     /// Creates a plan.
-    public init(
+    package init(
         selection: Selection,
         subscriptions: Int? = nil,
         deliveryLimit: Int? = nil,
@@ -73,7 +73,7 @@ public struct SimulationPlan: Sendable {
 
     /// Checks the bounds: 1…``maximumSubscriptions`` subscriptions, 1…``maximumDeliveries`` deliveries, a
     /// duplicate rate in 0…1, and a bound on a random plan.
-    public func validate() throws(SimulationError) {
+    package func validate() throws(SimulationError) {
         if let subscriptions, !(1...Self.maximumSubscriptions).contains(subscriptions) {
             throw SimulationError(.invalidOptions, "subscriptions must be in 1...\(Self.maximumSubscriptions)")
         }
@@ -118,14 +118,14 @@ public struct SimulationPlan: Sendable {
     /// Every signed date the plan can produce lies in this range: from its longest lifecycle ending a minute
     /// before ``now`` to ``now``. Check the signing CA covers it (``DevelopmentCertificateAuthority/requireCovers(_:)``)
     /// before signing.
-    public func signedDateRange() throws(SimulationError) -> ClosedRange<Timestamp> {
+    package func signedDateRange() throws(SimulationError) -> ClosedRange<Timestamp> {
         try validate()
         let end = now.wholeMilliseconds
         return end.adding(milliseconds: -(timelineSpan() + Self.endJitter - 1))...end
     }
 
     /// Plays the lifecycles, signs their notifications and orders the deliveries.
-    public func deliveries(signer: NotificationSigner) throws(SimulationError) -> [PlannedDelivery] {
+    package func deliveries(signer: NotificationSigner) throws(SimulationError) -> [PlannedDelivery] {
         try validate()
         var rng = SplitMix64(seed: seed)
         let now = self.now.wholeMilliseconds

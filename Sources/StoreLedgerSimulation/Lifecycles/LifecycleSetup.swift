@@ -1,21 +1,21 @@
-public import StoreLedgerCore
+package import StoreLedgerCore
 
 /// Who and when a ``SimulatedLifecycle`` is played for: the app, the environment, the subscription's ids, the
 /// clock. Product ids derive from the bundle id (`<bundle>.monthly` (`.weekly`, `.yearly` by period), `.basic`, `.premium`,
 /// `.lifetime`).
-public struct LifecycleSetup: Sendable {
+package struct LifecycleSetup: Sendable {
     /// A day, in milliseconds.
-    public static let day: Int64 = 86_400_000
+    package static let day: Int64 = 86_400_000
     /// A week, in milliseconds.
-    public static let week: Int64 = 7 * day
+    package static let week: Int64 = 7 * day
     /// A month, in milliseconds (30 days).
-    public static let month: Int64 = 30 * day
+    package static let month: Int64 = 30 * day
     /// A year, in milliseconds (365 days).
-    public static let year: Int64 = 365 * day
+    package static let year: Int64 = 365 * day
 
     /// The length in milliseconds of a subscription period (`P1W`, `P1M`, `P1Y`, …): days, weeks of 7 days, months
     /// of 30 days, years of 365 days.
-    public static func milliseconds(of period: SubscriptionPeriod) -> Int64 {
+    package static func milliseconds(of period: SubscriptionPeriod) -> Int64 {
         let unit: Int64 =
             switch period.unit {
             case .day: day
@@ -28,26 +28,26 @@ public struct LifecycleSetup: Sendable {
 
     /// The subscription's original transaction id; later transactions count up from it. For a one-time purchase,
     /// the purchase's transaction id is this plus one.
-    public var originalTransactionID: OriginalTransactionID
+    package var originalTransactionID: OriginalTransactionID
     /// The signed date of the first notification.
-    public var start: Timestamp
+    package var start: Timestamp
     /// The length of a subscription period, in milliseconds.
-    public var period: Int64
+    package var period: Int64
     /// How far the clock moves after each signed fact, in milliseconds.
-    public var step: Int64
+    package var step: Int64
     /// `Sandbox` or `Production`.
-    public var environment: AppStoreEnvironment
+    package var environment: AppStoreEnvironment
     /// The app's bundle id.
-    public var bundleID: BundleID
+    package var bundleID: BundleID
     /// The app's Apple id (written into Production notifications only, as Apple does).
-    public var appAppleID: Int64
+    package var appAppleID: Int64
     /// How many renewals the `renewals` lifecycle plays before auto-renew is turned off.
-    public var renewals: Int
+    package var renewals: Int
     /// Fresh random notification UUIDs (as Apple's) instead of deterministic ones.
-    public var randomNotificationUUIDs: Bool
+    package var randomNotificationUUIDs: Bool
 
     /// Creates a setup; the defaults play a Sandbox subscription of monthly periods.
-    public init(
+    package init(
         originalTransactionID: OriginalTransactionID,
         start: Timestamp,
         period: Int64 = LifecycleSetup.month,
@@ -70,13 +70,13 @@ public struct LifecycleSetup: Sendable {
     }
 
     /// `<bundle id>.<suffix>`.
-    public func product(_ suffix: String) -> ProductID {
+    package func product(_ suffix: String) -> ProductID {
         ProductID("\(bundleID.rawValue).\(suffix)")
     }
 
     /// The product suffix of the plain subscription: `weekly`, `monthly` or `yearly` by ``period`` (`monthly` for
     /// any other length).
-    public var periodProductSuffix: String {
+    package var periodProductSuffix: String {
         switch period {
         case Self.week: "weekly"
         case Self.year: "yearly"
@@ -85,7 +85,7 @@ public struct LifecycleSetup: Sendable {
     }
 
     /// A subscription builder for this setup, not bought yet.
-    public func subscriptionBuilder(
+    package func subscriptionBuilder(
         productID: ProductID? = nil,
         ownership: OwnershipType = .purchased,
         price: Int64 = 9_990
@@ -107,7 +107,7 @@ public struct LifecycleSetup: Sendable {
     }
 
     /// A purchase builder for this setup, with no purchases yet.
-    public func purchaseBuilder() -> PurchaseLifecycleBuilder {
+    package func purchaseBuilder() -> PurchaseLifecycleBuilder {
         var builder = PurchaseLifecycleBuilder(
             start: start,
             environment: environment,

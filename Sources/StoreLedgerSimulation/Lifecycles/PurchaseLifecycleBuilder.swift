@@ -1,37 +1,37 @@
 import Foundation
-public import StoreLedgerCore
+package import StoreLedgerCore
 
 /// Plays the App Store for one-time purchases (consumable, non-consumable, non-renewing subscription) and
 /// records the facts StoreLedger would receive: ONE_TIME_CHARGE, REFUND, REVOKE, REFUND_REVERSED, … each
 /// carrying the transaction, plus transactions posted by the app.
-public struct PurchaseLifecycleBuilder: Sendable {
+package struct PurchaseLifecycleBuilder: Sendable {
     /// The facts recorded so far, in signing order.
-    public private(set) var facts: [LedgerFact] = []
+    package private(set) var facts: [LedgerFact] = []
     /// The simulated clock: the signed date of the next fact; always whole milliseconds, as Apple signs (a fractional
     /// value is rounded down).
-    public var now: Timestamp {
+    package var now: Timestamp {
         didSet { now = now.wholeMilliseconds }
     }
     /// How far the clock moves after each signed fact, in milliseconds.
-    public var step: Int64 = 1_000
+    package var step: Int64 = 1_000
     /// The environment everything is signed for.
-    public let environment: AppStoreEnvironment
+    package let environment: AppStoreEnvironment
     /// The app.
-    public let bundleID: BundleID
+    package let bundleID: BundleID
     /// Every purchase as Apple last signed it, by transaction id.
-    public private(set) var transactions: [TransactionID: TransactionPayload] = [:]
+    package private(set) var transactions: [TransactionID: TransactionPayload] = [:]
     /// Whether each notification gets a fresh random UUID, as Apple's do (the simulator), instead of the
     /// deterministic `purchase-<n>` (tests).
-    public var randomNotificationUUIDs = false
+    package var randomNotificationUUIDs = false
     /// The `data.appAppleId` of Production notifications (Apple leaves it out in Sandbox).
-    public var appAppleID: Int64 = 1_234
+    package var appAppleID: Int64 = 1_234
     /// The number of the last transaction id handed out.
     private var nextTransactionNumber: Int
     /// The number of the next notification UUID.
     private var nextNotificationNumber = 1
 
     /// Sets up an app with no purchases; transaction ids count up from `firstTransactionNumber + 1`.
-    public init(
+    package init(
         start: Timestamp = 1_700_000_000_000,
         environment: AppStoreEnvironment = .sandbox,
         bundleID: BundleID = "com.example.app",
@@ -45,7 +45,7 @@ public struct PurchaseLifecycleBuilder: Sendable {
 
     /// A purchase (ONE_TIME_CHARGE); returns its transaction id.
     @discardableResult
-    public mutating func buy(
+    package mutating func buy(
         _ productID: ProductID,
         type: ProductType,
         quantity: Int32 = 1,
@@ -80,7 +80,7 @@ public struct PurchaseLifecycleBuilder: Sendable {
     }
 
     /// The app posts a purchase's transaction (StoreKit 2), signed now.
-    public mutating func appPosts(_ id: TransactionID) {
+    package mutating func appPosts(_ id: TransactionID) {
         guard var transaction = transactions[id] else { return }
         transaction.signedDate = now
         facts.append(.transaction(transaction))
@@ -88,7 +88,7 @@ public struct PurchaseLifecycleBuilder: Sendable {
     }
 
     /// A purchase is refunded (REFUND).
-    public mutating func refund(_ id: TransactionID, reason: RevocationReason = .other) {
+    package mutating func refund(_ id: TransactionID, reason: RevocationReason = .other) {
         transactions[id]?.revocationDate = now
         transactions[id]?.revocationReason = reason
         transactions[id]?.revocationType = .refundFull
@@ -96,7 +96,7 @@ public struct PurchaseLifecycleBuilder: Sendable {
     }
 
     /// A refund is reversed (REFUND_REVERSED).
-    public mutating func reverseRefund(_ id: TransactionID) {
+    package mutating func reverseRefund(_ id: TransactionID) {
         transactions[id]?.revocationDate = nil
         transactions[id]?.revocationReason = nil
         transactions[id]?.revocationType = nil
@@ -104,14 +104,14 @@ public struct PurchaseLifecycleBuilder: Sendable {
     }
 
     /// Family Sharing access to a purchase is revoked (REVOKE).
-    public mutating func familyRevoke(_ id: TransactionID) {
+    package mutating func familyRevoke(_ id: TransactionID) {
         transactions[id]?.revocationDate = now
         transactions[id]?.revocationType = .familyRevoke
         notify(.revoke, about: id)
     }
 
     /// A notification about a purchase that changes nothing (CONSUMPTION_REQUEST, REFUND_DECLINED, …).
-    public mutating func notifyWithoutEffect(_ type: NotificationType, about id: TransactionID) {
+    package mutating func notifyWithoutEffect(_ type: NotificationType, about id: TransactionID) {
         notify(type, about: id)
     }
 

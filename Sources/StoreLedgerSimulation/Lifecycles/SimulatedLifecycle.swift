@@ -1,8 +1,8 @@
-public import StoreLedgerCore
+package import StoreLedgerCore
 
 /// The lifecycles `storeledger simulate` plays, by command-line name; each is a script over
 /// ``SubscriptionLifecycleBuilder`` (the same scripts the projection tests use) or ``PurchaseLifecycleBuilder``.
-public enum SimulatedLifecycle: String, CaseIterable, Sendable {
+package enum SimulatedLifecycle: String, CaseIterable, Sendable {
     /// buy → renew ×N → auto-renew off → expire.
     case renewals
     /// buy → renewal fails into a grace period → recovers.
@@ -25,7 +25,7 @@ public enum SimulatedLifecycle: String, CaseIterable, Sendable {
     case oneTimePurchase = "one-time-purchase"
 
     /// One line for help texts.
-    public var summary: String {
+    package var summary: String {
         switch self {
         case .renewals: "buy → renew ×N → auto-renew off → expire"
         case .gracePeriodRecovery: "buy → billing failure in a grace period → recover"
@@ -42,7 +42,7 @@ public enum SimulatedLifecycle: String, CaseIterable, Sendable {
 
     /// Plays the lifecycle from `setup.start`; returns every fact Apple would have signed, in signing order
     /// (notifications, plus the transactions the app posts and the renewal infos the server API returns).
-    public func facts(_ setup: LifecycleSetup) -> [LedgerFact] {
+    package func facts(_ setup: LifecycleSetup) -> [LedgerFact] {
         switch self {
         case .oneTimePurchase:
             var builder = setup.purchaseBuilder()
@@ -54,7 +54,7 @@ public enum SimulatedLifecycle: String, CaseIterable, Sendable {
     }
 
     /// Plays the lifecycle so that its last fact is signed at `end` (Apple never signs in the future).
-    public func facts(_ setup: LifecycleSetup, endingAt end: Timestamp) -> [LedgerFact] {
+    package func facts(_ setup: LifecycleSetup, endingAt end: Timestamp) -> [LedgerFact] {
         let span = Self.span(of: facts(setup))
         var anchored = setup
         anchored.start = end.adding(milliseconds: -span)
@@ -62,7 +62,7 @@ public enum SimulatedLifecycle: String, CaseIterable, Sendable {
     }
 
     /// The played subscription builder (its state after the last step); `nil` for a one-time purchase.
-    public func subscriptionBuilder(_ setup: LifecycleSetup) -> SubscriptionLifecycleBuilder? {
+    package func subscriptionBuilder(_ setup: LifecycleSetup) -> SubscriptionLifecycleBuilder? {
         var builder: SubscriptionLifecycleBuilder
         switch self {
         case .oneTimePurchase:

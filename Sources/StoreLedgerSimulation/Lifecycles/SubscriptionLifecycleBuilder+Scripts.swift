@@ -1,14 +1,14 @@
-public import StoreLedgerCore
+package import StoreLedgerCore
 
 /// The realistic lifecycles, as scripts over the builder's steps. The projection tests and the simulator play the
 /// same scripts; pauses are in days of a 30-day period (`period / 30`), so an accelerated period (Sandbox renews a
 /// month in 5 minutes) keeps the shape.
 extension SubscriptionLifecycleBuilder {
     /// A day, scaled to the period (`period / 30`).
-    public var day: Int64 { period / 30 }
+    package var day: Int64 { period / 30 }
 
     /// buy → the app posts the transaction → renew ×`renewals` → 3 days → auto-renew off → expire (VOLUNTARY).
-    public mutating func playRenewalsThenExpiry(renewals: Int = 3) {
+    package mutating func playRenewalsThenExpiry(renewals: Int = 3) {
         subscribe()
         appPostsCurrentTransaction()
         for _ in 0..<renewals { renew() }
@@ -18,7 +18,7 @@ extension SubscriptionLifecycleBuilder {
     }
 
     /// buy → the renewal fails into a 16-day grace period → 2 days → the charge recovers.
-    public mutating func playGracePeriodRecovery() {
+    package mutating func playGracePeriodRecovery() {
         subscribe()
         failToRenew(gracePeriod: 16 * day)
         advance(by: 2 * day)
@@ -27,7 +27,7 @@ extension SubscriptionLifecycleBuilder {
 
     /// buy → a 6-day grace period expires (billing retry) → 5 days → the server API reports the renewal info →
     /// the charge recovers.
-    public mutating func playGracePeriodExpiryThenRecovery() {
+    package mutating func playGracePeriodExpiryThenRecovery() {
         subscribe()
         failToRenew(gracePeriod: 6 * day)
         gracePeriodExpired()
@@ -37,7 +37,7 @@ extension SubscriptionLifecycleBuilder {
     }
 
     /// buy → 10 days → immediate upgrade to `productID` → renew into the upgraded product.
-    public mutating func playUpgrade(to productID: ProductID, price: Int64) {
+    package mutating func playUpgrade(to productID: ProductID, price: Int64) {
         subscribe()
         advance(by: 10 * day)
         upgrade(to: productID, price: price)
@@ -45,7 +45,7 @@ extension SubscriptionLifecycleBuilder {
     }
 
     /// buy → 7 days → downgrade to `productID` at the next renewal → renew into it.
-    public mutating func playDowngrade(to productID: ProductID) {
+    package mutating func playDowngrade(to productID: ProductID) {
         subscribe()
         advance(by: 7 * day)
         downgrade(to: productID)
@@ -53,7 +53,7 @@ extension SubscriptionLifecycleBuilder {
     }
 
     /// buy → 2 days → refund (REFUND) → 3 days → refund reversed (REFUND_REVERSED).
-    public mutating func playRefundReversal() {
+    package mutating func playRefundReversal() {
         subscribe()
         advance(by: 2 * day)
         refund(reason: .appIssue)
@@ -62,7 +62,7 @@ extension SubscriptionLifecycleBuilder {
     }
 
     /// buy (family-shared when the builder's ownership is `FAMILY_SHARED`) → renew → 4 days → REVOKE.
-    public mutating func playFamilyRevoke() {
+    package mutating func playFamilyRevoke() {
         subscribe()
         renew()
         advance(by: 4 * day)
@@ -71,7 +71,7 @@ extension SubscriptionLifecycleBuilder {
 
     /// offer code redeemed (INITIAL_BUY) → 5 days → price increase pending → 5 days → accepted → renew at the
     /// new price.
-    public mutating func playOfferThenPriceIncrease(newPrice: Int64, offerID: OfferID = "SPRING") {
+    package mutating func playOfferThenPriceIncrease(newPrice: Int64, offerID: OfferID = "SPRING") {
         redeemOffer(.initialBuy, offerType: .offerCode, offerID: offerID)
         advance(by: 5 * day)
         priceIncrease(.pending, newPrice: newPrice)
@@ -83,7 +83,7 @@ extension SubscriptionLifecycleBuilder {
     /// buy → renewal extended 5 days → CONSUMPTION_REQUEST → billing retry → 10 days → EXPIRED (BILLING_RETRY) →
     /// 20 days → RESUBSCRIBE → REFUND_DECLINED (no effect). (No METADATA_UPDATE: Apple sends it only for Advanced
     /// Commerce subscriptions.)
-    public mutating func playBillingRetryExpiryThenResubscribe() {
+    package mutating func playBillingRetryExpiryThenResubscribe() {
         subscribe()
         extendRenewal(by: 5 * day)
         notifyWithoutEffect(.consumptionRequest)

@@ -1,5 +1,5 @@
 import Foundation
-public import StoreLedgerCore
+package import StoreLedgerCore
 
 /// Plays the App Store for one auto-renewable subscription and records what it would sign: each step moves
 /// the simulated subscription on and appends the facts StoreLedger would receive (a notification carrying the
@@ -7,44 +7,44 @@ public import StoreLedgerCore
 ///
 /// Every signed fact is stamped with `now`, which then moves on by `step`, so facts are distinct and ordered
 /// as Apple would have signed them. Tests then shuffle and duplicate `facts` freely.
-public struct SubscriptionLifecycleBuilder: Sendable {
+package struct SubscriptionLifecycleBuilder: Sendable {
     /// The facts recorded so far, in signing order.
-    public private(set) var facts: [LedgerFact] = []
+    package private(set) var facts: [LedgerFact] = []
     /// The simulated clock: the signed date of the next fact; always whole milliseconds, as Apple signs (a fractional
     /// value is rounded down).
-    public var now: Timestamp {
+    package var now: Timestamp {
         didSet { now = now.wholeMilliseconds }
     }
     /// How far the clock moves after each signed fact, in milliseconds.
-    public var step: Int64 = 1_000
+    package var step: Int64 = 1_000
     /// The length of one subscription period, in milliseconds.
-    public var period: Int64
+    package var period: Int64
     /// Whether notifications carry Apple's `data.status` (turn off to exercise the type-implied fallback).
-    public var includesStatus: Bool
+    package var includesStatus: Bool
     /// Whether each notification gets a fresh random UUID, as Apple's do (the simulator), instead of the
     /// deterministic `<originalTransactionId>-<n>` (tests).
-    public var randomNotificationUUIDs = false
+    package var randomNotificationUUIDs = false
     /// The `data.appAppleId` of Production notifications (Apple leaves it out in Sandbox).
-    public var appAppleID: Int64 = 1_234
+    package var appAppleID: Int64 = 1_234
     /// The environment everything is signed for.
-    public let environment: AppStoreEnvironment
+    package let environment: AppStoreEnvironment
     /// The app.
-    public let bundleID: BundleID
+    package let bundleID: BundleID
     /// The subscription's original transaction id.
-    public let originalTransactionID: OriginalTransactionID
+    package let originalTransactionID: OriginalTransactionID
     /// The current period's transaction as Apple last signed it.
-    public private(set) var current: TransactionPayload
+    package private(set) var current: TransactionPayload
     /// The renewal info as Apple last signed it.
-    public private(set) var renewalInfo: RenewalInfoPayload
+    package private(set) var renewalInfo: RenewalInfoPayload
     /// Apple's status of the subscription.
-    public private(set) var status: SubscriptionStatusCode = .active
+    package private(set) var status: SubscriptionStatusCode = .active
     /// The number of the next transaction id.
     private var nextTransactionNumber: Int
     /// The number of the next notification UUID.
     private var nextNotificationNumber = 1
 
     /// Sets up a subscription that has not been bought yet; call `subscribe` (or `redeemOffer`) first.
-    public init(
+    package init(
         originalTransactionID: OriginalTransactionID = "1000",
         productID: ProductID = "com.example.monthly",
         start: Timestamp = 1_700_000_000_000,
@@ -100,12 +100,12 @@ public struct SubscriptionLifecycleBuilder: Sendable {
     // MARK: - Clock
 
     /// Moves the clock on.
-    public mutating func advance(by milliseconds: Int64) {
+    package mutating func advance(by milliseconds: Int64) {
         now = now.adding(milliseconds: milliseconds)
     }
 
     /// Moves the clock to the end of the current period, plus an offset.
-    public mutating func advanceToExpiry(plus milliseconds: Int64 = 0) {
+    package mutating func advanceToExpiry(plus milliseconds: Int64 = 0) {
         if let expires = current.expiresDate, expires.adding(milliseconds: milliseconds) > now {
             now = expires.adding(milliseconds: milliseconds)
         }
@@ -114,7 +114,7 @@ public struct SubscriptionLifecycleBuilder: Sendable {
     // MARK: - Lifecycle steps
 
     /// A first purchase (INITIAL_BUY) or a resubscription after expiry (RESUBSCRIBE): SUBSCRIBED.
-    public mutating func subscribe(
+    package mutating func subscribe(
         _ subtype: NotificationSubtype = .initialBuy,
         productID: ProductID? = nil,
         offerType: OfferType? = nil,
@@ -131,7 +131,7 @@ public struct SubscriptionLifecycleBuilder: Sendable {
 
     /// An offer or offer code redeemed: INITIAL_BUY / RESUBSCRIBE / UPGRADE start a period with the offer;
     /// DOWNGRADE or none apply it at the next renewal.
-    public mutating func redeemOffer(
+    package mutating func redeemOffer(
         _ subtype: NotificationSubtype?,
         offerType: OfferType = .offerCode,
         offerID: OfferID = "SPRING"
@@ -149,7 +149,7 @@ public struct SubscriptionLifecycleBuilder: Sendable {
 
     /// The next period, charged at the end of the current one (DID_RENEW); pending renewal product and offers
     /// take effect.
-    public mutating func renew() {
+    package mutating func renew() {
         advanceToExpiry()
         let product = renewalInfo.autoRenewProductID ?? current.productID
         startPeriod(
@@ -162,13 +162,13 @@ public struct SubscriptionLifecycleBuilder: Sendable {
     }
 
     /// The user turns auto-renew on or off (DID_CHANGE_RENEWAL_STATUS); the period runs on.
-    public mutating func setAutoRenew(_ on: Bool) {
+    package mutating func setAutoRenew(_ on: Bool) {
         renewalInfo.autoRenewStatus = on ? .on : .off
         notify(.didChangeRenewalStatus, on ? .autoRenewEnabled : .autoRenewDisabled)
     }
 
     /// The subscription ends (EXPIRED), at the end of the period unless already past it.
-    public mutating func expire(_ subtype: NotificationSubtype = .voluntary) {
+    package mutating func expire(_ subtype: NotificationSubtype = .voluntary) {
         advanceToExpiry(plus: 1)
         renewalInfo.autoRenewStatus = .off
         renewalInfo.isInBillingRetryPeriod = false
@@ -186,7 +186,7 @@ public struct SubscriptionLifecycleBuilder: Sendable {
 
     /// A renewal fails at the end of the period (DID_FAIL_TO_RENEW): with a grace period of the given length
     /// (GRACE_PERIOD), or straight into billing retry.
-    public mutating func failToRenew(gracePeriod: Int64? = nil) {
+    package mutating func failToRenew(gracePeriod: Int64? = nil) {
         advanceToExpiry()
         renewalInfo.isInBillingRetryPeriod = true
         if let gracePeriod {
@@ -199,14 +199,14 @@ public struct SubscriptionLifecycleBuilder: Sendable {
     }
 
     /// The grace period ends without a successful charge (GRACE_PERIOD_EXPIRED); billing retry goes on.
-    public mutating func gracePeriodExpired() {
+    package mutating func gracePeriodExpired() {
         if let end = renewalInfo.gracePeriodExpiresDate, end > now { now = end }
         status = .billingRetry
         notify(.gracePeriodExpired, nil)
     }
 
     /// A retried charge succeeds (DID_RENEW / BILLING_RECOVERY): a new period starts now.
-    public mutating func recover() {
+    package mutating func recover() {
         let product = renewalInfo.autoRenewProductID ?? current.productID
         startPeriod(productID: product, reason: .renewal, offerType: nil, offerID: nil, at: now)
         renewalInfo.isInBillingRetryPeriod = false
@@ -217,7 +217,7 @@ public struct SubscriptionLifecycleBuilder: Sendable {
 
     /// An immediate upgrade (DID_CHANGE_RENEWAL_PREF / UPGRADE): the old transaction is re-signed as upgraded
     /// (the server API would return it) and a new period of the new product starts now.
-    public mutating func upgrade(to productID: ProductID, price: Int64) {
+    package mutating func upgrade(to productID: ProductID, price: Int64) {
         var old = current
         old.isUpgraded = true
         old.signedDate = now
@@ -232,26 +232,26 @@ public struct SubscriptionLifecycleBuilder: Sendable {
     }
 
     /// A downgrade that takes effect at the next renewal (DID_CHANGE_RENEWAL_PREF / DOWNGRADE).
-    public mutating func downgrade(to productID: ProductID) {
+    package mutating func downgrade(to productID: ProductID) {
         renewalInfo.autoRenewProductID = productID
         notify(.didChangeRenewalPref, .downgrade)
     }
 
     /// A pending downgrade is cancelled (DID_CHANGE_RENEWAL_PREF without subtype).
-    public mutating func cancelDowngrade() {
+    package mutating func cancelDowngrade() {
         renewalInfo.autoRenewProductID = current.productID
         notify(.didChangeRenewalPref, nil)
     }
 
     /// A price increase needs consent (PENDING) or was accepted (ACCEPTED).
-    public mutating func priceIncrease(_ subtype: NotificationSubtype, newPrice: Int64) {
+    package mutating func priceIncrease(_ subtype: NotificationSubtype, newPrice: Int64) {
         renewalInfo.priceIncreaseStatus = subtype == .accepted ? .consented : .noResponse
         renewalInfo.renewalPrice = newPrice
         notify(.priceIncrease, subtype)
     }
 
     /// The current period's transaction is refunded (REFUND).
-    public mutating func refund(reason: RevocationReason = .appIssue, type: RevocationType = .refundFull) {
+    package mutating func refund(reason: RevocationReason = .appIssue, type: RevocationType = .refundFull) {
         current.revocationDate = now
         current.revocationReason = reason
         current.revocationType = type
@@ -260,7 +260,7 @@ public struct SubscriptionLifecycleBuilder: Sendable {
     }
 
     /// A refund is reversed (REFUND_REVERSED): the transaction is re-signed without its revocation.
-    public mutating func reverseRefund() {
+    package mutating func reverseRefund() {
         current.revocationDate = nil
         current.revocationReason = nil
         current.revocationType = nil
@@ -269,7 +269,7 @@ public struct SubscriptionLifecycleBuilder: Sendable {
     }
 
     /// Family Sharing access is revoked (REVOKE).
-    public mutating func familyRevoke() {
+    package mutating func familyRevoke() {
         current.revocationDate = now
         current.revocationReason = nil
         current.revocationType = .familyRevoke
@@ -278,19 +278,19 @@ public struct SubscriptionLifecycleBuilder: Sendable {
     }
 
     /// The current period is extended (RENEWAL_EXTENDED).
-    public mutating func extendRenewal(by milliseconds: Int64) {
+    package mutating func extendRenewal(by milliseconds: Int64) {
         current.expiresDate = current.expiresDate?.adding(milliseconds: milliseconds)
         notify(.renewalExtended, nil)
     }
 
     /// A notification that should change nothing (REFUND_DECLINED, CONSUMPTION_REQUEST, …),
     /// carrying the current transaction and renewal info.
-    public mutating func notifyWithoutEffect(_ type: NotificationType, _ subtype: NotificationSubtype? = nil) {
+    package mutating func notifyWithoutEffect(_ type: NotificationType, _ subtype: NotificationSubtype? = nil) {
         notify(type, subtype)
     }
 
     /// The app posts the current transaction (StoreKit 2), signed now.
-    public mutating func appPostsCurrentTransaction() {
+    package mutating func appPostsCurrentTransaction() {
         var transaction = current
         transaction.signedDate = now
         facts.append(.transaction(transaction))
@@ -298,7 +298,7 @@ public struct SubscriptionLifecycleBuilder: Sendable {
     }
 
     /// The server API returns the renewal info, signed now.
-    public mutating func apiReturnsRenewalInfo() {
+    package mutating func apiReturnsRenewalInfo() {
         var renewal = renewalInfo
         renewal.signedDate = now
         facts.append(.renewalInfo(renewal))

@@ -1,14 +1,14 @@
-public import StoreLedgerCore
+package import StoreLedgerCore
 
 /// Turns the facts a lifecycle builder recorded into App Store-shaped signed notifications: the nested
 /// transaction and renewal info are signed as their own JWS (`data.signedTransactionInfo`,
 /// `data.signedRenewalInfo`), then the notification around them.
-public struct NotificationSigner: Sendable {
+package struct NotificationSigner: Sendable {
     /// The signer used for every JWS.
-    public let signer: AppStoreJWSSigner
+    package let signer: AppStoreJWSSigner
 
     /// Creates a notification signer.
-    public init(signer: AppStoreJWSSigner) {
+    package init(signer: AppStoreJWSSigner) {
         self.signer = signer
     }
 
@@ -16,7 +16,7 @@ public struct NotificationSigner: Sendable {
     ///
     /// Refuses a fact dated in fractional milliseconds unless it is signed for Xcode or LocalTesting: the App Store
     /// signs integer epoch milliseconds, and only Xcode's StoreKit testing writes fractions.
-    public func sign(_ fact: NotificationFact) throws(SimulationError) -> SimulatedNotification {
+    package func sign(_ fact: NotificationFact) throws(SimulationError) -> SimulatedNotification {
         try Self.requireWholeMilliseconds(fact)
         do {
             var payload = fact.payload
@@ -68,7 +68,7 @@ public struct NotificationSigner: Sendable {
 
     /// Signs the notifications among `facts`, in order; standalone transactions and renewal infos (which the
     /// app or the server API would deliver, not Apple's notifications) are left out.
-    public func signNotifications(in facts: [LedgerFact]) throws(SimulationError) -> [SimulatedNotification] {
+    package func signNotifications(in facts: [LedgerFact]) throws(SimulationError) -> [SimulatedNotification] {
         var notifications: [SimulatedNotification] = []
         for fact in facts {
             if case .notification(let notification) = fact {

@@ -1,30 +1,30 @@
-public import Foundation
-public import X509
+package import Foundation
+package import X509
 
 extension SigningChain {
     /// How to mint a ``SigningChain``: an App Store-like chain by default, with switches for the adversarial
     /// variants tests need (missing Apple OIDs, a non-CA intermediate, a leaf valid only for a while).
-    public struct Options: Sendable {
+    package struct Options: Sendable {
         /// The subject names of the three certificates.
-        public var names: Names
+        package var names: Names
         /// Whether the leaf carries Apple's App Store signing extension `1.2.840.113635.100.6.11.1`.
-        public var leafHasAppleOID: Bool
+        package var leafHasAppleOID: Bool
         /// Whether the intermediate carries Apple's WWDR extension `1.2.840.113635.100.6.2.1`.
-        public var intermediateHasAppleOID: Bool
+        package var intermediateHasAppleOID: Bool
         /// Whether the intermediate is a CA (`basicConstraints` CA:TRUE, pathlen 0).
-        public var intermediateIsCA: Bool
+        package var intermediateIsCA: Bool
         /// Validity of the root and the intermediate.
-        public var caValidity: ClosedRange<Date>
+        package var caValidity: ClosedRange<Date>
         /// Validity of the leaf.
-        public var leafValidity: ClosedRange<Date>
+        package var leafValidity: ClosedRange<Date>
 
         /// 2020-01-01T00:00:00Z.
-        public static let validFrom = Date(timeIntervalSince1970: 1_577_836_800)
+        package static let validFrom = Date(timeIntervalSince1970: 1_577_836_800)
         /// 2045-01-01T00:00:00Z.
-        public static let validUntil = Date(timeIntervalSince1970: 2_366_841_600)
+        package static let validUntil = Date(timeIntervalSince1970: 2_366_841_600)
 
         /// Creates options; the defaults mint a chain that verifies like Apple's for any date in 2020–2044.
-        public init(
+        package init(
             names: Names = .storeLedgerTest,
             leafHasAppleOID: Bool = true,
             intermediateHasAppleOID: Bool = true,
@@ -42,23 +42,23 @@ extension SigningChain {
     }
 
     /// The subject names of a chain's root, intermediate and leaf.
-    public struct Names: Sendable {
+    package struct Names: Sendable {
         /// The root's subject (and issuer).
-        public var root: DistinguishedName
+        package var root: DistinguishedName
         /// The intermediate's subject.
-        public var intermediate: DistinguishedName
+        package var intermediate: DistinguishedName
         /// The leaf's subject.
-        public var leaf: DistinguishedName
+        package var leaf: DistinguishedName
 
         /// Creates names.
-        public init(root: DistinguishedName, intermediate: DistinguishedName, leaf: DistinguishedName) {
+        package init(root: DistinguishedName, intermediate: DistinguishedName, leaf: DistinguishedName) {
             self.root = root
             self.intermediate = intermediate
             self.leaf = leaf
         }
 
         /// `<organization>` / `<prefix> Root CA`, `<prefix> WWDR CA`, `<prefix> App Store Signing`, country US.
-        public static func storeLedger(organization: String, prefix: String) -> Names {
+        package static func storeLedger(organization: String, prefix: String) -> Names {
             // Building a name from printable strings cannot fail.
             func name(_ commonName: String) -> DistinguishedName {
                 try! DistinguishedName {
@@ -75,18 +75,18 @@ extension SigningChain {
         }
 
         /// `StoreLedger Test Root CA` / `… WWDR CA` / `… App Store Signing` (organization `StoreLedger Tests`).
-        public static var storeLedgerTest: Names {
+        package static var storeLedgerTest: Names {
             storeLedger(organization: "StoreLedger Tests", prefix: "StoreLedger Test")
         }
 
         /// `StoreLedger Development Root CA` / `… WWDR CA` / `… App Store Signing`: the development CA.
-        public static var storeLedgerDevelopment: Names {
+        package static var storeLedgerDevelopment: Names {
             storeLedger(organization: "StoreLedger Development", prefix: "StoreLedger Development")
         }
 
         /// Apple's real subject names (Apple Root CA - G3, WWDR G6, receipt signing), in Apple's attribute order
         /// (CN, OU, O, C) so issuer names match byte for byte. On other keys they must not verify under G3.
-        public static var appleLookAlike: Names {
+        package static var appleLookAlike: Names {
             // Building a name from printable strings cannot fail.
             func name(_ commonName: String, _ unit: String) -> DistinguishedName {
                 try! DistinguishedName {

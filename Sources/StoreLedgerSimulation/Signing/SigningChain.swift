@@ -1,34 +1,34 @@
-public import Crypto
-public import Foundation
-public import SwiftASN1
-public import X509
+package import Crypto
+package import Foundation
+package import SwiftASN1
+package import X509
 
 /// An App Store-like certificate chain on P-256 keys: a self-signed root CA, an Apple-like intermediate CA
 /// (WWDR marker `1.2.840.113635.100.6.2.1`) and a signing leaf (App Store marker `1.2.840.113635.100.6.11.1`).
 ///
 /// The one place StoreLedger mints such chains: the development CA (``DevelopmentCertificateAuthority``) persists
 /// one, the test PKI mints a fresh one per instance, and ``AppStoreJWSSigner`` signs with either.
-public struct SigningChain: Sendable {
+package struct SigningChain: Sendable {
     /// Apple's App Store signing leaf marker, `1.2.840.113635.100.6.11.1`.
-    public static let leafMarkerOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
+    package static let leafMarkerOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
     /// Apple's WWDR intermediate marker, `1.2.840.113635.100.6.2.1`.
-    public static let intermediateMarkerOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
+    package static let intermediateMarkerOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
 
     /// The root's private key.
-    public let rootKey: P256.Signing.PrivateKey
+    package let rootKey: P256.Signing.PrivateKey
     /// The intermediate's private key.
-    public let intermediateKey: P256.Signing.PrivateKey
+    package let intermediateKey: P256.Signing.PrivateKey
     /// The leaf's private key: it signs every JWS.
-    public let leafKey: P256.Signing.PrivateKey
+    package let leafKey: P256.Signing.PrivateKey
     /// The self-signed root.
-    public let root: Certificate
+    package let root: Certificate
     /// The intermediate, issued by the root.
-    public let intermediate: Certificate
+    package let intermediate: Certificate
     /// The leaf, issued by the intermediate.
-    public let leaf: Certificate
+    package let leaf: Certificate
 
     /// Mints a new chain on fresh random keys.
-    public init(_ options: Options = Options()) throws {
+    package init(_ options: Options = Options()) throws {
         let rootKey = P256.Signing.PrivateKey()
         let intermediateKey = P256.Signing.PrivateKey()
         let leafKey = P256.Signing.PrivateKey()
@@ -112,7 +112,7 @@ public struct SigningChain: Sendable {
 
     /// Assembles a chain from existing keys and certificates (e.g. loaded from disk), checking that each key
     /// belongs to its certificate and that each certificate is signed by its issuer.
-    public init(
+    package init(
         rootKey: P256.Signing.PrivateKey,
         intermediateKey: P256.Signing.PrivateKey,
         leafKey: P256.Signing.PrivateKey,
@@ -145,15 +145,15 @@ public struct SigningChain: Sendable {
     }
 
     /// The root as DER: what a verifier trusts.
-    public var rootDER: Data { Self.der(root) }
+    package var rootDER: Data { Self.der(root) }
     /// The intermediate as DER.
-    public var intermediateDER: Data { Self.der(intermediate) }
+    package var intermediateDER: Data { Self.der(intermediate) }
     /// The leaf as DER.
-    public var leafDER: Data { Self.der(leaf) }
+    package var leafDER: Data { Self.der(leaf) }
     /// The root as base64 DER: a value for `APPLE_ROOT_CAS_DER_BASE64`.
-    public var rootBase64: String { rootDER.base64EncodedString() }
+    package var rootBase64: String { rootDER.base64EncodedString() }
     /// The `x5c` header value: base64 DER of leaf, intermediate, root (Apple's order).
-    public var x5c: [String] { [leafDER, intermediateDER, rootDER].map { $0.base64EncodedString() } }
+    package var x5c: [String] { [leafDER, intermediateDER, rootDER].map { $0.base64EncodedString() } }
 
     /// A certificate as DER.
     static func der(_ certificate: Certificate) -> Data {

@@ -1,25 +1,25 @@
-public import Foundation
-public import StoreLedgerCore
+package import Foundation
+package import StoreLedgerCore
 
 /// One signed App Store Server Notification, ready to POST, with what a log line needs to describe it.
-public struct SimulatedNotification: Hashable, Sendable {
+package struct SimulatedNotification: Hashable, Sendable {
     /// The compact JWS: the value of `signedPayload`.
-    public let signedPayload: String
+    package let signedPayload: String
     /// The notification's UUID (Apple's retries keep it).
-    public let notificationUUID: NotificationUUID?
+    package let notificationUUID: NotificationUUID?
     /// `notificationType`.
-    public let type: NotificationType?
+    package let type: NotificationType?
     /// `subtype`.
-    public let subtype: NotificationSubtype?
+    package let subtype: NotificationSubtype?
     /// The original transaction id of the nested transaction (or renewal info).
-    public let originalTransactionID: OriginalTransactionID?
+    package let originalTransactionID: OriginalTransactionID?
     /// The id of the nested transaction.
-    public let transactionID: TransactionID?
+    package let transactionID: TransactionID?
     /// When the notification was signed.
-    public let signedDate: Timestamp?
+    package let signedDate: Timestamp?
 
     /// Creates a description of a signed notification.
-    public init(
+    package init(
         signedPayload: String,
         notificationUUID: NotificationUUID?,
         type: NotificationType?,
@@ -38,7 +38,7 @@ public struct SimulatedNotification: Hashable, Sendable {
     }
 
     /// The HTTP body Apple sends: `{"signedPayload":"<JWS>"}`.
-    public var body: Data {
+    package var body: Data {
         // A compact JWS (base64url and dots) needs no JSON escaping; anything else goes through the serializer.
         let plain = signedPayload.utf8.allSatisfy { byte in
             switch byte {
@@ -60,7 +60,7 @@ public struct SimulatedNotification: Hashable, Sendable {
     }
 
     /// `TYPE` or `TYPE/SUBTYPE`.
-    public var label: String {
+    package var label: String {
         let type = type?.rawValue ?? "?"
         return subtype.map { "\(type)/\($0.rawValue)" } ?? type
     }

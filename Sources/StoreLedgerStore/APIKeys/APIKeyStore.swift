@@ -1,21 +1,21 @@
 import Crypto
 import Foundation
-public import Logging
-public import PostgresNIO
+package import Logging
+package import PostgresNIO
 
 /// Server-to-server API keys in `api_keys`, stored as SHA-256 digests: the key itself is shown once, at creation.
-public struct APIKeyStore: Sendable {
+package struct APIKeyStore: Sendable {
     /// The Postgres client.
-    public let client: PostgresClient
+    package let client: PostgresClient
 
     /// Creates the store.
-    public init(client: PostgresClient) {
+    package init(client: PostgresClient) {
         self.client = client
     }
 
     /// Creates a key named `name` and returns it (`sl_` + 43 base64url characters of 256 random bits); a session the
     /// key opens in the web console gets `consoleRole`.
-    public func create(name: String, consoleRole: ConsoleRole = .viewer, logger: Logger) async throws -> String {
+    package func create(name: String, consoleRole: ConsoleRole = .viewer, logger: Logger) async throws -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         let key =
@@ -32,7 +32,7 @@ public struct APIKeyStore: Sendable {
     }
 
     /// The name of the unrevoked key `key`, or nil.
-    public func name(of key: String, logger: Logger) async throws -> String? {
+    package func name(of key: String, logger: Logger) async throws -> String? {
         let rows = try await client.query(
             "SELECT name FROM api_keys WHERE key_sha256 = \(Self.digest(key)) AND revoked_at IS NULL", logger: logger
         )
@@ -40,7 +40,7 @@ public struct APIKeyStore: Sendable {
     }
 
     /// The name and web console role of the unrevoked key `key`, or nil.
-    public func consoleAccess(of key: String, logger: Logger) async throws -> (name: String, role: ConsoleRole)? {
+    package func consoleAccess(of key: String, logger: Logger) async throws -> (name: String, role: ConsoleRole)? {
         guard
             let (name, role) = try await client.query(
                 "SELECT name, console_role FROM api_keys WHERE key_sha256 = \(Self.digest(key)) AND revoked_at IS NULL", logger: logger
@@ -50,7 +50,7 @@ public struct APIKeyStore: Sendable {
     }
 
     /// Revokes the key named `name`; returns whether one was revoked.
-    public func revoke(name: String, logger: Logger) async throws -> Bool {
+    package func revoke(name: String, logger: Logger) async throws -> Bool {
         try await client.inTransaction(logger: logger) { connection in
             try await connection.query(
                 "UPDATE api_keys SET revoked_at = now() WHERE name = \(name) AND revoked_at IS NULL RETURNING name", logger: logger

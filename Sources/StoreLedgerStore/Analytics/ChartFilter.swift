@@ -1,21 +1,21 @@
-public import Foundation
+package import Foundation
 
 /// What the console's charts cover: a range of UTC calendar months and optional app (bundle id), environment and
 /// product filters.
-public struct ChartFilter: Sendable, Hashable {
+package struct ChartFilter: Sendable, Hashable {
     /// The first month (its first instant, UTC).
-    public var fromMonth: Date
+    package var fromMonth: Date
     /// The last month (its first instant, UTC), inclusive.
-    public var toMonth: Date
+    package var toMonth: Date
     /// Only this app's bundle id.
-    public var app: String?
+    package var app: String?
     /// Only this environment (`Production`, `Sandbox`).
-    public var environment: String?
+    package var environment: String?
     /// Only this product id.
-    public var product: String?
+    package var product: String?
 
     /// Creates a filter.
-    public init(fromMonth: Date, toMonth: Date, app: String? = nil, environment: String? = nil, product: String? = nil) {
+    package init(fromMonth: Date, toMonth: Date, app: String? = nil, environment: String? = nil, product: String? = nil) {
         self.fromMonth = fromMonth
         self.toMonth = toMonth
         self.app = app

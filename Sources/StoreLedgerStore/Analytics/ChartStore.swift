@@ -1,84 +1,84 @@
-public import Foundation
-public import Logging
-public import PostgresNIO
+package import Foundation
+package import Logging
+package import PostgresNIO
 
 /// The numbers behind the console's charts, per UTC month of a bounded range, read from snapshots of the analytics
 /// views (`console_chart_periods` = `analytics.subscription_periods`, `console_chart_refunds` = `analytics.refunds`,
 /// migration 0015) with the definitions the views document (docs/analytics.md). ``refresh(minimumAge:logger:)`` retakes
 /// the snapshots.
-public struct ChartStore: Sendable {
+package struct ChartStore: Sendable {
     /// Paid subscriptions, trials and MRR at the end of a month (now for the current month), per currency.
-    public struct Activity: Sendable, Equatable {
+    package struct Activity: Sendable, Equatable {
         /// The month (its first day).
-        public var month: Date
+        package var month: Date
         /// The currency (nil in a month with no active subscription).
-        public var currency: String?
+        package var currency: String?
         /// Paid subscriptions giving access at the month's end.
-        public var paid: Int
+        package var paid: Int
         /// Free trials giving access at the month's end.
-        public var trials: Int
+        package var trials: Int
         /// Monthly recurring revenue in currency units (RevenueCat's normalisation, `analytics.subscription_periods`).
-        public var mrr: Double
+        package var mrr: Double
     }
 
     /// Churn in a month (`analytics.monthly_churn`'s definition).
-    public struct Churn: Sendable, Equatable {
+    package struct Churn: Sendable, Equatable {
         /// The month.
-        public var month: Date
+        package var month: Date
         /// Paid subscriptions active at the month's start.
-        public var activeAtStart: Int
+        package var activeAtStart: Int
         /// Of those, the ones not active at its end (net of resubscriptions).
-        public var churned: Int
+        package var churned: Int
     }
 
     /// Refunds made in a month, per currency (`analytics.refunds`, Family Sharing revocations excluded).
-    public struct Refunds: Sendable, Equatable {
+    package struct Refunds: Sendable, Equatable {
         /// The month.
-        public var month: Date
+        package var month: Date
         /// The currency (nil in a month without refunds).
-        public var currency: String?
+        package var currency: String?
         /// How many transactions were refunded in the month.
-        public var refunds: Int
+        package var refunds: Int
         /// The amount refunded, in currency units.
-        public var amount: Double
+        package var amount: Double
     }
 
     /// Trials by the month they started (`analytics.trials`).
-    public struct Trials: Sendable, Equatable {
+    package struct Trials: Sendable, Equatable {
         /// The cohort month.
-        public var month: Date
+        package var month: Date
         /// Trials started.
-        public var trials: Int
+        package var trials: Int
         /// Converted to a paid period whose payment was not refunded.
-        public var converted: Int
+        package var converted: Int
         /// Still running with auto-renew on.
-        public var pending: Int
+        package var pending: Int
         /// Ended, or running with auto-renew off, without converting.
-        public var abandoned: Int
+        package var abandoned: Int
     }
 
     /// Billing periods that began in a month: first periods (new subscriptions) and later ones (renewals,
     /// resubscriptions, trial conversions), from `analytics.subscription_periods`.
-    public struct Starts: Sendable, Equatable {
+    package struct Starts: Sendable, Equatable {
         /// The month.
-        public var month: Date
+        package var month: Date
         /// First periods of a subscription.
-        public var new: Int
+        package var new: Int
         /// Later periods.
-        public var renewing: Int
+        package var renewing: Int
     }
 
     /// The Postgres client.
-    public let client: PostgresClient
+    package let client: PostgresClient
 
     /// Creates the store.
-    public init(client: PostgresClient) {
+    package init(client: PostgresClient) {
         self.client = client
     }
 
     /// The snapshots' state: when they were last taken (nil: never), how long that took, and whether events arrived
     /// since (the newest event id then and now differ).
-    public func snapshot(logger: Logger) async throws -> (takenAt: Date?, durationMilliseconds: Double, behind: Bool) {
+    package func snapshot(logger: Logger) async throws -> (takenAt: Date?, durationMilliseconds: Double, behind: Bool) {
         let row = try await client.query(
             """
             SELECT s.refreshed_at, coalesce(s.duration_ms, 0), s.last_event_id IS DISTINCT FROM (SELECT max(id) FROM events)
@@ -93,7 +93,7 @@ public struct ChartStore: Sendable {
     /// (an advisory lock); returns whether it did. The first one blocks readers while it runs; later ones are taken
     /// `CONCURRENTLY`, so the charts keep answering from the previous snapshot meanwhile.
     @discardableResult
-    public func refresh(minimumAge: Double = 0, logger: Logger) async throws -> Bool {
+    package func refresh(minimumAge: Double = 0, logger: Logger) async throws -> Bool {
         try await client.inTransaction(logger: logger) { connection in
             let locked =
                 try await connection.query(
@@ -129,7 +129,7 @@ public struct ChartStore: Sendable {
 
     /// Paid subscriptions, trials and MRR at each month's end: `analytics.active_subscriptions_at` over the filtered
     /// periods (one row per month and currency; a month with none has one row with a nil currency).
-    public func activity(_ filter: ChartFilter, logger: Logger) async throws -> [Activity] {
+    package func activity(_ filter: ChartFilter, logger: Logger) async throws -> [Activity] {
         let (from, to, app, environment, product) = (filter.fromMonth, filter.toMonth, filter.app, filter.environment, filter.product)
         return try await client.query(
             """
@@ -164,7 +164,7 @@ public struct ChartStore: Sendable {
 
     /// Churn per month: `analytics.monthly_churn`'s query over the filtered periods, all environments together unless
     /// one is chosen.
-    public func churn(_ filter: ChartFilter, logger: Logger) async throws -> [Churn] {
+    package func churn(_ filter: ChartFilter, logger: Logger) async throws -> [Churn] {
         let (from, to, app, environment, product) = (filter.fromMonth, filter.toMonth, filter.app, filter.environment, filter.product)
         return try await client.query(
             """
@@ -201,7 +201,7 @@ public struct ChartStore: Sendable {
     }
 
     /// Refunds made in each month (by revocation date), per currency.
-    public func refunds(_ filter: ChartFilter, logger: Logger) async throws -> [Refunds] {
+    package func refunds(_ filter: ChartFilter, logger: Logger) async throws -> [Refunds] {
         let (from, to, app, environment, product) = (filter.fromMonth, filter.toMonth, filter.app, filter.environment, filter.product)
         return try await client.query(
             """
@@ -228,7 +228,7 @@ public struct ChartStore: Sendable {
     }
 
     /// Trials by the month they started, with how they ended.
-    public func trials(_ filter: ChartFilter, logger: Logger) async throws -> [Trials] {
+    package func trials(_ filter: ChartFilter, logger: Logger) async throws -> [Trials] {
         let (from, to, app, environment, product) = (filter.fromMonth, filter.toMonth, filter.app, filter.environment, filter.product)
         return try await client.query(
             """
@@ -277,7 +277,7 @@ public struct ChartStore: Sendable {
     }
 
     /// Billing periods that began in each month: first periods and later ones.
-    public func starts(_ filter: ChartFilter, logger: Logger) async throws -> [Starts] {
+    package func starts(_ filter: ChartFilter, logger: Logger) async throws -> [Starts] {
         let (from, to, app, environment, product) = (filter.fromMonth, filter.toMonth, filter.app, filter.environment, filter.product)
         return try await client.query(
             """

@@ -1,31 +1,31 @@
 import Crypto
-public import Foundation
-public import Logging
-public import PostgresNIO
+package import Foundation
+package import Logging
+package import PostgresNIO
 
 /// The web console's sessions (`console_sessions`, migration 0015). The browser holds a random token; the table holds
 /// only its SHA-256, the principal, the role and when it expires.
-public struct ConsoleSessionStore: Sendable {
+package struct ConsoleSessionStore: Sendable {
     /// A live session.
-    public struct Session: Sendable, Equatable {
+    package struct Session: Sendable, Equatable {
         /// Who signed in: a console user's name, `api-key:NAME` or `admin-api-key`.
-        public var principal: String
+        package var principal: String
         /// What the session may do.
-        public var role: ConsoleRole
+        package var role: ConsoleRole
         /// When it stops being accepted.
-        public var expiresAt: Date
+        package var expiresAt: Date
     }
 
     /// The Postgres client.
-    public let client: PostgresClient
+    package let client: PostgresClient
 
     /// Creates the store.
-    public init(client: PostgresClient) {
+    package init(client: PostgresClient) {
         self.client = client
     }
 
     /// Records a session for `token` (only its SHA-256 is stored) lasting `lifetime` seconds, and removes expired ones.
-    public func create(token: String, principal: String, role: ConsoleRole, lifetime: TimeInterval, logger: Logger) async throws {
+    package func create(token: String, principal: String, role: ConsoleRole, lifetime: TimeInterval, logger: Logger) async throws {
         try await client.inTransaction(logger: logger) { connection in
             try await connection.query("DELETE FROM console_sessions WHERE expires_at <= now()", logger: logger).readToEnd()
             try await connection.query(
@@ -39,7 +39,7 @@ public struct ConsoleSessionStore: Sendable {
     }
 
     /// The unexpired session whose token is `token`, or nil.
-    public func session(token: String, logger: Logger) async throws -> Session? {
+    package func session(token: String, logger: Logger) async throws -> Session? {
         guard
             let (principal, role, expires) = try await client.query(
                 "SELECT principal, role, expires_at FROM console_sessions WHERE token_sha256 = \(Self.digest(token)) AND expires_at > now()",
@@ -51,7 +51,7 @@ public struct ConsoleSessionStore: Sendable {
 
     /// Ends the session whose token is `token` (signing out); returns whether there was one.
     @discardableResult
-    public func delete(token: String, logger: Logger) async throws -> Bool {
+    package func delete(token: String, logger: Logger) async throws -> Bool {
         try await client.inTransaction(logger: logger) { connection in
             try await connection.query(
                 "DELETE FROM console_sessions WHERE token_sha256 = \(Self.digest(token)) RETURNING principal", logger: logger
@@ -60,7 +60,7 @@ public struct ConsoleSessionStore: Sendable {
     }
 
     /// SHA-256 of the token's UTF-8 bytes, as stored.
-    public static func digest(_ token: String) -> Data {
+    package static func digest(_ token: String) -> Data {
         Data(SHA256.hash(data: Data(token.utf8)))
     }
 }

@@ -1,36 +1,36 @@
-public import Foundation
-public import Logging
-public import PostgresNIO
+package import Foundation
+package import Logging
+package import PostgresNIO
 
 /// The web console's users (`console_users`, migration 0015): a name, a role and a password hash (never the
 /// password). `storeledger console-user create|list|delete` and the console's sign-in use it.
-public struct ConsoleUserStore: Sendable {
+package struct ConsoleUserStore: Sendable {
     /// One user, without the hash.
-    public struct User: Sendable, Equatable {
+    package struct User: Sendable, Equatable {
         /// The sign-in name.
-        public var name: String
+        package var name: String
         /// What the user may do.
-        public var role: ConsoleRole
+        package var role: ConsoleRole
         /// When the user was created.
-        public var createdAt: Date
+        package var createdAt: Date
     }
 
     /// The Postgres client.
-    public let client: PostgresClient
+    package let client: PostgresClient
 
     /// Creates the store.
-    public init(client: PostgresClient) {
+    package init(client: PostgresClient) {
         self.client = client
     }
 
     /// Whether `name` is acceptable as a user name: 1 to 64 of letters, digits, `.`, `_`, `@` and `-`.
-    public static func isValidName(_ name: String) -> Bool {
+    package static func isValidName(_ name: String) -> Bool {
         (1...64).contains(name.count) && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._@-".contains($0)) }
     }
 
     /// Creates user `name` with `role` and the password hash `passwordHash`; with `replace`, an existing user of that
     /// name gets the new role and hash and loses its sessions. Returns false when the user exists and `replace` is off.
-    public func create(name: String, role: ConsoleRole, passwordHash: String, replace: Bool = false, logger: Logger) async throws -> Bool {
+    package func create(name: String, role: ConsoleRole, passwordHash: String, replace: Bool = false, logger: Logger) async throws -> Bool {
         try await client.inTransaction(logger: logger) { connection in
             let inserted =
                 try await connection.query(
@@ -51,14 +51,14 @@ public struct ConsoleUserStore: Sendable {
     }
 
     /// Every user, by name.
-    public func list(logger: Logger) async throws -> [User] {
+    package func list(logger: Logger) async throws -> [User] {
         try await client.query("SELECT name, role, created_at FROM console_users ORDER BY name", logger: logger)
             .decode((String, String, Date).self).readToEnd()
             .map { User(name: $0.0, role: ConsoleRole(rawValue: $0.1) ?? .viewer, createdAt: $0.2) }
     }
 
     /// The role and password hash of user `name`, or nil when there is no such user.
-    public func credentials(of name: String, logger: Logger) async throws -> (role: ConsoleRole, passwordHash: String)? {
+    package func credentials(of name: String, logger: Logger) async throws -> (role: ConsoleRole, passwordHash: String)? {
         guard
             let (role, hash) = try await client.query(
                 "SELECT role, password_hash FROM console_users WHERE name = \(name)", logger: logger
@@ -68,7 +68,7 @@ public struct ConsoleUserStore: Sendable {
     }
 
     /// Deletes user `name` and signs out its sessions; returns whether there was such a user.
-    public func delete(name: String, logger: Logger) async throws -> Bool {
+    package func delete(name: String, logger: Logger) async throws -> Bool {
         try await client.inTransaction(logger: logger) { connection in
             try await connection.query("DELETE FROM console_sessions WHERE principal = \(name)", logger: logger).readToEnd()
             return try await connection.query("DELETE FROM console_users WHERE name = \(name) RETURNING name", logger: logger)

@@ -1,30 +1,30 @@
-public import Foundation
-public import Logging
-public import PostgresNIO
+import Foundation
+package import Logging
+package import PostgresNIO
 
 /// The console's customer lookup: the purchases a user id, appAccountToken, originalTransactionId or transactionId
 /// names, their state now (`entitlements_now`) and their timelines (`notifications`, `transactions`). Every statement
 /// is served by an index on the key it looks for, and bounded.
-public struct CustomerLookupStore: Sendable {
+package struct CustomerLookupStore: Sendable {
     /// The environments Apple signs for; lookups that do not know the environment try each, so the
     /// `(environment, …)` indexes serve them.
-    public static let environments = ["Production", "Sandbox", "Xcode", "LocalTesting"]
+    package static let environments = ["Production", "Sandbox", "Xcode", "LocalTesting"]
     /// At most this many purchases per lookup.
-    public static let purchaseLimit = 100
+    package static let purchaseLimit = 100
     /// At most this many timeline entries per purchase.
-    public static let timelineLimit = 1_000
+    package static let timelineLimit = 1_000
 
     /// The Postgres client.
-    public let client: PostgresClient
+    package let client: PostgresClient
 
     /// Creates the store.
-    public init(client: PostgresClient) {
+    package init(client: PostgresClient) {
         self.client = client
     }
 
     /// The purchases `key` names as a user id, an appAccountToken (any case), an originalTransactionId or a
     /// transactionId, with their state now; empty when it names none. Sorted by environment, kind and purchase date.
-    public func purchases(matching key: String, logger: Logger) async throws -> [CustomerPurchase] {
+    package func purchases(matching key: String, logger: Logger) async throws -> [CustomerPurchase] {
         let key = key.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !key.isEmpty, key.count <= 256 else { return [] }
         let environments = Self.environments
@@ -109,7 +109,7 @@ public struct CustomerLookupStore: Sendable {
 
     /// Every notification about the purchase and every transaction of it that arrived on its own, in signed order
     /// (notifications before a transaction signed at the same instant), at most ``timelineLimit``.
-    public func timeline(environment: String, originalTransactionID: String, logger: Logger) async throws -> [TimelineEntry] {
+    package func timeline(environment: String, originalTransactionID: String, logger: Logger) async throws -> [TimelineEntry] {
         let rows = try await client.query(
             """
             SELECT kind, signed_at, type, subtype, product_id, price, currency, expires_at, transaction_id, status, auto_renew,

@@ -13,7 +13,7 @@ import Foundation
 ///
 /// No mode sends a startup parameter a pooler could refuse. A process reads the setting once and hands it, inside its
 /// ``DatabaseSessions``, to what runs statements.
-public enum DatabasePooler: String, Sendable, CaseIterable, CustomStringConvertible {
+package enum DatabasePooler: String, Sendable, CaseIterable, CustomStringConvertible {
     /// A direct connection to Postgres (`DATABASE_POOLER=none`).
     case direct = "none"
     /// A session-pooling pooler (PgBouncer `pool_mode = session`): sessions are kept whole.
@@ -23,7 +23,7 @@ public enum DatabasePooler: String, Sendable, CaseIterable, CustomStringConverti
 
     /// Parses a `DATABASE_POOLER` value (`none`, `session`, `transaction`; case-insensitive), throwing a
     /// ``StoreError`` that lists the accepted values.
-    public init(configurationValue text: String) throws {
+    package init(configurationValue text: String) throws {
         guard let pooler = DatabasePooler(rawValue: text.trimmingCharacters(in: .whitespaces).lowercased()) else {
             throw StoreError.configuration(
                 "DATABASE_POOLER=\(text) is not one of \(Self.allCases.map(\.rawValue).joined(separator: ", "))"
@@ -34,8 +34,8 @@ public enum DatabasePooler: String, Sendable, CaseIterable, CustomStringConverti
 
     /// Whether a connection keeps one server session for its life, so named prepared statements, session
     /// settings and LISTEN work on it.
-    public var keepsSessions: Bool { self != .transaction }
+    package var keepsSessions: Bool { self != .transaction }
 
     /// The value's name.
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 }

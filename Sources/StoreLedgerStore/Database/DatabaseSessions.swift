@@ -1,5 +1,5 @@
-public import Logging
-public import PostgresNIO
+package import Logging
+package import PostgresNIO
 import Synchronization
 
 /// How one process's statements reach Postgres: the pooler in front of it (`DATABASE_POOLER`) and which of its
@@ -16,9 +16,9 @@ import Synchronization
 /// are held weakly: a closed connection drops out, and a new one at the same address is not mistaken for it. Behind
 /// a transaction pooler nothing is set (a session `SET` would land on whichever server session the statement
 /// happened to get, and stay there for other clients) and the statements go unnamed.
-public final class DatabaseSessions: Sendable {
+package final class DatabaseSessions: Sendable {
     /// What sits between this process and Postgres.
-    public let pooler: DatabasePooler
+    package let pooler: DatabasePooler
 
     private struct Entry {
         weak var connection: PostgresConnection?
@@ -27,13 +27,13 @@ public final class DatabaseSessions: Sendable {
     private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
 
     /// Sessions behind `pooler` (default: a direct connection).
-    public init(pooler: DatabasePooler = .direct) {
+    package init(pooler: DatabasePooler = .direct) {
         self.pooler = pooler
     }
 
     /// Sets `plan_cache_mode = force_generic_plan` on `connection` unless this object already did, where sessions
     /// are kept whole; does nothing behind a transaction pooler. Call it outside a transaction.
-    public func prepare(_ connection: PostgresConnection, logger: Logger) async throws {
+    package func prepare(_ connection: PostgresConnection, logger: Logger) async throws {
         guard pooler.keepsSessions else { return }
         let key = ObjectIdentifier(connection)
         let known = entries.withLock { $0[key]?.connection === connection }

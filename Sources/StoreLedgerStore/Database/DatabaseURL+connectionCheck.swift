@@ -1,13 +1,13 @@
 import Foundation
-public import Logging
+package import Logging
 import NIOCore
 import NIOSSL
-public import PostgresNIO
+package import PostgresNIO
 
 extension DatabaseURL {
     /// A single connection's configuration for this URL (no pool), with the same TLS, timeout and startup
     /// parameters as ``clientConfiguration(maximumConnections:)``.
-    public func connectionConfiguration(connectTimeout: Duration = .seconds(5)) throws -> PostgresConnection.Configuration {
+    package func connectionConfiguration(connectTimeout: Duration = .seconds(5)) throws -> PostgresConnection.Configuration {
         var configuration: PostgresConnection.Configuration
         if let unixSocketPath {
             configuration = .init(unixSocketPath: unixSocketPath, username: username, password: password, database: database)
@@ -34,7 +34,7 @@ extension DatabaseURL {
     /// pooler's refusal (`unsupported startup parameter: …`, `password authentication failed …`, `no such database`),
     /// `connection refused`, a TLS failure, or no answer in time. The full error is logged with
     /// `String(reflecting:)`.
-    public func checkConnection(timeout: Duration = .seconds(10), logger: Logger) async throws {
+    package func checkConnection(timeout: Duration = .seconds(10), logger: Logger) async throws {
         let configuration: PostgresConnection.Configuration
         do {
             configuration = try connectionConfiguration()
@@ -45,7 +45,7 @@ extension DatabaseURL {
     }
 
     /// ``checkConnection(timeout:logger:)`` for a given connection configuration; `target` names it in the error.
-    public static func checkConnection(
+    package static func checkConnection(
         _ configuration: PostgresConnection.Configuration, target: String, timeout: Duration, logger: Logger
     ) async throws {
         let deadline = ContinuousClock.now + timeout
@@ -88,7 +88,7 @@ extension DatabaseURL {
 
     /// One sentence naming why a connection attempt failed: the server's (or the pooler's) message, severity and
     /// SQLSTATE when it answered with an error, else what the network or TLS layer said.
-    public static func failureCause(_ error: any Error) -> String {
+    package static func failureCause(_ error: any Error) -> String {
         guard let error = error as? PSQLError else { return String(reflecting: error) }
         if let info = error.serverInfo, let message = info[.message] {
             var sentence = message

@@ -1,15 +1,15 @@
 import Foundation
 import NIOSSL
-public import PostgresNIO
+package import PostgresNIO
 
 /// A parsed `DATABASE_URL`, as libpq and Heroku write it.
 ///
 /// Accepts `postgres://` and `postgresql://` URLs with user, password, host, port, database and the
 /// query parameters `sslmode` (`disable`, `allow`, `prefer` (default), `require`, `verify-ca`,
 /// `verify-full`), `host` (a unix-socket folder, or the socket file itself) and `application_name`.
-public struct DatabaseURL: Sendable, CustomStringConvertible {
+package struct DatabaseURL: Sendable, CustomStringConvertible {
     /// The libpq `sslmode` values.
-    public enum SSLMode: String, Sendable, CaseIterable {
+    package enum SSLMode: String, Sendable, CaseIterable {
         /// Never use TLS.
         case disable
         /// Libpq tries plain first; we treat it like `prefer`.
@@ -25,24 +25,24 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
     }
 
     /// Host name or address for TCP connections; nil when connecting over a unix socket.
-    public var host: String?
+    package var host: String?
     /// TCP port.
-    public var port: Int
+    package var port: Int
     /// Full path of the unix socket file, when connecting over a unix socket.
-    public var unixSocketPath: String?
+    package var unixSocketPath: String?
     /// User name.
-    public var username: String
+    package var username: String
     /// Password, if any.
-    public var password: String?
+    package var password: String?
     /// Database name.
-    public var database: String?
+    package var database: String?
     /// TLS mode.
-    public var sslMode: SSLMode
+    package var sslMode: SSLMode
     /// `application_name` reported to the server.
-    public var applicationName: String?
+    package var applicationName: String?
 
     /// Parses `string`, throwing a ``StoreError`` that names what is wrong (and `key`, the setting it came from).
-    public init(_ string: String, key: String = "DATABASE_URL") throws {
+    package init(_ string: String, key: String = "DATABASE_URL") throws {
         guard let components = URLComponents(string: string),
             let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme)
         else {
@@ -87,13 +87,13 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
     }
 
     /// The URL with its password masked, safe to log.
-    public var description: String {
+    package var description: String {
         let target = unixSocketPath ?? "\(host ?? "localhost"):\(port)"
         return "postgres://\(username)\(password == nil ? "" : ":***")@\(target)/\(database ?? "") (sslmode=\(sslMode.rawValue))"
     }
 
     /// A `PostgresClient` configuration for this URL; `maximumConnections` bounds the pool.
-    public func clientConfiguration(maximumConnections: Int = 20) throws -> PostgresClient.Configuration {
+    package func clientConfiguration(maximumConnections: Int = 20) throws -> PostgresClient.Configuration {
         var configuration: PostgresClient.Configuration
         if let unixSocketPath {
             configuration = .init(unixSocketPath: unixSocketPath, username: username, password: password, database: database)

@@ -1,11 +1,11 @@
 import Synchronization
 
 /// Thrown by ``withDeadline(_:operation:)`` when the operation did not finish in time.
-public struct DeadlineExceeded: Error, CustomStringConvertible {
+package struct DeadlineExceeded: Error, CustomStringConvertible {
     /// How long the operation was given.
-    public let limit: Duration
+    package let limit: Duration
     /// Says the limit.
-    public var description: String { "did not finish within \(limit)" }
+    package var description: String { "did not finish within \(limit)" }
 }
 
 /// Runs `operation` and returns its result, or throws ``DeadlineExceeded`` once `limit` has passed — whatever the

@@ -1,18 +1,18 @@
-public import Foundation
+package import Foundation
 
 /// One numbered plain-SQL migration from `sql/`, named `NNNN_description.sql`.
-public struct Migration: Sendable, Hashable {
+package struct Migration: Sendable, Hashable {
     /// The number that orders migrations (the file name's leading digits).
-    public let version: Int
+    package let version: Int
     /// The file name without its extension.
-    public let name: String
+    package let name: String
     /// The SQL to run, possibly several statements.
-    public let sql: String
+    package let sql: String
     /// Hex SHA-256 of the SQL, recorded so that an edited, already-applied migration is caught.
-    public let checksum: String
+    package let checksum: String
 
     /// Creates a migration from its file name and SQL text.
-    public init(fileName: String, sql: String) throws {
+    package init(fileName: String, sql: String) throws {
         let name = fileName.hasSuffix(".sql") ? String(fileName.dropLast(4)) : fileName
         guard let version = Int(name.prefix(while: \.isNumber)), version > 0 else {
             throw StoreError.configuration("migration file \(fileName) must start with its version number, e.g. 0001_name.sql")
@@ -24,7 +24,7 @@ public struct Migration: Sendable, Hashable {
     }
 
     /// Loads every `*.sql` file in `directory`, ordered by version; duplicate versions are an error.
-    public static func load(from directory: URL) throws -> [Migration] {
+    package static func load(from directory: URL) throws -> [Migration] {
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             .filter { $0.hasSuffix(".sql") }
         let migrations = try files.map { file in
@@ -37,7 +37,7 @@ public struct Migration: Sendable, Hashable {
     }
 
     /// The migrations shipped with this build (the repository's `sql/` folder).
-    public static func bundled() throws -> [Migration] {
+    package static func bundled() throws -> [Migration] {
         guard let directory = Bundle.module.url(forResource: "Migrations", withExtension: nil) else {
             throw StoreError.configuration("the bundled migrations (sql/) are missing from this build's resources")
         }

@@ -1,5 +1,5 @@
-public import Logging
-public import PostgresNIO
+package import Logging
+package import PostgresNIO
 
 /// Applies numbered SQL migrations, records them in `schema_migrations`, and checks that a
 /// database is current.
@@ -9,30 +9,30 @@ public import PostgresNIO
 /// that serialises migrators. A no-op when current.
 /// Because each file runs inside a transaction, a migration cannot use statements that refuse
 /// one (`CREATE INDEX CONCURRENTLY`, `VACUUM`).
-public struct Migrator: Sendable {
+package struct Migrator: Sendable {
     /// The advisory-lock key all StoreLedger migrators share.
     static let advisoryLockKey: Int64 = 0x5354_4C45_4447_4552  // "STLEDGER"
 
     /// The migrations this migrator knows, ordered by version.
-    public let migrations: [Migration]
+    package let migrations: [Migration]
 
     /// Creates a migrator for `migrations` (by default those bundled with this build).
-    public init(migrations: [Migration]) {
+    package init(migrations: [Migration]) {
         self.migrations = migrations.sorted { $0.version < $1.version }
     }
 
     /// Where a database stands relative to this build's migrations.
-    public struct Status: Sendable, Equatable {
+    package struct Status: Sendable, Equatable {
         /// Versions recorded as applied.
-        public var applied: [Int]
+        package var applied: [Int]
         /// Known migrations not yet applied, in order.
-        public var pending: [Int]
+        package var pending: [Int]
         /// Applied versions this build does not know (the database is ahead).
-        public var unknown: [Int]
+        package var unknown: [Int]
         /// Applied versions whose SQL has changed since.
-        public var changed: [Int]
+        package var changed: [Int]
         /// True when nothing is pending, unknown or changed.
-        public var isCurrent: Bool { pending.isEmpty && unknown.isEmpty && changed.isEmpty }
+        package var isCurrent: Bool { pending.isEmpty && unknown.isEmpty && changed.isEmpty }
     }
 
     /// Applies every pending migration and returns the versions it applied (empty when current).
@@ -44,7 +44,7 @@ public struct Migrator: Sendable {
     /// lock could be taken in one session and "released" in another, and a session's temporary function would not be
     /// found by the next statement.
     @discardableResult
-    public func migrate(client: PostgresClient, logger: Logger) async throws -> [Int] {
+    package func migrate(client: PostgresClient, logger: Logger) async throws -> [Int] {
         var applied: [Int] = []
         while let version = try await applyNext(client: client, logger: logger) {
             applied.append(version)
@@ -102,7 +102,7 @@ public struct Migrator: Sendable {
     }
 
     /// Reads which migrations the database has applied.
-    public func status(client: PostgresClient, logger: Logger) async throws -> Status {
+    package func status(client: PostgresClient, logger: Logger) async throws -> Status {
         try await client.withConnection { try await status(connection: $0, logger: logger) }
     }
 
@@ -126,7 +126,7 @@ public struct Migrator: Sendable {
     }
 
     /// Throws a clear ``StoreError`` unless the database is exactly at this build's schema.
-    public func requireCurrent(client: PostgresClient, logger: Logger) async throws {
+    package func requireCurrent(client: PostgresClient, logger: Logger) async throws {
         let status = try await status(client: client, logger: logger)
         try Self.refuseIfDiverged(status)
         if !status.pending.isEmpty {

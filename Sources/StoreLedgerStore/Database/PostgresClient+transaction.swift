@@ -1,5 +1,5 @@
-public import Logging
-public import PostgresNIO
+package import Logging
+package import PostgresNIO
 
 extension PostgresClient {
     /// Runs `body` in a transaction on one pooled connection and returns only once the database has committed it.
@@ -13,7 +13,7 @@ extension PostgresClient {
     /// unwrapped after a rollback, so callers can match on it. A transaction that runs hot statements passes the
     /// process's `sessions`, which prepares the connection's session first (``DatabaseSessions/prepare(_:logger:)``).
     @discardableResult
-    public func inTransaction<Result>(
+    package func inTransaction<Result>(
         logger: Logger,
         sessions: DatabaseSessions? = nil,
         isolation: isolated (any Actor)? = #isolation,
@@ -31,7 +31,7 @@ extension PostgresConnection {
     /// runs hot statements), the connection's session is prepared first where sessions are kept whole
     /// (``DatabaseSessions/prepare(_:logger:)``).
     @discardableResult
-    public func inTransaction<Result>(
+    package func inTransaction<Result>(
         logger: Logger,
         sessions: DatabaseSessions? = nil,
         isolation: isolated (any Actor)? = #isolation,

@@ -1,15 +1,15 @@
-public import Foundation
-public import StoreLedgerCore
+package import Foundation
+package import StoreLedgerCore
 
 /// What the log assigned to an appended event.
-public struct AppendedEvent: Sendable, Hashable {
+package struct AppendedEvent: Sendable, Hashable {
     /// The event's identity.
-    public let id: EventID
+    package let id: EventID
     /// When the database received it (the partition key).
-    public let receivedAt: Date
+    package let receivedAt: Date
 
     /// Creates the record of an appended event.
-    public init(id: EventID, receivedAt: Date) {
+    package init(id: EventID, receivedAt: Date) {
         self.id = id
         self.receivedAt = receivedAt
     }

@@ -1,20 +1,20 @@
-public import Logging
-public import PostgresNIO
+package import Logging
+package import PostgresNIO
 import StoreLedgerCore
 
 /// The append-only event log: every accepted input, byte for byte, with its queue row.
-public struct EventLog: Sendable {
+package struct EventLog: Sendable {
     /// The Postgres client the log writes through.
-    public let client: PostgresClient
+    package let client: PostgresClient
     /// How the append reaches Postgres (the process's pooler and prepared sessions).
-    public let sessions: DatabaseSessions
+    package let sessions: DatabaseSessions
     /// Where ``append(_:logger:)`` batches concurrent appends into shared transactions.
     private let groupCommit: GroupCommit
 
     /// Creates a log over `client`, appending as `sessions` allow (default: a direct connection), whose
     /// ``append(_:logger:)`` keeps at most `concurrentCommits` transactions (and pooled connections) in flight;
     /// appends arriving meanwhile share the next one (see ``GroupCommit``).
-    public init(
+    package init(
         client: PostgresClient, sessions: DatabaseSessions = DatabaseSessions(), concurrentCommits: Int = EventLog.defaultConcurrentCommits
     ) {
         self.client = client
@@ -23,18 +23,18 @@ public struct EventLog: Sendable {
     }
 
     /// The default for ``init(client:sessions:concurrentCommits:)`` (`RECEIVER_CONCURRENT_COMMITS`).
-    public static let defaultConcurrentCommits = 2
+    package static let defaultConcurrentCommits = 2
 
     /// Appends an event and its pending queue row. Returns only after the database confirmed the commit of the
     /// transaction that carried it, so a caller may acknowledge the input; throws when it did not. Concurrent
     /// appends share transactions (``GroupCommit``).
-    public func append(_ event: NewEvent, logger: Logger) async throws -> AppendedEvent {
+    package func append(_ event: NewEvent, logger: Logger) async throws -> AppendedEvent {
         try await groupCommit.append(event, logger: logger)
     }
 
     /// Appends an event and its queue row on an existing connection, inside the caller's transaction (which must
     /// commit before anything is acknowledged, and which was opened with the same `sessions`).
-    public static func append(
+    package static func append(
         _ event: NewEvent, on connection: PostgresConnection, sessions: DatabaseSessions, logger: Logger
     ) async throws -> AppendedEvent {
         try await append([event], on: connection, sessions: sessions, logger: logger)[0]
@@ -55,7 +55,7 @@ public struct EventLog: Sendable {
     /// Creates monthly partitions from this month through `monthsAhead` months ahead; returns how
     /// many it created. Idempotent; workers call it periodically.
     @discardableResult
-    public func ensurePartitions(monthsAhead: Int = 3, logger: Logger) async throws -> Int {
+    package func ensurePartitions(monthsAhead: Int = 3, logger: Logger) async throws -> Int {
         try await client.inTransaction(logger: logger) { connection in
             try await connection.query("SELECT storeledger_ensure_event_partitions(\(monthsAhead)::int4)", logger: logger)
                 .decode(Int.self).firstAfterReadingAll() ?? 0

@@ -1,31 +1,31 @@
-public import Foundation
-public import Logging
-public import PostgresNIO
+package import Foundation
+package import Logging
+package import PostgresNIO
 
 /// The monthly partitions of `events`: create them ahead of time, list them, and detach old ones for archiving
 /// (`storeledger partitions`). Detaching is how the append-only log sheds history: never a DELETE.
-public struct EventPartitions: Sendable {
+package struct EventPartitions: Sendable {
     /// One partition.
-    public struct Partition: Sendable, Equatable {
+    package struct Partition: Sendable, Equatable {
         /// The table's name (`events_2026_11`).
-        public var name: String
+        package var name: String
         /// The first month it holds (UTC), nil for the default partition.
-        public var month: Date?
+        package var month: Date?
         /// Its rows (an estimate for large tables would do; this counts).
-        public var rows: Int
+        package var rows: Int
     }
 
     /// The database.
-    public let client: PostgresClient
+    package let client: PostgresClient
 
     /// Creates the helper.
-    public init(client: PostgresClient) {
+    package init(client: PostgresClient) {
         self.client = client
     }
 
     /// Creates the partitions from `from`'s month through `monthsAhead` months later; returns how many were new.
     @discardableResult
-    public func ensure(monthsAhead: Int, from: Date = Date(), logger: Logger) async throws -> Int {
+    package func ensure(monthsAhead: Int, from: Date = Date(), logger: Logger) async throws -> Int {
         try await client.inTransaction(logger: logger) { connection in
             try await connection.query(
                 "SELECT storeledger_ensure_event_partitions(\(Int32(monthsAhead))::int4, \(from))", logger: logger
@@ -34,7 +34,7 @@ public struct EventPartitions: Sendable {
     }
 
     /// The attached partitions, oldest first (the default partition last).
-    public func list(logger: Logger) async throws -> [Partition] {
+    package func list(logger: Logger) async throws -> [Partition] {
         var names: [String] = []
         for try await name in try await client.query(
             """
@@ -57,7 +57,7 @@ public struct EventPartitions: Sendable {
     /// Detaches every monthly partition that ends on or before `before` (a month start), after checking that none
     /// of its events is still waiting or being processed; with `drop`, drops it too (otherwise it stays as a plain
     /// table to dump and archive). Returns the names detached.
-    public func detach(before: Date, drop: Bool, logger: Logger) async throws -> [String] {
+    package func detach(before: Date, drop: Bool, logger: Logger) async throws -> [String] {
         var detached: [String] = []
         for partition in try await list(logger: logger) {
             guard let month = partition.month, let end = Calendar.utc.date(byAdding: .month, value: 1, to: month), end <= before else { continue }
@@ -97,7 +97,7 @@ public struct EventPartitions: Sendable {
 
 extension Calendar {
     /// The Gregorian calendar in UTC, which partition bounds use.
-    public static var utc: Calendar {
+    package static var utc: Calendar {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         return calendar

@@ -1,29 +1,29 @@
-public import NIOCore
-public import StoreLedgerCore
+package import NIOCore
+package import StoreLedgerCore
 
 /// An input to append to the event log, with the request metadata an investigator needs.
-public struct NewEvent: Sendable {
+package struct NewEvent: Sendable {
     /// How the event arrived.
-    public var source: EventSource
+    package var source: EventSource
     /// The environment the route implies, if any.
-    public var environmentHint: EnvironmentHint?
+    package var environmentHint: EnvironmentHint?
     /// The route (path) it arrived on, if it came over HTTP.
-    public var route: String?
+    package var route: String?
     /// The body exactly as received.
-    public var body: ByteBuffer
+    package var body: ByteBuffer
     /// The peer's address.
-    public var remoteAddress: String?
+    package var remoteAddress: String?
     /// The request's `Content-Type`.
-    public var contentType: String?
+    package var contentType: String?
     /// The request's `User-Agent`.
-    public var userAgent: String?
+    package var userAgent: String?
     /// The request id logged with it.
-    public var requestID: String?
+    package var requestID: String?
     /// The authenticated user who posted it (app-facing routes), so ownership can be rebuilt from the log.
-    public var userID: String?
+    package var userID: String?
 
     /// Creates an event to append.
-    public init(
+    package init(
         source: EventSource,
         environmentHint: EnvironmentHint? = nil,
         route: String? = nil,

@@ -13,7 +13,7 @@ import Synchronization
 ///
 /// Bounded, least recently used first out, approximately: two generations of at most `capacity / 2` facts each;
 /// a hit in the older one moves the fact to the newer, and when the newer is full the older is dropped.
-public final class DecodedFactCache: Sendable {
+package final class DecodedFactCache: Sendable {
     /// A fact's kind and content digest (lower-case hex).
     struct Key: Hashable, Sendable {
         /// The fact's kind (the tables hash different bytes).
@@ -29,17 +29,17 @@ public final class DecodedFactCache: Sendable {
     }
 
     /// The default capacity: 20,000 facts (about 36 MB in a worker, measured with notification facts).
-    public static let defaultCapacity = 20_000
+    package static let defaultCapacity = 20_000
 
     private let generations: Mutex<Generations>
 
     /// Creates a cache holding at most `capacity` facts; 0 holds none.
-    public init(capacity: Int = defaultCapacity) {
+    package init(capacity: Int = defaultCapacity) {
         generations = Mutex(Generations(capacity: max(capacity, 0)))
     }
 
     /// The most facts held at once.
-    public internal(set) var capacity: Int {
+    package internal(set) var capacity: Int {
         get { generations.withLock { $0.capacity } }
         set {
             generations.withLock { generations in

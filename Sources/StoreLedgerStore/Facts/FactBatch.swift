@@ -1,5 +1,5 @@
-public import Foundation
-public import StoreLedgerCore
+package import Foundation
+package import StoreLedgerCore
 
 /// The verified facts of one claimed batch, gathered so that ``FactStore/record(_:on:logger:)`` writes each table
 /// in one statement instead of one statement per fact.
@@ -8,7 +8,7 @@ public import StoreLedgerCore
 /// content digest), so that the refold that follows finds it decoded. Signed data repeated inside the batch (an
 /// Apple retry carries the same nested transaction) is merged here: one row per distinct decoded payload,
 /// standalone if any occurrence was, first seen at the lowest event id.
-public struct FactBatch: Sendable {
+package struct FactBatch: Sendable {
     /// A notification delivered by one event.
     struct Notification: Sendable {
         /// The event that delivered it.
@@ -49,14 +49,14 @@ public struct FactBatch: Sendable {
     private(set) var renewalInfos: [String: SignedFact] = [:]
 
     /// An empty batch.
-    public init() {}
+    package init() {}
 
     /// Whether there is nothing to record.
-    public var isEmpty: Bool { notifications.isEmpty && transactions.isEmpty && renewalInfos.isEmpty }
+    package var isEmpty: Bool { notifications.isEmpty && transactions.isEmpty && renewalInfos.isEmpty }
 
     /// Adds a verified notification delivered by `eventID`, decoded as `fact` from these verified bytes, with its
     /// nested signed data as facts of their own.
-    public mutating func addNotification(
+    package mutating func addNotification(
         _ fact: NotificationFact, uuid: NotificationUUID, payloadJSON: Data, transactionJSON: Data?, renewalInfoJSON: Data?,
         eventID: EventID
     ) {
@@ -80,13 +80,13 @@ public struct FactBatch: Sendable {
 
     /// Adds a verified transaction decoded from `payloadJSON`; `standalone` when it arrived on its own rather than
     /// nested.
-    public mutating func addTransaction(_ transaction: TransactionPayload, payloadJSON: Data, standalone: Bool, eventID: EventID) {
+    package mutating func addTransaction(_ transaction: TransactionPayload, payloadJSON: Data, standalone: Bool, eventID: EventID) {
         Self.merge(.transaction(transaction), payloadJSON, standalone: standalone, eventID: eventID, into: &transactions)
     }
 
     /// Adds a verified renewal info decoded from `payloadJSON`; `standalone` when it arrived on its own rather than
     /// nested.
-    public mutating func addRenewalInfo(_ renewalInfo: RenewalInfoPayload, payloadJSON: Data, standalone: Bool, eventID: EventID) {
+    package mutating func addRenewalInfo(_ renewalInfo: RenewalInfoPayload, payloadJSON: Data, standalone: Bool, eventID: EventID) {
         Self.merge(.renewalInfo(renewalInfo), payloadJSON, standalone: standalone, eventID: eventID, into: &renewalInfos)
     }
 

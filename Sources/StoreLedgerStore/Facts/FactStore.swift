@@ -1,12 +1,12 @@
 import Foundation
-public import Logging
-public import PostgresNIO
-public import StoreLedgerCore
+package import Logging
+package import PostgresNIO
+package import StoreLedgerCore
 
 /// Records verified facts (`notifications`, `transactions`, `renewal_infos`) and loads them back
 /// as ``LedgerFact``s for the projections. Every method runs on the caller's connection, inside the
 /// caller's transaction.
-public enum FactStore {
+package enum FactStore {
     /// Records a whole batch of facts: one statement per table.
     ///
     /// Equivalent to recording each fact on its own in event order: Apple's retries within the batch become
@@ -17,7 +17,7 @@ public enum FactStore {
     /// waited on it, changes no row: the rows it would touch are already folded with it). The batch's decoded facts
     /// are remembered in `cache` for later refolds.
     @discardableResult
-    public static func record(
+    package static func record(
         _ batch: FactBatch, on connection: PostgresConnection, cache: DecodedFactCache, logger: Logger
     ) async throws -> [LedgerFact] {
         var newNotifications: Set<String> = []
@@ -98,7 +98,7 @@ public enum FactStore {
 
     /// Every fact of each subscription in `keys` (one statement, and one more for facts not held decoded); the result
     /// has one entry per key. Facts `cache` holds are not fetched.
-    public static func subscriptionFacts(
+    package static func subscriptionFacts(
         _ keys: [SubscriptionKey], on connection: PostgresConnection, cache: DecodedFactCache, logger: Logger
     ) async throws -> [SubscriptionKey: [LedgerFact]] {
         try await facts(
@@ -110,7 +110,7 @@ public enum FactStore {
 
     /// Every fact of each one-time purchase in `keys` (one statement, and one more for facts not held decoded); the
     /// result has one entry per key. Facts `cache` holds are not fetched.
-    public static func purchaseFacts(
+    package static func purchaseFacts(
         _ keys: [PurchaseKey], on connection: PostgresConnection, cache: DecodedFactCache, logger: Logger
     ) async throws -> [PurchaseKey: [LedgerFact]] {
         try await facts(

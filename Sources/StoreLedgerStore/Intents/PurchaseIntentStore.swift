@@ -1,21 +1,21 @@
-public import Foundation
-public import Logging
-public import PostgresNIO
-public import StoreLedgerCore
+package import Foundation
+package import Logging
+package import PostgresNIO
+package import StoreLedgerCore
 
 /// Purchase intents (`purchase_intents`); completion is read from the verified `transactions`, never stored.
-public struct PurchaseIntentStore: Sendable {
+package struct PurchaseIntentStore: Sendable {
     /// The Postgres client.
-    public let client: PostgresClient
+    package let client: PostgresClient
 
     /// Creates the store.
-    public init(client: PostgresClient) {
+    package init(client: PostgresClient) {
         self.client = client
     }
 
     /// Creates an intent for `user` buying `product`, valid for `lifetime`, and registers its correlation id as an
     /// appAccountToken owned by `user` — in one transaction.
-    public func create(for user: UserID, product: ProductID, lifetime: Duration, logger: Logger) async throws -> PurchaseIntent {
+    package func create(for user: UserID, product: ProductID, lifetime: Duration, logger: Logger) async throws -> PurchaseIntent {
         let id = UUID()
         let seconds = Double(lifetime.components.seconds)
         return try await client.inTransaction(logger: logger) { connection in
@@ -36,7 +36,7 @@ public struct PurchaseIntentStore: Sendable {
     }
 
     /// The intent with `id` and its completion, if any.
-    public func find(_ id: UUID, logger: Logger) async throws -> PurchaseIntent? {
+    package func find(_ id: UUID, logger: Logger) async throws -> PurchaseIntent? {
         let rows = try await client.query(
             """
             SELECT i.correlation_id, i.user_id, i.product_id, i.created_at, i.expires_at,

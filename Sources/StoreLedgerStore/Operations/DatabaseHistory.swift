@@ -1,39 +1,39 @@
-public import Foundation
-public import Logging
-public import PostgresNIO
+package import Foundation
+package import Logging
+package import PostgresNIO
 
 /// The database histories StoreLedger has written into (`database_history`, migration 0011): a failover to a
 /// standby or a restore from backup starts a new one, and the events acknowledged on the old one after the new one
 /// branched off may be lost. Noticing it moves the event id sequence on (so no id names two bodies) and leaves a
 /// window to reconcile from Apple's notification history.
-public struct DatabaseHistory: Sendable {
+package struct DatabaseHistory: Sendable {
     /// A change of history that was noticed: what the database still had, and the window that may have lost events.
-    public struct Change: Sendable, Equatable {
+    package struct Change: Sendable, Equatable {
         /// The row's id.
-        public var id: Int64
+        package var id: Int64
         /// When it was noticed.
-        public var noticedAt: Date
+        package var noticedAt: Date
         /// The history before: system identifier and timeline.
-        public var previous: (systemIdentifier: String, timeline: Int)
+        package var previous: (systemIdentifier: String, timeline: Int)
         /// The history now.
-        public var current: (systemIdentifier: String, timeline: Int)
+        package var current: (systemIdentifier: String, timeline: Int)
         /// The newest event the database still had when the change was noticed.
-        public var lastEventID: Int64?
+        package var lastEventID: Int64?
         /// When that event was received (nil for an empty log).
-        public var lastReceivedAt: Date?
+        package var lastReceivedAt: Date?
         /// Event ids continue from at least this.
-        public var eventIDFloor: Int64
+        package var eventIDFloor: Int64
         /// When the window was reconciled, if it was.
-        public var reconciledAt: Date?
+        package var reconciledAt: Date?
 
         /// The window whose notifications may be lost: from `margin` before the newest event still present (an empty
         /// log: `margin` before the change was noticed) to `margin` after it was noticed. Reconciling it is idempotent.
-        public func window(margin: TimeInterval = 600) -> (start: Date, end: Date) {
+        package func window(margin: TimeInterval = 600) -> (start: Date, end: Date) {
             ((lastReceivedAt ?? noticedAt).addingTimeInterval(-margin), noticedAt.addingTimeInterval(margin))
         }
 
         /// Compares every field.
-        public static func == (lhs: Change, rhs: Change) -> Bool {
+        package static func == (lhs: Change, rhs: Change) -> Bool {
             lhs.id == rhs.id && lhs.noticedAt == rhs.noticedAt && lhs.previous == rhs.previous && lhs.current == rhs.current
                 && lhs.lastEventID == rhs.lastEventID && lhs.lastReceivedAt == rhs.lastReceivedAt && lhs.eventIDFloor == rhs.eventIDFloor
                 && lhs.reconciledAt == rhs.reconciledAt
@@ -41,24 +41,24 @@ public struct DatabaseHistory: Sendable {
     }
 
     /// The database.
-    public let client: PostgresClient
+    package let client: PostgresClient
 
     /// Creates the helper.
-    public init(client: PostgresClient) {
+    package init(client: PostgresClient) {
         self.client = client
     }
 
     /// Looks at the history now (appends also do, on a session's first insert); returns whether it changed since last
     /// seen, in which case the id sequence has been moved on and the change recorded.
     @discardableResult
-    public func check(logger: Logger) async throws -> Bool {
+    package func check(logger: Logger) async throws -> Bool {
         try await client.inTransaction(logger: logger) { connection in
             try await connection.query("SELECT storeledger_check_history()", logger: logger).decode(Bool.self).firstAfterReadingAll() ?? false
         }
     }
 
     /// Every noticed change (oldest first); only those not yet reconciled with `unreconciledOnly`.
-    public func changes(unreconciledOnly: Bool = false, logger: Logger) async throws -> [Change] {
+    package func changes(unreconciledOnly: Bool = false, logger: Logger) async throws -> [Change] {
         let rows = try await client.query(
             """
             SELECT id, noticed_at, previous_system_identifier, previous_timeline, system_identifier, timeline,
@@ -79,7 +79,7 @@ public struct DatabaseHistory: Sendable {
 
     /// Records that change `id`'s window was reconciled by `by` (or, with `error`, that an attempt failed and will be
     /// retried).
-    public func markReconciled(_ id: Int64, by: String, error: String? = nil, logger: Logger) async throws {
+    package func markReconciled(_ id: Int64, by: String, error: String? = nil, logger: Logger) async throws {
         try await client.inTransaction(logger: logger) { connection in
             try await connection.query(
                 """

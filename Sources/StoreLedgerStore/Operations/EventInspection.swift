@@ -1,67 +1,67 @@
-public import Foundation
-public import NIOCore
+package import Foundation
+package import NIOCore
 
 /// Everything known about one event (`storeledger inspect`): the raw body, how it arrived, its queue state and
 /// every failed attempt and operator action.
-public struct EventInspection: Sendable {
+package struct EventInspection: Sendable {
     /// One failed attempt.
-    public struct Failure: Sendable {
+    package struct Failure: Sendable {
         /// The attempt number.
-        public var attempt: Int
+        package var attempt: Int
         /// When it failed.
-        public var failedAt: Date
+        package var failedAt: Date
         /// The worker that held it.
-        public var worker: String?
+        package var worker: String?
         /// retry, dead, rejected or lease_expired.
-        public var outcome: String
+        package var outcome: String
         /// The error.
-        public var error: String
+        package var error: String
     }
 
     /// One operator action.
-    public struct Action: Sendable {
+    package struct Action: Sendable {
         /// requeue or replay.
-        public var action: String
+        package var action: String
         /// The state it was in before.
-        public var previousState: String
+        package var previousState: String
         /// Who asked.
-        public var requestedBy: String
+        package var requestedBy: String
         /// Why.
-        public var reason: String
+        package var reason: String
         /// When.
-        public var performedAt: Date
+        package var performedAt: Date
     }
 
     /// The event id.
-    public var id: Int64
+    package var id: Int64
     /// When it was received.
-    public var receivedAt: Date
+    package var receivedAt: Date
     /// How it arrived.
-    public var source: String
+    package var source: String
     /// The route's environment hint.
-    public var environmentHint: String?
+    package var environmentHint: String?
     /// The route.
-    public var route: String?
+    package var route: String?
     /// The body exactly as received.
-    public var body: ByteBuffer
+    package var body: ByteBuffer
     /// The request id.
-    public var requestID: String?
+    package var requestID: String?
     /// The signed-in user who posted it.
-    public var userID: String?
+    package var userID: String?
     /// The queue state.
-    public var state: String
+    package var state: String
     /// Attempts so far.
-    public var attempts: Int
+    package var attempts: Int
     /// Why it was rejected.
-    public var rejectReason: String?
+    package var rejectReason: String?
     /// The last error.
-    public var lastError: String?
+    package var lastError: String?
     /// When it finished.
-    public var finishedAt: Date?
+    package var finishedAt: Date?
     /// The notification it delivered, if it was one and verified.
-    public var notificationUUID: String?
+    package var notificationUUID: String?
     /// Failed attempts, oldest first.
-    public var failures: [Failure]
+    package var failures: [Failure]
     /// Operator actions, oldest first.
-    public var actions: [Action]
+    package var actions: [Action]
 }

@@ -1,11 +1,11 @@
 import Foundation
-public import Logging
+package import Logging
 import PostgresNIO
 
 extension OperatorStore {
     /// The most recently parked events (rejected and dead), newest first, at most `limit`: served by
     /// `event_queue_parked_idx`.
-    public func problemEvents(limit: Int = 50, logger: Logger) async throws -> [ProblemEvent] {
+    package func problemEvents(limit: Int = 50, logger: Logger) async throws -> [ProblemEvent] {
         let rows = try await client.query(
             """
             SELECT p.event_id, p.state, p.reason, p.attempts, p.event_received_at, p.finished_at
@@ -25,7 +25,7 @@ extension OperatorStore {
     }
 
     /// The verified notification `notificationUUID` as decoded and recorded, or nil.
-    public func decodedNotification(_ notificationUUID: String, logger: Logger) async throws -> DecodedNotification? {
+    package func decodedNotification(_ notificationUUID: String, logger: Logger) async throws -> DecodedNotification? {
         guard
             let (uuid, type, subtype, environment, payload, transaction, renewal) = try await client.query(
                 """

@@ -1,22 +1,22 @@
-public import Foundation
-public import Logging
+package import Foundation
+package import Logging
 import NIOCore
-public import PostgresNIO
+package import PostgresNIO
 
 /// The operator's view of the queue: statistics, one event's whole story, and putting parked or finished events
 /// back to work (`stats`, `inspect`, `requeue`, `replay`). Every requeue and replay is recorded in
 /// `operator_actions` with who asked and why.
-public struct OperatorStore: Sendable {
+package struct OperatorStore: Sendable {
     /// The Postgres client.
-    public let client: PostgresClient
+    package let client: PostgresClient
 
     /// Creates the store.
-    public init(client: PostgresClient) {
+    package init(client: PostgresClient) {
         self.client = client
     }
 
     /// A snapshot of the queue.
-    public func statistics(logger: Logger) async throws -> QueueStatistics {
+    package func statistics(logger: Logger) async throws -> QueueStatistics {
         var depth = Dictionary(uniqueKeysWithValues: QueueState.allCases.map { ($0.rawValue, 0) })
         for try await (state, count) in try await client.query("SELECT state, count(*) FROM event_queue GROUP BY state", logger: logger)
             .decode((String, Int).self)
@@ -72,7 +72,7 @@ public struct OperatorStore: Sendable {
     }
 
     /// Everything known about event `id`, or nil when there is no such event.
-    public func inspect(_ id: Int64, logger: Logger) async throws -> EventInspection? {
+    package func inspect(_ id: Int64, logger: Logger) async throws -> EventInspection? {
         var inspection: EventInspection?
         let rows = try await client.query(
             """
@@ -110,7 +110,7 @@ public struct OperatorStore: Sendable {
     }
 
     /// Which events to put back to work.
-    public enum Selection: Sendable {
+    package enum Selection: Sendable {
         /// Every dead event.
         case dead
         /// Rejected events whose reason starts with `prefix` (`""` for all rejected).
@@ -129,7 +129,7 @@ public struct OperatorStore: Sendable {
     /// Safe to run at any time: the handler is idempotent (facts are recorded once; rows are refolded from all
     /// facts), so a replayed event changes nothing unless the code that handles it changed.
     @discardableResult
-    public func requeue(
+    package func requeue(
         _ selection: Selection, action: String = "requeue", by operatorName: String, reason: String, logger: Logger
     ) async throws -> Int {
         let query = Self.requeueStatement(selection, action: action, by: operatorName, reason: reason)

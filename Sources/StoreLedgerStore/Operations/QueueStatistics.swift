@@ -1,22 +1,22 @@
-public import Foundation
+import Foundation
 
 /// A snapshot of the queue for operators (`storeledger stats`).
-public struct QueueStatistics: Sendable, Codable, Equatable {
+package struct QueueStatistics: Sendable, Codable, Equatable {
     /// Events per state (every state present, zero when empty).
-    public var depth: [String: Int]
+    package var depth: [String: Int]
     /// Age in seconds of the oldest event waiting to be claimed (pending and available), nil when none.
-    public var oldestPendingAgeSeconds: Double?
+    package var oldestPendingAgeSeconds: Double?
     /// Events finished (done, rejected or dead) in the last minute.
-    public var finishedLastMinute: Int
+    package var finishedLastMinute: Int
     /// Events appended to the log in the last minute.
-    public var receivedLastMinute: Int
+    package var receivedLastMinute: Int
     /// Rejected events by reason class (the text before the first colon of the reason).
-    public var rejectedByReason: [String: Int]
+    package var rejectedByReason: [String: Int]
     /// Dead events by error class (the text before the first colon of the last error).
-    public var deadByError: [String: Int]
+    package var deadByError: [String: Int]
 
     /// Creates a snapshot.
-    public init(
+    package init(
         depth: [String: Int], oldestPendingAgeSeconds: Double?, finishedLastMinute: Int, receivedLastMinute: Int,
         rejectedByReason: [String: Int], deadByError: [String: Int]
     ) {

@@ -1,14 +1,14 @@
 import Foundation
-public import Logging
-public import PostgresNIO
-public import StoreLedgerCore
+package import Logging
+package import PostgresNIO
+package import StoreLedgerCore
 
 /// The product catalog in the database (`product_catalog`, migration 0012), where `entitlements_at` reads it, so
 /// the SQL definition of "entitled now" and the app-facing routes use the same catalog.
-public enum ProductCatalogStore {
+package enum ProductCatalogStore {
     /// Replaces the stored catalog with `catalog` in one transaction (the empty catalog empties the table: no
     /// catalog). The app-facing API publishes its `PRODUCT_CATALOG` this way when it starts.
-    public static func publish(_ catalog: ProductCatalog, client: PostgresClient, logger: Logger) async throws {
+    package static func publish(_ catalog: ProductCatalog, client: PostgresClient, logger: Logger) async throws {
         let products = catalog.products.values.sorted { $0.productID.rawValue < $1.productID.rawValue }
         // Entitlement lists travel as JSON text (an array of arrays has no single Postgres type); "" = absent.
         let entitlements = try products.map { product -> String in

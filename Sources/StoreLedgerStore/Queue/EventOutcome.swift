@@ -1,5 +1,5 @@
 /// What processing one claimed event came to.
-public enum EventOutcome: Sendable, Hashable {
+package enum EventOutcome: Sendable, Hashable {
     /// Processed; the event is finished.
     case done
     /// Failed for a reason that may pass (a database error, a network failure): try again later.

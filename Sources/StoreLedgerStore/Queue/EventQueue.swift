@@ -1,21 +1,21 @@
 import Foundation
-public import Logging
-public import PostgresNIO
+package import Logging
+package import PostgresNIO
 import StoreLedgerCore
 
 /// The work queue over the event log: claim with `FOR UPDATE SKIP LOCKED` under a lease, complete
 /// fenced by lease owner and attempt, retry with backoff, rescue expired leases.
-public struct EventQueue: Sendable {
+package struct EventQueue: Sendable {
     /// The channel `NOTIFY`d when new work is enqueued.
-    public static let notificationChannel = "storeledger_events"
+    package static let notificationChannel = "storeledger_events"
 
     /// The Postgres client the queue runs on.
-    public let client: PostgresClient
+    package let client: PostgresClient
     /// How the claim reaches Postgres (the process's pooler and prepared sessions).
-    public let sessions: DatabaseSessions
+    package let sessions: DatabaseSessions
 
     /// Creates a queue over `client`, claiming as `sessions` allow (default: a direct connection).
-    public init(client: PostgresClient, sessions: DatabaseSessions = DatabaseSessions()) {
+    package init(client: PostgresClient, sessions: DatabaseSessions = DatabaseSessions()) {
         self.client = client
         self.sessions = sessions
     }
@@ -23,7 +23,7 @@ public struct EventQueue: Sendable {
     /// Claims up to `limit` ready events for `owner` in one statement, leasing them for `lease`.
     ///
     /// Each claim counts as an attempt. Returns the events in log order.
-    public func claim(limit: Int, owner: String, lease: Duration, logger: Logger) async throws -> [ClaimedEvent] {
+    package func claim(limit: Int, owner: String, lease: Duration, logger: Logger) async throws -> [ClaimedEvent] {
         let leaseSeconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
         // In a checked transaction like every write: a claim that did not commit is not handed to the handler.
         let rows = try await client.inTransaction(logger: logger, sessions: sessions) { [sessions] connection in
@@ -50,7 +50,7 @@ public struct EventQueue: Sendable {
     /// Retries are rescheduled by `policy`; a retry that exhausts it becomes `dead`; every failure is
     /// added to `event_attempt_errors`. Throws ``StoreError/Code/leaseLost`` when any event is no
     /// longer held by `owner` at that attempt, so the caller's transaction rolls back.
-    public static func complete(
+    package static func complete(
         _ results: [(event: ClaimedEvent, outcome: EventOutcome)],
         owner: String,
         policy: RetryPolicy,
@@ -102,7 +102,7 @@ public struct EventQueue: Sendable {
     /// Returns expired leases to `pending` (or `dead` when they used their last attempt) and
     /// returns how many it rescued. Any worker may call it; concurrent calls skip each other's rows.
     @discardableResult
-    public func rescueExpiredLeases(policy: RetryPolicy, limit: Int = 1000, logger: Logger) async throws -> Int {
+    package func rescueExpiredLeases(policy: RetryPolicy, limit: Int = 1000, logger: Logger) async throws -> Int {
         let rescued = try await client.inTransaction(logger: logger) { connection in
             try await connection.query(
                 """
@@ -140,7 +140,7 @@ extension EventQueue {
     /// Leases a just-appended event to `owner` inside the caller's transaction, for inline processing by the
     /// app-facing API: workers cannot see it before the commit, and its completion goes through the same fenced
     /// ``complete(_:owner:policy:on:sessions:logger:)`` as a claimed one.
-    public static func leaseAppended(
+    package static func leaseAppended(
         _ appended: AppendedEvent, _ event: NewEvent, owner: String, lease: Duration, on connection: PostgresConnection, logger: Logger
     ) async throws -> ClaimedEvent {
         let seconds = Double(lease.components.seconds)

@@ -1,5 +1,5 @@
 /// The processing state of an event in `event_queue`.
-public enum QueueState: String, Sendable, Hashable, CaseIterable, Codable {
+package enum QueueState: String, Sendable, Hashable, CaseIterable, Codable {
     /// Waiting to be claimed (possibly not before its `available_at`).
     case pending
     /// Claimed by a worker under a lease.

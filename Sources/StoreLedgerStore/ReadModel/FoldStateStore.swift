@@ -1,23 +1,23 @@
 import Foundation
-public import Logging
-public import PostgresNIO
-public import StoreLedgerCore
+package import Logging
+package import PostgresNIO
+package import StoreLedgerCore
 
 /// Reads and writes `subscription_fold_states`: each subscription's ``SubscriptionFoldState`` (the winning evidence
 /// of each column), which lets a new fact merge into its row without reading the row's facts. On the caller's
 /// connection and transaction, under the rows' locks.
-public enum FoldStateStore {
+package enum FoldStateStore {
     /// What is stored for one subscription before its new facts merge.
-    public struct Stored: Sendable {
+    package struct Stored: Sendable {
         /// The fold state, if one is stored and decodes (a state this build cannot read counts as none).
-        public var state: SubscriptionFoldState?
+        package var state: SubscriptionFoldState?
         /// Whether the subscription has a read-model row (a row without a state must be refolded from its facts;
         /// a subscription with neither has no facts before this batch's).
-        public var hasRow: Bool
+        package var hasRow: Bool
     }
 
     /// The stored fold state and whether a row exists, for each key, in one statement.
-    public static func subscriptionStates(
+    package static func subscriptionStates(
         _ keys: [SubscriptionKey], on connection: PostgresConnection, logger: Logger
     ) async throws -> [SubscriptionKey: Stored] {
         guard !keys.isEmpty else { return [:] }
@@ -44,7 +44,7 @@ public enum FoldStateStore {
 
     /// Stores fold states in one statement and removes, in one more, those of keys whose state is nil (their facts
     /// cannot be summarised exactly: every new fact refolds them from all facts).
-    public static func write(
+    package static func write(
         _ states: [SubscriptionKey: SubscriptionFoldState?], on connection: PostgresConnection, logger: Logger
     ) async throws {
         let encoder = JSONEncoder()

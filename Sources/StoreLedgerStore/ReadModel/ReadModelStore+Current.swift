@@ -1,13 +1,13 @@
 import Foundation
-public import Logging
-public import PostgresNIO
-public import StoreLedgerCore
+package import Logging
+package import PostgresNIO
+package import StoreLedgerCore
 
 extension ReadModelStore {
     /// The stored states of these subscriptions (the columns that describe entitlement: status, entitlement,
     /// product, latest transaction, expiry, renewal, revocation, ownership, token), for detecting what a new
     /// projection changes — or nil, in the same round trip, when no webhook endpoint is active (nothing to detect).
-    public static func currentSubscriptionsIfWebhooksActive(
+    package static func currentSubscriptionsIfWebhooksActive(
         _ keys: [SubscriptionKey], on connection: PostgresConnection, logger: Logger
     ) async throws -> [SubscriptionKey: SubscriptionState]? {
         guard !keys.isEmpty else { return [:] }
@@ -53,7 +53,7 @@ extension ReadModelStore {
 
     /// The stored states of these one-time purchases (entitlement, revocation and identity columns), or nil when no
     /// webhook endpoint is active.
-    public static func currentPurchasesIfWebhooksActive(
+    package static func currentPurchasesIfWebhooksActive(
         _ keys: [PurchaseKey], on connection: PostgresConnection, logger: Logger
     ) async throws -> [PurchaseKey: PurchaseState]? {
         guard !keys.isEmpty else { return [:] }

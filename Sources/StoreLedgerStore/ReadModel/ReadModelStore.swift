@@ -1,14 +1,14 @@
-public import Foundation
-public import Logging
-public import PostgresNIO
-public import StoreLedgerCore
+import Foundation
+package import Logging
+package import PostgresNIO
+package import StoreLedgerCore
 
 /// Writes the read model (`subscriptions`, `purchases`) from projected states, on the caller's
 /// connection. A row's `updated_at` moves only when one of its values changes.
-public enum ReadModelStore {
+package enum ReadModelStore {
     /// Takes the locks of many rows in one statement, in the order given (callers sort, so that two workers
     /// locking overlapping sets cannot deadlock).
-    public static func lock(_ rowKeys: [String], on connection: PostgresConnection, logger: Logger) async throws {
+    package static func lock(_ rowKeys: [String], on connection: PostgresConnection, logger: Logger) async throws {
         guard !rowKeys.isEmpty else { return }
         // A volatile function in the target list is evaluated after the ORDER BY: locks are taken in order.
         try await connection.query(
@@ -21,7 +21,7 @@ public enum ReadModelStore {
     }
 
     /// Writes many subscription rows: upserts in one statement, deletes (nil states) one by one.
-    public static func write(_ states: [SubscriptionKey: SubscriptionState?], on connection: PostgresConnection, logger: Logger) async throws {
+    package static func write(_ states: [SubscriptionKey: SubscriptionState?], on connection: PostgresConnection, logger: Logger) async throws {
         var rows: [SubscriptionRow] = []
         for (key, state) in states {
             if let state { rows.append(SubscriptionRow(state)) } else { try await write(nil, for: key, on: connection, logger: logger) }
@@ -30,7 +30,7 @@ public enum ReadModelStore {
     }
 
     /// Writes many purchase rows: upserts in one statement, deletes (nil states) one by one.
-    public static func write(_ states: [PurchaseKey: PurchaseState?], on connection: PostgresConnection, logger: Logger) async throws {
+    package static func write(_ states: [PurchaseKey: PurchaseState?], on connection: PostgresConnection, logger: Logger) async throws {
         var rows: [PurchaseRow] = []
         for (key, state) in states {
             if let state { rows.append(PurchaseRow(state)) } else { try await write(nil, for: key, on: connection, logger: logger) }
@@ -39,7 +39,7 @@ public enum ReadModelStore {
     }
 
     /// Writes (or, when `state` is nil, deletes) the subscription row for `key`.
-    public static func write(_ state: SubscriptionState?, for key: SubscriptionKey, on connection: PostgresConnection, logger: Logger) async throws {
+    package static func write(_ state: SubscriptionState?, for key: SubscriptionKey, on connection: PostgresConnection, logger: Logger) async throws {
         try await write(
             state.map(SubscriptionRow.init), table: "subscriptions",
             key: [("environment", key.environment.rawValue), ("original_transaction_id", key.originalTransactionID.rawValue)],
@@ -48,7 +48,7 @@ public enum ReadModelStore {
     }
 
     /// Writes (or, when `state` is nil, deletes) the purchase row for `key`.
-    public static func write(_ state: PurchaseState?, for key: PurchaseKey, on connection: PostgresConnection, logger: Logger) async throws {
+    package static func write(_ state: PurchaseState?, for key: PurchaseKey, on connection: PostgresConnection, logger: Logger) async throws {
         try await write(
             state.map(PurchaseRow.init), table: "purchases",
             key: [("environment", key.environment.rawValue), ("transaction_id", key.transactionID.rawValue)],

@@ -1,31 +1,31 @@
-public import Foundation
-public import Logging
-public import PostgresNIO
+import Foundation
+package import Logging
+package import PostgresNIO
 import StoreLedgerCore
 
 /// Reads the event log in id order, for rebuilds.
-public enum EventPage {
+package enum EventPage {
     /// The highest event id so far (0 when the log is empty).
-    public static func highestID(on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
+    package static func highestID(on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
         try await connection.query("SELECT coalesce(max(id), 0) FROM events", logger: logger).decode(Int64.self).firstAfterReadingAll() ?? 0
     }
 
     /// How many of the events `ids` the workers finished as `done`.
-    public static func countDone(_ ids: [Int64], on connection: PostgresConnection, logger: Logger) async throws -> Int {
+    package static func countDone(_ ids: [Int64], on connection: PostgresConnection, logger: Logger) async throws -> Int {
         try await connection.query(
             "SELECT count(*) FROM event_queue WHERE state = 'done' AND event_id = ANY(\(ids)::int8[])", logger: logger
         ).decode(Int.self).firstAfterReadingAll() ?? 0
     }
 
     /// How many events have an id in `(after, through]`.
-    public static func count(after: Int64, through: Int64, on connection: PostgresConnection, logger: Logger) async throws -> Int {
+    package static func count(after: Int64, through: Int64, on connection: PostgresConnection, logger: Logger) async throws -> Int {
         try await connection.query(
             "SELECT count(*) FROM events WHERE id > \(after) AND id <= \(through)", logger: logger
         ).decode(Int.self).firstAfterReadingAll() ?? 0
     }
 
     /// Up to `limit` events with ids in `(after, through]`, oldest first, as the handler takes them.
-    public static func read(
+    package static func read(
         after: Int64, through: Int64, limit: Int, on connection: PostgresConnection, logger: Logger
     ) async throws -> [ClaimedEvent] {
         var events: [ClaimedEvent] = []

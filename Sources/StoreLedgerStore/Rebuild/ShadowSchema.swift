@@ -1,7 +1,7 @@
 import Foundation
-public import Logging
+package import Logging
 import NIOCore
-public import PostgresNIO
+package import PostgresNIO
 import StoreLedgerCore
 
 /// The shadow copy of the derived tables that `storeledger rebuild` fills from the event log, and the merge that
@@ -10,28 +10,28 @@ import StoreLedgerCore
 /// The shadow lives in its own schema with the same table definitions (`LIKE … INCLUDING ALL`). The handler writes
 /// into it unchanged, by running with `search_path` set to the shadow schema first, so rebuild and the live worker
 /// share every line of processing code.
-public enum ShadowSchema {
+package enum ShadowSchema {
     /// The schema's name.
-    public static let name = "storeledger_rebuild"
+    package static let name = "storeledger_rebuild"
 
     /// A derived table, its key and the columns that do not take part in comparisons.
-    public struct Table: Sendable {
+    package struct Table: Sendable {
         /// The table's name.
-        public var name: String
+        package var name: String
         /// Its primary key columns.
-        public var key: [String]
+        package var key: [String]
         /// Bookkeeping columns a rebuild may not reproduce (times of recording).
-        public var ignored: [String]
+        package var ignored: [String]
         /// Whether its rows are compared and reported as differences (a fold state is not: two states may summarise
         /// the same facts differently; it is swapped in with the facts all the same).
-        public var reported = true
+        package var reported = true
     }
 
     /// The tables whose differences a rebuild reports.
-    public static var reportedTables: [Table] { tables.filter(\.reported) }
+    package static var reportedTables: [Table] { tables.filter(\.reported) }
 
     /// The facts first, then the read model.
-    public static let tables: [Table] = [
+    package static let tables: [Table] = [
         Table(name: "notifications", key: ["notification_uuid"], ignored: ["recorded_at"]),
         Table(name: "notification_deliveries", key: ["event_id"], ignored: ["recorded_at"]),
         Table(name: "transactions", key: ["fact_sha256"], ignored: ["recorded_at"]),
@@ -42,7 +42,7 @@ public enum ShadowSchema {
     ]
 
     /// Drops any earlier shadow and creates an empty one.
-    public static func create(on connection: PostgresConnection, logger: Logger) async throws {
+    package static func create(on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \(name) CASCADE"), logger: logger)
         try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA \(name)"), logger: logger)
         for table in tables {
@@ -53,43 +53,44 @@ public enum ShadowSchema {
     }
 
     /// Drops the shadow.
-    public static func drop(on connection: PostgresConnection, logger: Logger) async throws {
+    package static func drop(on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \(name) CASCADE"), logger: logger)
     }
 
     /// Makes the rest of the caller's transaction read and write the shadow tables.
-    public static func use(on connection: PostgresConnection, logger: Logger) async throws {
+    package static func use(on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL search_path TO \(name), public"), logger: logger)
     }
 
     /// Makes the rest of the caller's transaction read and write the live tables again.
-    public static func leave(on connection: PostgresConnection, logger: Logger) async throws {
+    package static func leave(on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL search_path TO public"), logger: logger)
     }
 
     /// Blocks writers of the live derived tables until the caller's transaction ends; readers go on.
-    public static func lockLiveTables(on connection: PostgresConnection, logger: Logger) async throws {
+    package static func lockLiveTables(on connection: PostgresConnection, logger: Logger) async throws {
         let list = tables.map { "public.\($0.name)" }.joined(separator: ", ")
         try await connection.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(list) IN SHARE ROW EXCLUSIVE MODE"), logger: logger)
     }
 
     /// One row that differs between live and shadow.
-    public struct Difference: Sendable {
+    package struct Difference: Sendable {
         /// The table.
-        public var table: String
+        package var table: String
         /// `added` (only in the rebuild), `removed` (only live) or `changed`.
-        public var change: String
+        package var change: String
         /// The row's key, as JSON.
-        public var key: String
+        package var key: String
         /// The live row without ignored columns, as JSON (nil when added).
-        public var live: String?
+        package var live: String?
         /// The rebuilt row without ignored columns, as JSON (nil when removed).
-        public var rebuilt: String?
+        package var rebuilt: String?
     }
 
     /// The rows of `table` that differ between live and shadow (ignoring bookkeeping columns), up to `limit`.
-    public static func differences(in table: Table, limit: Int = 1000, on connection: PostgresConnection, logger: Logger) async throws -> [Difference]
-    {
+    package static func differences(
+        in table: Table, limit: Int = 1000, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [Difference] {
         let ignored = table.ignored.map { "'\($0)'" }.joined(separator: ", ")
         let keyJSON = { (alias: String) in "jsonb_build_object(" + table.key.map { "'\($0)', \(alias).\($0)" }.joined(separator: ", ") + ")" }
         let sql = """
@@ -113,7 +114,7 @@ public enum ShadowSchema {
 
     /// Makes each live table equal to its shadow (ignoring bookkeeping columns), writing only rows that differ;
     /// returns how many rows changed per reported table. Run it inside the transaction that locked the live tables.
-    public static func mergeIntoLive(on connection: PostgresConnection, logger: Logger) async throws -> [String: Int] {
+    package static func mergeIntoLive(on connection: PostgresConnection, logger: Logger) async throws -> [String: Int] {
         var changed: [String: Int] = [:]
         // Children before parents for deletes (deliveries reference notifications), parents first for inserts.
         for table in tables.reversed() {

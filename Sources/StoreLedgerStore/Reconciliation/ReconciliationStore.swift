@@ -1,20 +1,20 @@
-public import Foundation
-public import Logging
+import Foundation
+package import Logging
 import NIOCore
-public import PostgresNIO
-public import StoreLedgerCore
+package import PostgresNIO
+package import StoreLedgerCore
 
 /// What reconciliation writes (`reconciled_notifications` and the appended events): a notification found in Apple's
 /// history is appended once, unless the ledger already knows it. The reconciler in the worker asks Apple; every
 /// statement is here.
-public struct ReconciliationStore: Sendable {
+package struct ReconciliationStore: Sendable {
     /// The database.
-    public let client: PostgresClient
+    package let client: PostgresClient
     /// How the append reaches Postgres (the process's pooler and prepared sessions).
-    public let sessions: DatabaseSessions
+    package let sessions: DatabaseSessions
 
     /// Creates the store (`sessions` default: a direct connection).
-    public init(client: PostgresClient, sessions: DatabaseSessions = DatabaseSessions()) {
+    package init(client: PostgresClient, sessions: DatabaseSessions = DatabaseSessions()) {
         self.client = client
         self.sessions = sessions
     }
@@ -23,7 +23,7 @@ public struct ReconciliationStore: Sendable {
     /// known: its `notificationUUID` is a verified notification, was appended by an earlier reconciliation, or the payload
     /// is in a received event still waiting to be processed. Without a readable UUID it is always appended (the worker
     /// judges it). Concurrent reconcilers serialize per UUID. Returns whether it appended.
-    public func appendUnlessKnown(
+    package func appendUnlessKnown(
         _ signedPayload: String, notificationUUID uuid: String?, environmentHint: EnvironmentHint, environmentName: String, logger: Logger
     ) async throws -> Bool {
         try await client.inTransaction(logger: logger, sessions: sessions) { [sessions] connection in

@@ -1,12 +1,12 @@
-public import Foundation
+package import Foundation
 
 /// One purchase a user holds — an auto-renewable subscription or a one-time purchase (consumable, non-consumable,
 /// non-renewing subscription) — as `entitlements_at(t)` (migration 0012) reads it at an instant: what it grants
 /// through the product catalog and whether it grants it then. The rule lives in that SQL function only; this type
 /// carries its answer, so every route and the SQL agree.
-public struct Entitlement: Sendable, Equatable {
+package struct Entitlement: Sendable, Equatable {
     /// Which read-model table the row comes from.
-    public enum Kind: String, Sendable, Equatable {
+    package enum Kind: String, Sendable, Equatable {
         /// A row of `subscriptions`.
         case subscription
         /// A row of `purchases`.
@@ -14,49 +14,49 @@ public struct Entitlement: Sendable, Equatable {
     }
 
     /// Which table.
-    public var kind: Kind
+    package var kind: Kind
     /// `Production`, `Sandbox` or `Xcode`.
-    public var environment: String
+    package var environment: String
     /// The original transaction id (a purchase without one uses its transaction id).
-    public var originalTransactionID: String
+    package var originalTransactionID: String
     /// The latest transaction id.
-    public var transactionID: String?
+    package var transactionID: String?
     /// The product.
-    public var productID: String?
+    package var productID: String?
     /// Apple's product type (`Auto-Renewable Subscription` for subscriptions).
-    public var productType: String?
+    package var productType: String?
     /// The stored status, as the last signed fact left it (`active`, `grace_period`, `billing_retry`, `expired`,
     /// `revoked`; purchases `active` or `revoked`).
-    public var status: String
+    package var status: String
     /// The status at the instant asked about: `active`, `grace_period`, `billing_retry`, `expired`, `revoked` or
     /// `consumed` (a consumable that grants nothing).
-    public var statusNow: String
+    package var statusNow: String
     /// What the product grants (through the catalog), whether or not it grants it at the instant.
-    public var entitlements: [String]
+    package var entitlements: [String]
     /// Whether it grants `entitlements` at the instant asked about.
-    public var entitledNow: Bool
+    package var entitledNow: Bool
     /// Why it does or does not entitle (`active`, `grace_period`, `lifetime`, `expired`, `grace_period_ended`,
     /// `billing_retry`, `revoked`, `no_duration`, `consumable`, `not_in_catalog`, `no_entitlements`).
-    public var reason: String
+    package var reason: String
     /// When the access it gives ends or ended (nil: no end, or it grants nothing).
-    public var endsAt: Date?
+    package var endsAt: Date?
     /// When it was (last) purchased.
-    public var purchasedAt: Date?
+    package var purchasedAt: Date?
     /// When the current period ends (subscriptions; non-renewing subscriptions when Apple says).
-    public var expiresAt: Date?
+    package var expiresAt: Date?
     /// When the billing grace period ends.
-    public var gracePeriodExpiresAt: Date?
+    package var gracePeriodExpiresAt: Date?
     /// When Apple revoked it.
-    public var revokedAt: Date?
+    package var revokedAt: Date?
     /// Whether it renews (subscriptions).
-    public var autoRenew: Bool?
+    package var autoRenew: Bool?
     /// `PURCHASED` or `FAMILY_SHARED`.
-    public var ownership: String?
+    package var ownership: String?
     /// The appAccountToken the app set.
-    public var appAccountToken: String?
+    package var appAccountToken: String?
 
     /// Creates an entitlement row.
-    public init(
+    package init(
         kind: Kind, environment: String, originalTransactionID: String, transactionID: String?, productID: String?,
         productType: String?, status: String, statusNow: String, entitlements: [String], entitledNow: Bool, reason: String,
         endsAt: Date?, purchasedAt: Date?, expiresAt: Date?, gracePeriodExpiresAt: Date?, revokedAt: Date?, autoRenew: Bool?,
@@ -84,7 +84,7 @@ public struct Entitlement: Sendable, Equatable {
     }
 
     /// Whether it grants `entitlement` at the instant it was read at.
-    public func grants(_ entitlement: String) -> Bool {
+    package func grants(_ entitlement: String) -> Bool {
         entitledNow && entitlements.contains(entitlement)
     }
 }

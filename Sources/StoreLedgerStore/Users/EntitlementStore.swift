@@ -1,14 +1,14 @@
-public import Foundation
-public import Logging
-public import PostgresNIO
-public import StoreLedgerCore
+package import Foundation
+package import Logging
+package import PostgresNIO
+package import StoreLedgerCore
 
 /// Reads what users hold, through `entitlements_at(t)` (migration 0012), the one definition of "entitled now":
 /// the read-model rows linked to a user (by `user_links`), or carrying an appAccountToken the user owns when the
 /// purchase has no link of its own, evaluated at the instant the caller asks about.
-public enum EntitlementStore {
+package enum EntitlementStore {
     /// Every subscription and purchase of `user` as of `date`, newest expiry first.
-    public static func entitlements(
+    package static func entitlements(
         of user: UserID, at date: Date, on connection: PostgresConnection, logger: Logger
     ) async throws -> [Entitlement] {
         var bindings = PostgresBindings()
@@ -46,7 +46,7 @@ public enum EntitlementStore {
 
     /// The row that holds transaction `transactionID` (or original transaction) in `environment` as of `date`, if
     /// projected.
-    public static func entitlement(
+    package static func entitlement(
         environment: String, transactionID: String, at date: Date, on connection: PostgresConnection, logger: Logger
     ) async throws -> Entitlement? {
         var bindings = PostgresBindings()

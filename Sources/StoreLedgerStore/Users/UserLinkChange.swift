@@ -1,7 +1,7 @@
-public import StoreLedgerCore
+package import StoreLedgerCore
 
 /// What linking a purchase to a user changed.
-public enum UserLinkChange: Sendable, Equatable {
+package enum UserLinkChange: Sendable, Equatable {
     /// The purchase had no owner; now it has.
     case linked
     /// The purchase already belonged to this user.

@@ -1,17 +1,17 @@
 import Foundation
-public import Logging
-public import PostgresNIO
-public import StoreLedgerCore
+package import Logging
+package import PostgresNIO
+package import StoreLedgerCore
 
 /// Who owns which purchase: `user_links` (current owner) and `user_link_history` (every link and transfer).
 ///
 /// Policy (as RevenueCat's default): the latest authenticated claimant owns a purchase, so a restore on a new
 /// account transfers it; the transfer is recorded with the event that caused it.
-public enum UserLinkStore {
+package enum UserLinkStore {
     /// Links the purchase `(environment, originalTransactionID)` to `user` because of `eventID`, transferring it
     /// from its current owner if that is someone else. Runs in the caller's transaction; the row lock makes
     /// concurrent claims serialize.
-    public static func link(
+    package static func link(
         environment: String, originalTransactionID: String, to user: UserID, appAccountToken: String?,
         eventID: EventID, reason: String, on connection: PostgresConnection, logger: Logger
     ) async throws -> UserLinkChange {
@@ -55,7 +55,7 @@ public enum UserLinkStore {
     }
 
     /// The owner of an appAccountToken (lower-cased before lookup), if known.
-    public static func owner(ofToken token: String, on connection: PostgresConnection, logger: Logger) async throws -> UserID? {
+    package static func owner(ofToken token: String, on connection: PostgresConnection, logger: Logger) async throws -> UserID? {
         let rows = try await connection.query(
             "SELECT user_id FROM app_account_tokens WHERE app_account_token = \(token.lowercased())", logger: logger
         )
@@ -64,7 +64,7 @@ public enum UserLinkStore {
 
     /// Records that `token` belongs to `user` unless it already has an owner; returns the owner it has now.
     @discardableResult
-    public static func claimToken(
+    package static func claimToken(
         _ token: String, for user: UserID, origin: String, on connection: PostgresConnection, logger: Logger
     ) async throws -> UserID {
         let rows = try await connection.query(
@@ -86,7 +86,7 @@ public enum UserLinkStore {
     }
 
     /// The link history of a purchase, oldest first: (from, to, change, event id).
-    public static func history(
+    package static func history(
         environment: String, originalTransactionID: String, client: PostgresClient, logger: Logger
     ) async throws -> [(from: UserID?, to: UserID, change: String, eventID: EventID)] {
         let rows = try await client.query(

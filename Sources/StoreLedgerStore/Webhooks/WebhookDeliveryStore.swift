@@ -1,30 +1,30 @@
-public import Foundation
-public import Logging
-public import PostgresNIO
+package import Foundation
+package import Logging
+package import PostgresNIO
 
 /// The outgoing-webhook delivery queue (`webhook_deliveries`, `webhook_delivery_attempts`): claim due deliveries
 /// under a lease and record each attempt's outcome. The dispatcher in the worker does the HTTP; every statement is here.
-public struct WebhookDeliveryStore: Sendable {
+package struct WebhookDeliveryStore: Sendable {
     /// One due delivery, claimed: what to POST where, signed with which secret.
-    public struct Due: Sendable {
+    package struct Due: Sendable {
         /// The webhook event's id (sent as `StoreLedger-Event-Id`).
-        public let eventID: UUID
+        package let eventID: UUID
         /// The endpoint it goes to.
-        public let endpointID: Int64
+        package let endpointID: Int64
         /// This attempt's number (1-based).
-        public let attempt: Int
+        package let attempt: Int
         /// The endpoint's URL.
-        public let url: String
+        package let url: String
         /// The endpoint's signing secret.
-        public let secret: String
+        package let secret: String
         /// The JSON body.
-        public let body: Data
+        package let body: Data
         /// The event type (sent as `StoreLedger-Event-Type`).
-        public let type: String
+        package let type: String
     }
 
     /// The outcome of one attempt.
-    public enum Outcome: String, Sendable {
+    package enum Outcome: String, Sendable {
         /// A 2xx answer: done.
         case delivered
         /// Failed; tried again later.
@@ -34,16 +34,16 @@ public struct WebhookDeliveryStore: Sendable {
     }
 
     /// The database.
-    public let client: PostgresClient
+    package let client: PostgresClient
 
     /// Creates the store.
-    public init(client: PostgresClient) {
+    package init(client: PostgresClient) {
         self.client = client
     }
 
     /// Claims up to `limit` due deliveries, counting the attempt and making them due again after `leaseSeconds` (so a
     /// dispatcher that dies mid-POST does not lose them). Commits before returning.
-    public func claimDue(limit: Int, leaseSeconds: Double, logger: Logger) async throws -> [Due] {
+    package func claimDue(limit: Int, leaseSeconds: Double, logger: Logger) async throws -> [Due] {
         let rows = try await client.inTransaction(logger: logger) { connection in
             try await connection.query(
                 """
@@ -70,7 +70,7 @@ public struct WebhookDeliveryStore: Sendable {
 
     /// Records an attempt's outcome (fenced by the attempt number, so a stale dispatcher cannot overwrite a newer one)
     /// and its row in the attempt log; `retryAfterSeconds` schedules the next attempt of a `pending` one.
-    public func record(
+    package func record(
         _ delivery: Due, outcome: Outcome, status: Int?, error: String?, milliseconds: Double, retryAfterSeconds: Double, logger: Logger
     ) async throws {
         try await client.inTransaction(logger: logger) { connection in

@@ -1,11 +1,11 @@
 import Foundation
-public import Logging
+package import Logging
 import PostgresNIO
 
 extension WebhookEndpoints {
     /// The deliveries of the `limit` most recent webhook events, newest first: served by `webhook_events_created_idx`
     /// and the deliveries' primary key.
-    public func recentDeliveries(limit: Int = 50, logger: Logger) async throws -> [WebhookDeliveryRecord] {
+    package func recentDeliveries(limit: Int = 50, logger: Logger) async throws -> [WebhookDeliveryRecord] {
         let rows = try await client.query(
             """
             SELECT e.id, e.type, e.original_transaction_id, p.url, d.state, d.attempts, d.last_status, d.last_error,

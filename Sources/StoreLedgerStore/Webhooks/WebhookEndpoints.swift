@@ -1,33 +1,33 @@
 import Foundation
-public import Logging
-public import PostgresNIO
+package import Logging
+package import PostgresNIO
 
 /// The endpoints outgoing webhooks go to (`storeledger webhooks add|list|remove`).
-public struct WebhookEndpoints: Sendable {
+package struct WebhookEndpoints: Sendable {
     /// One endpoint.
-    public struct Endpoint: Sendable, Equatable {
+    package struct Endpoint: Sendable, Equatable {
         /// Its id.
-        public var id: Int64
+        package var id: Int64
         /// Where events are POSTed.
-        public var url: String
+        package var url: String
         /// Whether it receives events.
-        public var active: Bool
+        package var active: Bool
         /// Deliveries still pending.
-        public var pending: Int
+        package var pending: Int
         /// Deliveries that failed for good.
-        public var failed: Int
+        package var failed: Int
     }
 
     /// The database.
-    public let client: PostgresClient
+    package let client: PostgresClient
 
     /// Creates the helper.
-    public init(client: PostgresClient) {
+    package init(client: PostgresClient) {
         self.client = client
     }
 
     /// Adds (or reactivates) an endpoint and returns its signing secret (`whsec_` + 32 random bytes, base64url).
-    public func add(url: String, logger: Logger) async throws -> String {
+    package func add(url: String, logger: Logger) async throws -> String {
         guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host != nil else {
             throw StoreError.configuration("\(url) is not an http(s) URL")
         }
@@ -49,7 +49,7 @@ public struct WebhookEndpoints: Sendable {
     }
 
     /// Deactivates the endpoint at `url` (its history stays); returns whether there was one.
-    public func remove(url: String, logger: Logger) async throws -> Bool {
+    package func remove(url: String, logger: Logger) async throws -> Bool {
         try await client.inTransaction(logger: logger) { connection in
             try await connection.query(
                 "UPDATE webhook_endpoints SET active = false WHERE url = \(url) AND active RETURNING id", logger: logger
@@ -58,7 +58,7 @@ public struct WebhookEndpoints: Sendable {
     }
 
     /// Every endpoint with its delivery backlog.
-    public func list(logger: Logger) async throws -> [Endpoint] {
+    package func list(logger: Logger) async throws -> [Endpoint] {
         var endpoints: [Endpoint] = []
         for try await (id, url, active, pending, failed) in try await client.query(
             """

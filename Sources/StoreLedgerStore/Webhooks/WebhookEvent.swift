@@ -1,30 +1,30 @@
-public import Foundation
+package import Foundation
 
 /// A normalized entitlement change to deliver to the host app.
-public struct WebhookEvent: Sendable, Equatable {
+package struct WebhookEvent: Sendable, Equatable {
     /// Stable id (derived from the change), so receivers can deduplicate.
-    public var id: UUID
+    package var id: UUID
     /// `subscription.started`, `subscription.renewed`, `subscription.expired`, `purchase.refunded`, …
-    public var type: String
+    package var type: String
     /// The app account token on the purchase.
-    public var appAccountToken: String?
+    package var appAccountToken: String?
     /// The product.
-    public var productID: String?
+    package var productID: String?
     /// `Production`, `Sandbox` or `Xcode`.
-    public var environment: String
+    package var environment: String
     /// The purchase's original transaction id.
-    public var originalTransactionID: String
+    package var originalTransactionID: String
     /// The latest transaction id.
-    public var transactionID: String?
+    package var transactionID: String?
     /// Whether it entitles after the change.
-    public var entitled: Bool
+    package var entitled: Bool
     /// The current period's end.
-    public var expiresAt: Date?
+    package var expiresAt: Date?
     /// When Apple signed the fact that caused the change.
-    public var occurredAt: Date
+    package var occurredAt: Date
 
     /// Creates an event; the id is derived from what changed, so the same change always has the same id.
-    public init(
+    package init(
         type: String, appAccountToken: String?, productID: String?, environment: String, originalTransactionID: String,
         transactionID: String?, entitled: Bool, expiresAt: Date?, occurredAt: Date
     ) {

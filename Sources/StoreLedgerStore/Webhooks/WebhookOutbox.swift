@@ -1,16 +1,16 @@
 import Foundation
-public import Logging
-public import PostgresNIO
-public import StoreLedgerCore
+package import Logging
+package import PostgresNIO
+package import StoreLedgerCore
 
 /// The transactional outbox of outgoing webhooks: events are enqueued in the projection's transaction, with one
 /// delivery per active endpoint; nothing is enqueued while no endpoint is configured.
-public enum WebhookOutbox {
+package enum WebhookOutbox {
     /// Enqueues `events` (already-known ids are skipped) and their deliveries, on the caller's connection. The user
     /// is resolved from `user_links`, else from the owner of the app account token. `entitled` is taken from
     /// `entitlements_at(now())` — whether the row grants anything now, the definition every route uses — so call this
     /// after the rows are written; the events' own `entitled` (the fold's, clock-free) is replaced.
-    public static func enqueue(_ events: [WebhookEvent], on connection: PostgresConnection, logger: Logger) async throws {
+    package static func enqueue(_ events: [WebhookEvent], on connection: PostgresConnection, logger: Logger) async throws {
         guard !events.isEmpty else { return }
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
@@ -80,7 +80,7 @@ public enum WebhookOutbox {
     }
 
     /// The webhook events a subscription's projection implies: the change between its old and new state.
-    public static func events(old: SubscriptionState?, new: SubscriptionState?) -> [WebhookEvent] {
+    package static func events(old: SubscriptionState?, new: SubscriptionState?) -> [WebhookEvent] {
         guard let new, let change = EntitlementChange.between(old, new) else { return [] }
         return [
             WebhookEvent(
@@ -93,7 +93,7 @@ public enum WebhookOutbox {
     }
 
     /// The webhook events a one-time purchase's projection implies.
-    public static func events(old: PurchaseState?, new: PurchaseState?) -> [WebhookEvent] {
+    package static func events(old: PurchaseState?, new: PurchaseState?) -> [WebhookEvent] {
         guard let new, let change = EntitlementChange.between(old, new) else { return [] }
         return [
             WebhookEvent(

@@ -1,10 +1,10 @@
-public import Foundation
-public import Logging
+package import Foundation
+package import Logging
 import Metrics
-public import PostgresNIO
-public import StoreLedgerAppStoreAPI
+package import PostgresNIO
+package import StoreLedgerAppStoreAPI
 import StoreLedgerCore
-public import StoreLedgerStore
+package import StoreLedgerStore
 import StoreLedgerVerification
 
 /// Finds notifications Apple sent (or failed to send) that the log never received, with Get Notification
@@ -12,18 +12,18 @@ import StoreLedgerVerification
 ///
 /// A notification counts as already known when its notificationUUID is a verified notification, was appended by
 /// an earlier reconciliation, or is in a received event still waiting to be processed.
-public struct Reconciler: Sendable {
+package struct Reconciler: Sendable {
     /// The database.
-    public let client: PostgresClient
+    package let client: PostgresClient
     /// Apple's API.
-    public let appStore: AppStoreAPIClient
+    package let appStore: AppStoreAPIClient
     /// The environments to ask.
-    public let environments: [AppStoreAPIHost]
+    package let environments: [AppStoreAPIHost]
     /// How its appends reach Postgres (the process's pooler and prepared sessions).
-    public let sessions: DatabaseSessions
+    package let sessions: DatabaseSessions
 
     /// Creates a reconciler (`sessions` default: a direct connection).
-    public init(
+    package init(
         client: PostgresClient, appStore: AppStoreAPIClient, environments: [AppStoreAPIHost], sessions: DatabaseSessions = DatabaseSessions()
     ) {
         self.client = client
@@ -40,14 +40,14 @@ public struct Reconciler: Sendable {
     }
 
     /// What one run found.
-    public struct Result: Sendable, Equatable {
+    package struct Result: Sendable, Equatable {
         /// Notifications Apple listed.
-        public var listed = 0
+        package var listed = 0
         /// Notifications appended to the log.
-        public var appended = 0
+        package var appended = 0
 
         /// Creates a result.
-        public init(listed: Int = 0, appended: Int = 0) {
+        package init(listed: Int = 0, appended: Int = 0) {
             self.listed = listed
             self.appended = appended
         }
@@ -55,7 +55,7 @@ public struct Reconciler: Sendable {
 
     /// Asks for the notifications of `[start, end)` (only the failed ones when `onlyFailures`) in each environment,
     /// and appends the unknown ones.
-    public func run(from start: Date, to end: Date, onlyFailures: Bool, logger: Logger) async throws -> Result {
+    package func run(from start: Date, to end: Date, onlyFailures: Bool, logger: Logger) async throws -> Result {
         var result = Result()
         let request = NotificationHistoryRequest(
             startDate: Int64(start.timeIntervalSince1970 * 1000), endDate: Int64(end.timeIntervalSince1970 * 1000),
@@ -82,7 +82,7 @@ public struct Reconciler: Sendable {
     /// Reconciles the window of every change of database history not reconciled yet (a failover or restore that may
     /// have lost acknowledged events; see ``DatabaseHistory``) and marks each done, or records why it failed so the
     /// next run tries again. Returns what the windows held.
-    public func reconcileHistoryChanges(logger: Logger) async throws -> Result {
+    package func reconcileHistoryChanges(logger: Logger) async throws -> Result {
         let history = DatabaseHistory(client: client)
         var total = Result()
         for change in try await history.changes(unreconciledOnly: true, logger: logger) {

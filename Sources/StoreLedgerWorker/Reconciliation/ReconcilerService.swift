@@ -1,24 +1,24 @@
-public import Foundation
-public import Logging
-public import ServiceLifecycle
+package import Foundation
+package import Logging
+import ServiceLifecycle
 
 /// Runs the reconciler periodically inside a worker process (`RECONCILE_INTERVAL_SECONDS`): each run asks for
 /// the failed deliveries of the last `failuresWindow` and for every notification of the last `slidingWindow`, after
 /// the window of any database history change not reconciled yet (a failover that may have lost events).
-public struct ReconcilerService: Service {
+package struct ReconcilerService: Service {
     /// The reconciler.
-    public let reconciler: Reconciler
+    package let reconciler: Reconciler
     /// Time between runs.
-    public let interval: Duration
+    package let interval: Duration
     /// How far back to ask for failed deliveries (Apple keeps 180 days in production, 30 in sandbox).
-    public let failuresWindow: TimeInterval
+    package let failuresWindow: TimeInterval
     /// How far back to ask for all notifications.
-    public let slidingWindow: TimeInterval
+    package let slidingWindow: TimeInterval
     /// The logger.
-    public let logger: Logger
+    package let logger: Logger
 
     /// Creates the service.
-    public init(
+    package init(
         reconciler: Reconciler, interval: Duration, failuresWindow: TimeInterval = 3 * 86_400, slidingWindow: TimeInterval = 2 * 3600, logger: Logger
     ) {
         self.reconciler = reconciler
@@ -29,7 +29,7 @@ public struct ReconcilerService: Service {
     }
 
     /// Reconciles every `interval` until graceful shutdown; a failed run is logged and retried next time.
-    public func run() async throws {
+    package func run() async throws {
         while !Task.isCancelledOrShuttingDown {
             let now = Date()
             do {

@@ -1,34 +1,34 @@
-public import AsyncHTTPClient
+package import AsyncHTTPClient
 import Foundation
-public import Logging
+package import Logging
 import Metrics
 import NIOCore
 import NIOHTTP1
-public import PostgresNIO
-public import ServiceLifecycle
+package import PostgresNIO
+import ServiceLifecycle
 import StoreLedgerStore
 
 /// Delivers outgoing webhooks (a Service in each worker process): claims due deliveries with `FOR UPDATE SKIP
 /// LOCKED` under a short lease, POSTs the event signed with the endpoint's secret, and records every attempt. A
 /// 2xx delivers; anything else is retried with exponential backoff and jitter, until `maximumAttempts` make it
 /// `failed`. It runs apart from projection, so a slow or broken endpoint never holds the ledger back.
-public struct WebhookDispatcher: Service {
+package struct WebhookDispatcher: Service {
     /// The database.
-    public let client: PostgresClient
+    package let client: PostgresClient
     /// The HTTP client.
-    public let httpClient: HTTPClient
+    package let httpClient: HTTPClient
     /// Attempts before a delivery is `failed`.
-    public let maximumAttempts: Int
+    package let maximumAttempts: Int
     /// The first retry delay (doubled per attempt, with jitter, capped at `maximumBackoff`).
-    public let initialBackoff: Duration
+    package let initialBackoff: Duration
     /// The longest retry delay.
-    public let maximumBackoff: Duration
+    package let maximumBackoff: Duration
     /// How long one POST may take.
-    public let timeout: Duration
+    package let timeout: Duration
     /// How often to look for due deliveries when idle.
-    public let pollInterval: Duration
+    package let pollInterval: Duration
     /// The logger.
-    public let logger: Logger
+    package let logger: Logger
     /// Where deliveries are claimed and recorded.
     private var store: WebhookDeliveryStore { WebhookDeliveryStore(client: client) }
 
@@ -37,7 +37,7 @@ public struct WebhookDispatcher: Service {
     private let failed = Counter(label: "storeledger_webhook_deliveries_total", dimensions: [("result", "failed")])
 
     /// Creates the dispatcher.
-    public init(
+    package init(
         client: PostgresClient, httpClient: HTTPClient = .shared, maximumAttempts: Int = 12, initialBackoff: Duration = .seconds(10),
         maximumBackoff: Duration = .seconds(6 * 3600), timeout: Duration = .seconds(10), pollInterval: Duration = .seconds(1), logger: Logger
     ) {
@@ -52,7 +52,7 @@ public struct WebhookDispatcher: Service {
     }
 
     /// Delivers until graceful shutdown.
-    public func run() async throws {
+    package func run() async throws {
         while !Task.isCancelledOrShuttingDown {
             let count = (try? await deliverDue()) ?? 0
             if count == 0 { try? await cancelWhenGracefulShutdown { try await Task.sleep(for: pollInterval) } }
@@ -61,7 +61,7 @@ public struct WebhookDispatcher: Service {
 
     /// Claims and delivers up to `limit` due deliveries; returns how many it attempted.
     @discardableResult
-    public func deliverDue(limit: Int = 20) async throws -> Int {
+    package func deliverDue(limit: Int = 20) async throws -> Int {
         let lease = Double(timeout.components.seconds) * 3 + 30
         let due = try await store.claimDue(limit: limit, leaseSeconds: lease, logger: logger)
         await withTaskGroup(of: Void.self) { group in

@@ -1,19 +1,19 @@
 import Crypto
-public import Foundation
+package import Foundation
 
 /// The signature on outgoing webhooks: header `StoreLedger-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>` over
 /// `"<t>.<body>"` with the endpoint's secret, as Stripe signs; receivers recompute it and reject old timestamps.
-public enum WebhookSignature {
+package enum WebhookSignature {
     /// The header's name.
-    public static let headerName = "StoreLedger-Signature"
+    package static let headerName = "StoreLedger-Signature"
 
     /// The header value for `body` signed at `timestamp`.
-    public static func header(body: Data, secret: String, timestamp: Int64) -> String {
+    package static func header(body: Data, secret: String, timestamp: Int64) -> String {
         "t=\(timestamp),v1=\(hex(body: body, secret: secret, timestamp: timestamp))"
     }
 
     /// Whether `header` is a valid signature of `body` with `secret`, made within `tolerance` seconds of `now`.
-    public static func isValid(_ header: String, body: Data, secret: String, now: Date = Date(), tolerance: TimeInterval = 300) -> Bool {
+    package static func isValid(_ header: String, body: Data, secret: String, now: Date = Date(), tolerance: TimeInterval = 300) -> Bool {
         var timestamp: Int64?
         var signatures: [String] = []
         for part in header.split(separator: ",") {
