@@ -199,6 +199,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Core's test fixtures, free of Postgres and Hummingbird: the lifecycle catalogue, keyless folds, seeded fact
+        // permutations and Apple's sample payloads; shared by StoreLedgerCoreTests and StoreLedgerTests.
+        .target(
+            name: "StoreLedgerCoreTestSupport",
+            dependencies: [
+                "StoreLedgerCore",
+                "StoreLedgerSimulation",
+            ],
+            resources: [.copy("AppleSamples")],
+            swiftSettings: swiftSettings
+        ),
         // Test helpers: a throwaway-schema Postgres fixture and the test PKI (on StoreLedgerSimulation's signing).
         .target(
             name: "StoreLedgerTestSupport",
@@ -218,6 +229,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The pure core's tests: no database, no HTTP server (`swift test --filter StoreLedgerCoreTests` needs nothing running).
+        .testTarget(
+            name: "StoreLedgerCoreTests",
+            dependencies: [
+                "StoreLedgerCore",
+                "StoreLedgerCoreTestSupport",
+                "StoreLedgerSimulation",
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "StoreLedgerTests",
             dependencies: [
@@ -229,6 +250,7 @@ let package = Package(
                 "StoreLedgerWorker",
                 "StoreLedgerServer",
                 "StoreLedgerTestSupport",
+                "StoreLedgerCoreTestSupport",
                 "StoreLedgerSimulation",
                 "StoreLedgerAppStoreAPI",
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -1,4 +1,5 @@
 import Foundation
+import StoreLedgerCoreTestSupport
 import Testing
 
 @testable import StoreLedgerAppStoreAPI
@@ -8,7 +9,7 @@ import Testing
 @Suite("App Store Server API: Apple's sample answers")
 struct AppleModelDecodingTests {
     static func model(_ name: String) throws -> Data {
-        try Data(contentsOf: Bundle.module.resourceURL!.appendingPathComponent("Fixtures/apple/models/\(name).json"))
+        try AppleSampleModels.data(named: name)
     }
 
     @Test func successAnswersDecode() throws {

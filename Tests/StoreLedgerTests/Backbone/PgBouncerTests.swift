@@ -6,6 +6,7 @@ import NIOCore
 import PostgresNIO
 import ServiceLifecycle
 import StoreLedgerCore
+import StoreLedgerCoreTestSupport
 import StoreLedgerHTTP
 import StoreLedgerProcessing
 import StoreLedgerSimulation

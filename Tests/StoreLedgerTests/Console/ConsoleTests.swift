@@ -7,6 +7,7 @@ import NIOCore
 import PostgresNIO
 import Prometheus
 import StoreLedgerCore
+import StoreLedgerCoreTestSupport
 import StoreLedgerHTTP
 import StoreLedgerProcessing
 import StoreLedgerSimulation

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import PostgresNIO
 import StoreLedgerCore
+import StoreLedgerCoreTestSupport
 import StoreLedgerProcessing
 import StoreLedgerSimulation
 import StoreLedgerStore

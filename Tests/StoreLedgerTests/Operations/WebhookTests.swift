@@ -5,6 +5,7 @@ import HummingbirdTesting
 import NIOCore
 import PostgresNIO
 import StoreLedgerCore
+import StoreLedgerCoreTestSupport
 import StoreLedgerProcessing
 import StoreLedgerSimulation
 import StoreLedgerStore

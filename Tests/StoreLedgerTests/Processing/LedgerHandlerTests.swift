@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import StoreLedgerCore
+import StoreLedgerCoreTestSupport
 import StoreLedgerProcessing
 import StoreLedgerSimulation
 import StoreLedgerStore

@@ -10,7 +10,7 @@ import Foundation
 /// dates there are `Date`s decoded from epoch milliseconds, ids are `String`s, `price` and `renewalPrice` `Int64`
 /// milliunits, `appAppleId` `Int64`, `quantity` `Int32`, `appAccountToken` a `UUID`. Fields Apple added since
 /// (`appTransactionId`, `offerPeriod`, `revocationType`, `revocationPercentage`, `advancedCommerceInfo`,
-/// `billingPlanType`, `commitmentInfo`, …) are taken from Apple's decoded samples in `Fixtures/apple/models`, and
+/// `billingPlanType`, `commitmentInfo`, …) are taken from Apple's decoded samples in `StoreLedgerCoreTestSupport/AppleSamples/models`, and
 /// notification types newer than the library's enum from Apple's notificationType documentation.
 enum AppleModelSchema {
     /// The JSON type Apple's model gives a field.

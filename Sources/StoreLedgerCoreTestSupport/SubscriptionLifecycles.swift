@@ -1,39 +1,38 @@
-import StoreLedgerCore
-import StoreLedgerSimulation
-import StoreLedgerTestSupport
+package import StoreLedgerCore
+package import StoreLedgerSimulation
 
 /// The realistic subscription lifecycles the projection tests share, each built with and without Apple's
 /// `data.status` so the type-implied fallback is covered too. The scripts (`play…`) are the ones
 /// `storeledger simulate` plays (StoreLedgerSimulation); only ids, products and environment are the tests' own.
-enum SubscriptionLifecycles {
+package enum SubscriptionLifecycles {
     /// One period, in milliseconds.
-    static let period: Int64 = 30 * 86_400_000
+    package static let period: Int64 = 30 * 86_400_000
     /// A day, in milliseconds.
-    static let day: Int64 = 86_400_000
+    package static let day: Int64 = 86_400_000
 
     /// buy → renew ×3 → auto-renew off → expire.
-    static func renewThenExpire(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
+    package static func renewThenExpire(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
         var b = SubscriptionLifecycleBuilder(originalTransactionID: "1000", includesStatus: includesStatus)
         b.playRenewalsThenExpiry(renewals: 3)
         return b
     }
 
     /// buy → renewal fails into a 16-day grace period → recovers in the grace period.
-    static func graceThenRecover(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
+    package static func graceThenRecover(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
         var b = SubscriptionLifecycleBuilder(originalTransactionID: "2000", includesStatus: includesStatus)
         b.playGracePeriodRecovery()
         return b
     }
 
     /// buy → grace period → grace expires (billing retry) → recovers.
-    static func graceExpiresThenRecover(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
+    package static func graceExpiresThenRecover(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
         var b = SubscriptionLifecycleBuilder(originalTransactionID: "2500", includesStatus: includesStatus)
         b.playGracePeriodExpiryThenRecovery()
         return b
     }
 
     /// buy → immediate upgrade → refund → refund reversed.
-    static func upgradeRefundReversed(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
+    package static func upgradeRefundReversed(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
         var b = SubscriptionLifecycleBuilder(originalTransactionID: "3000", productID: "com.example.basic", includesStatus: includesStatus)
         b.subscribe()
         b.advance(by: 10 * day)
@@ -46,35 +45,35 @@ enum SubscriptionLifecycles {
     }
 
     /// A family-shared subscription → Family Sharing revoked.
-    static func familyRevoke(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
+    package static func familyRevoke(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
         var b = SubscriptionLifecycleBuilder(originalTransactionID: "4000", ownership: .familyShared, includesStatus: includesStatus)
         b.playFamilyRevoke()
         return b
     }
 
     /// offer code redeemed (INITIAL_BUY) → price increase pending → accepted → renew at the new price.
-    static func offerPriceIncreaseRenew(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
+    package static func offerPriceIncreaseRenew(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
         var b = SubscriptionLifecycleBuilder(originalTransactionID: "5000", includesStatus: includesStatus)
         b.playOfferThenPriceIncrease(newPrice: 12_990, offerID: "SPRING")
         return b
     }
 
     /// buy → downgrade scheduled → renew into the cheaper product.
-    static func downgradeThenRenew(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
+    package static func downgradeThenRenew(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
         var b = SubscriptionLifecycleBuilder(originalTransactionID: "6000", productID: "com.example.premium", includesStatus: includesStatus)
         b.playDowngrade(to: "com.example.basic")
         return b
     }
 
     /// buy → billing retry → EXPIRED(BILLING_RETRY) → resubscribe, with an extension and no-effect noise.
-    static func billingRetryExpireResubscribe(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
+    package static func billingRetryExpireResubscribe(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
         var b = SubscriptionLifecycleBuilder(originalTransactionID: "7000", environment: .production, includesStatus: includesStatus)
         b.playBillingRetryExpiryThenResubscribe()
         return b
     }
 
     /// Every lifecycle, with a name and a salt for its property-test seed.
-    static func all(includesStatus: Bool) -> [(name: String, salt: UInt64, builder: SubscriptionLifecycleBuilder)] {
+    package static func all(includesStatus: Bool) -> [(name: String, salt: UInt64, builder: SubscriptionLifecycleBuilder)] {
         [
             ("renewThenExpire", 1, renewThenExpire(includesStatus: includesStatus)),
             ("graceThenRecover", 2, graceThenRecover(includesStatus: includesStatus)),

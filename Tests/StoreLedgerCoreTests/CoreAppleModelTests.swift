@@ -1,16 +1,15 @@
 import Foundation
 import StoreLedgerCore
+import StoreLedgerCoreTestSupport
 import Testing
 
-/// Decoding Apple's example payloads (Tests/StoreLedgerTests/Fixtures/apple/models, MIT, from
+/// Decoding Apple's example payloads (Sources/StoreLedgerCoreTestSupport/AppleSamples/models, MIT, from
 /// app-store-server-library-swift) and the edge cases Apple's data has.
 @Suite("Core: Apple payload models")
 struct CoreAppleModelTests {
     /// Loads one of Apple's example model files.
     func fixture(_ name: String) throws -> Data {
-        let url = try #require(
-            Bundle.module.url(forResource: name, withExtension: "json", subdirectory: "Fixtures/apple/models"))
-        return try Data(contentsOf: url)
+        try AppleSampleModels.data(named: name)
     }
 
     /// Decodes a fixture as a type.

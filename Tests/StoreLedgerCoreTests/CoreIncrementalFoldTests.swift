@@ -1,7 +1,7 @@
 import Foundation
 import StoreLedgerCore
+import StoreLedgerCoreTestSupport
 import StoreLedgerSimulation
-import StoreLedgerTestSupport
 import Testing
 
 /// The incremental fold (`SubscriptionFoldState`, merged one fact at a time as the worker does, refolding from all

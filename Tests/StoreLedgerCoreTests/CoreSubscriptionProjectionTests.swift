@@ -1,6 +1,6 @@
 import StoreLedgerCore
+import StoreLedgerCoreTestSupport
 import StoreLedgerSimulation
-import StoreLedgerTestSupport
 import Testing
 
 /// The subscription fold on realistic lifecycles: explicit final and intermediate states, with Apple's

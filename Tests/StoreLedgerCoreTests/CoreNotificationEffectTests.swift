@@ -1,6 +1,6 @@
 import StoreLedgerCore
+import StoreLedgerCoreTestSupport
 import StoreLedgerSimulation
-import StoreLedgerTestSupport
 import Testing
 
 /// Every notification type and subtype of apple-notifications.md §5 (and unknown ones) has a defined effect

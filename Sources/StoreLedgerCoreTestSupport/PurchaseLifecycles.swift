@@ -1,25 +1,24 @@
-import StoreLedgerCore
-import StoreLedgerSimulation
-import StoreLedgerTestSupport
+package import StoreLedgerCore
+package import StoreLedgerSimulation
 
 /// One-time purchase lifecycles the projection tests share.
-enum PurchaseLifecycles {
+package enum PurchaseLifecycles {
     /// The purchases of `all()`, by role.
-    struct IDs {
+    package struct IDs {
         /// A consumable, refunded.
-        var refundedConsumable: TransactionID
+        package var refundedConsumable: TransactionID
         /// A non-consumable, refunded then reversed.
-        var reversedNonConsumable: TransactionID
+        package var reversedNonConsumable: TransactionID
         /// A family-shared non-consumable, revoked.
-        var familyRevoked: TransactionID
+        package var familyRevoked: TransactionID
         /// A non-renewing subscription of 30 days, posted by the app.
-        var nonRenewing: TransactionID
+        package var nonRenewing: TransactionID
         /// A consumable with a consumption request and a declined refund.
-        var declinedConsumable: TransactionID
+        package var declinedConsumable: TransactionID
     }
 
     /// Five purchases with refunds, a reversal, a family revoke and no-effect notifications.
-    static func all() -> (facts: [LedgerFact], ids: IDs, builder: PurchaseLifecycleBuilder) {
+    package static func all() -> (facts: [LedgerFact], ids: IDs, builder: PurchaseLifecycleBuilder) {
         var b = PurchaseLifecycleBuilder()
         let coins = b.buy("com.example.coins", type: .consumable, quantity: 3, price: 2_970, appAccountToken: "a1b2")
         b.appPosts(coins)

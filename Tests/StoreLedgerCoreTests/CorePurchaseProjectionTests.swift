@@ -1,6 +1,6 @@
 import StoreLedgerCore
+import StoreLedgerCoreTestSupport
 import StoreLedgerSimulation
-import StoreLedgerTestSupport
 import Testing
 
 /// The purchase fold: one row per (environment, transaction id) for consumables, non-consumables and

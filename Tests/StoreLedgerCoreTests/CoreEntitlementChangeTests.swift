@@ -1,6 +1,6 @@
 import StoreLedgerCore
+import StoreLedgerCoreTestSupport
 import StoreLedgerSimulation
-import StoreLedgerTestSupport
 import Testing
 
 /// The entitlement diff that will drive outgoing webhooks.

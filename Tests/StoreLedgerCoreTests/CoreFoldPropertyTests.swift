@@ -1,6 +1,6 @@
 import StoreLedgerCore
+import StoreLedgerCoreTestSupport
 import StoreLedgerSimulation
-import StoreLedgerTestSupport
 import Testing
 
 /// The read model is a pure function of the set of facts: any permutation, any duplication and a rebuild
