@@ -74,21 +74,16 @@ package enum FactStore {
         _ facts: [FactBatch.SignedFact], table: String, on connection: PostgresConnection, logger: Logger
     ) async throws -> Set<String> {
         guard !facts.isEmpty else { return [] }
-        var query = PostgresQuery(
-            unsafeSQL: """
-                INSERT INTO \(table) AS f (fact_sha256, payload, standalone, first_event_id)
-                SELECT decode(digest, 'hex'), payload::jsonb, standalone, first_event_id
-                FROM unnest($1::text[], $2::text[], $3::bool[], $4::int8[]) AS i(digest, payload, standalone, first_event_id)
-                ON CONFLICT (fact_sha256) DO UPDATE
-                SET standalone = f.standalone OR excluded.standalone,
-                    first_event_id = least(f.first_event_id, excluded.first_event_id)
-                RETURNING encode(f.fact_sha256, 'hex'), f.xmax = 0
-                """
-        )
-        query.binds.append(facts.map(\.digestHex), context: .default)
-        query.binds.append(facts.map(\.payload), context: .default)
-        query.binds.append(facts.map(\.standalone), context: .default)
-        query.binds.append(facts.map(\.firstEventID), context: .default)
+        let query: PostgresQuery = """
+            INSERT INTO \(unescaped: table) AS f (fact_sha256, payload, standalone, first_event_id)
+            SELECT decode(digest, 'hex'), payload::jsonb, standalone, first_event_id
+            FROM unnest(\(facts.map(\.digestHex))::text[], \(facts.map(\.payload))::text[], \(facts.map(\.standalone))::bool[],
+                        \(facts.map(\.firstEventID))::int8[]) AS i(digest, payload, standalone, first_event_id)
+            ON CONFLICT (fact_sha256) DO UPDATE
+            SET standalone = f.standalone OR excluded.standalone,
+                first_event_id = least(f.first_event_id, excluded.first_event_id)
+            RETURNING encode(f.fact_sha256, 'hex'), f.xmax = 0
+            """
         var inserted: Set<String> = []
         for try await (digest, isNew) in try await connection.query(query, logger: logger).decode((String, Bool).self) where isNew {
             inserted.insert(digest)
@@ -138,18 +133,15 @@ package enum FactStore {
             FROM \(table) WHERE standalone AND environment = k.environment AND \(idColumn) = k.id
             """
         }.joined(separator: "\n")
-        var query = PostgresQuery(
-            unsafeSQL: """
-                SELECT k.i, f.kind, f.id, f.digest
-                FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(environment, id, i)
-                CROSS JOIN LATERAL (
-                    SELECT 'notification' AS kind, notification_uuid AS id, encode(fact_sha256, 'hex') AS digest
-                    FROM notifications WHERE environment = k.environment AND \(idColumn) = k.id
-                    \(standalone)
-                ) f
-                """)
-        query.binds.append(environments, context: .default)
-        query.binds.append(ids, context: .default)
+        let query: PostgresQuery = """
+            SELECT k.i, f.kind, f.id, f.digest
+            FROM unnest(\(environments)::text[], \(ids)::text[]) WITH ORDINALITY AS k(environment, id, i)
+            CROSS JOIN LATERAL (
+                SELECT 'notification' AS kind, notification_uuid AS id, encode(fact_sha256, 'hex') AS digest
+                FROM notifications WHERE environment = k.environment AND \(unescaped: idColumn) = k.id
+                \(unescaped: standalone)
+            ) f
+            """
 
         var listed: [(key: Key, row: StoredFact)] = []
         let rows = try await connection.query(query, logger: logger)

@@ -42,7 +42,7 @@ package enum ReadModelStore {
     package static func write(_ state: SubscriptionState?, for key: SubscriptionKey, on connection: PostgresConnection, logger: Logger) async throws {
         try await write(
             state.map(SubscriptionRow.init), table: "subscriptions",
-            key: [("environment", key.environment.rawValue), ("original_transaction_id", key.originalTransactionID.rawValue)],
+            key: RowKey(environment: key.environment.rawValue, idColumn: "original_transaction_id", id: key.originalTransactionID.rawValue),
             on: connection, logger: logger
         )
     }
@@ -51,24 +51,34 @@ package enum ReadModelStore {
     package static func write(_ state: PurchaseState?, for key: PurchaseKey, on connection: PostgresConnection, logger: Logger) async throws {
         try await write(
             state.map(PurchaseRow.init), table: "purchases",
-            key: [("environment", key.environment.rawValue), ("transaction_id", key.transactionID.rawValue)],
+            key: RowKey(environment: key.environment.rawValue, idColumn: "transaction_id", id: key.transactionID.rawValue),
             on: connection, logger: logger
         )
     }
 
     /// Upserts `row`, or deletes the row at `key` when there is none.
     private static func write(
-        _ row: (some ReadModelRow)?, table: String, key: [(column: String, value: String)],
-        on connection: PostgresConnection, logger: Logger
+        _ row: (some ReadModelRow)?, table: String, key: RowKey, on connection: PostgresConnection, logger: Logger
     ) async throws {
         guard let row else {
-            var query = PostgresQuery(
-                unsafeSQL: "DELETE FROM \(table) WHERE \(key.enumerated().map { "\($1.column) = $\($0 + 1)" }.joined(separator: " AND "))")
-            for part in key { query.binds.append(part.value, context: .default) }
-            try await connection.query(query, logger: logger)
+            try await connection.query(
+                "DELETE FROM \(unescaped: table) WHERE environment = \(key.environment) AND \(unescaped: key.idColumn) = \(key.id)",
+                logger: logger
+            )
             return
         }
-        try await upsert(table: table, keyColumns: key.map(\.column), rows: [row], on: connection, logger: logger)
+        try await upsert(table: table, keyColumns: ["environment", key.idColumn], rows: [row], on: connection, logger: logger)
+    }
+
+    /// A read-model row's primary key: its environment and its id column (`original_transaction_id` of a subscription,
+    /// `transaction_id` of a purchase) with that column's value.
+    private struct RowKey {
+        /// The App Store environment's raw value.
+        var environment: String
+        /// The name of the id column.
+        var idColumn: String
+        /// The id.
+        var id: String
     }
 
     /// Upserts `rows` (JSON objects keyed by column name) with `jsonb_populate_recordset`, in one statement; a
@@ -80,16 +90,20 @@ package enum ReadModelStore {
         let columns = Row.columns
         let valueColumns = columns.filter { !keyColumns.contains($0) }
         let list = columns.joined(separator: ", ")
-        let sql = """
-            INSERT INTO \(table) AS t (\(list))
-            SELECT \(list) FROM jsonb_populate_recordset(NULL::\(table), $1::jsonb)
-            ON CONFLICT (\(keyColumns.joined(separator: ", "))) DO UPDATE
-            SET \(valueColumns.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")), updated_at = now()
-            WHERE (\(valueColumns.map { "t.\($0)" }.joined(separator: ", "))) IS DISTINCT FROM (\(valueColumns.map { "excluded.\($0)" }.joined(separator: ", ")))
+        let set = valueColumns.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        let old = valueColumns.map { "t.\($0)" }.joined(separator: ", ")
+        let new = valueColumns.map { "excluded.\($0)" }.joined(separator: ", ")
+        let json = "[" + (try rows.map { try $0.json() }).joined(separator: ",") + "]"
+        try await connection.query(
             """
-        var query = PostgresQuery(unsafeSQL: sql)
-        query.binds.append("[" + (try rows.map { try $0.json() }).joined(separator: ",") + "]", context: .default)
-        try await connection.query(query, logger: logger)
+            INSERT INTO \(unescaped: table) AS t (\(unescaped: list))
+            SELECT \(unescaped: list) FROM jsonb_populate_recordset(NULL::\(unescaped: table), \(json)::jsonb)
+            ON CONFLICT (\(unescaped: keyColumns.joined(separator: ", "))) DO UPDATE
+            SET \(unescaped: set), updated_at = now()
+            WHERE (\(unescaped: old)) IS DISTINCT FROM (\(unescaped: new))
+            """,
+            logger: logger
+        )
     }
 }
 

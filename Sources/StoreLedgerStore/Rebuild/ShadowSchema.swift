@@ -91,11 +91,10 @@ package enum ShadowSchema {
     package static func differences(
         in table: Table, limit: Int = 1000, on connection: PostgresConnection, logger: Logger
     ) async throws -> [Difference] {
-        let ignored = table.ignored.map { "'\($0)'" }.joined(separator: ", ")
-        let keyJSON = { (alias: String) in "jsonb_build_object(" + table.key.map { "'\($0)', \(alias).\($0)" }.joined(separator: ", ") + ")" }
-        let sql = """
-            WITH l AS (SELECT \(keyJSON("t")) AS k, to_jsonb(t) - ARRAY[\(ignored)]::text[] AS j FROM public.\(table.name) t),
-                 s AS (SELECT \(keyJSON("t")) AS k, to_jsonb(t) - ARRAY[\(ignored)]::text[] AS j FROM \(name).\(table.name) t)
+        let keyJSON = "jsonb_build_object(" + table.key.map { "'\($0)', t.\($0)" }.joined(separator: ", ") + ")"
+        let query: PostgresQuery = """
+            WITH l AS (SELECT \(unescaped: keyJSON) AS k, to_jsonb(t) - \(table.ignored)::text[] AS j FROM public.\(unescaped: table.name) t),
+                 s AS (SELECT \(unescaped: keyJSON) AS k, to_jsonb(t) - \(table.ignored)::text[] AS j FROM \(unescaped: name).\(unescaped: table.name) t)
             SELECT CASE WHEN l.k IS NULL THEN 'added' WHEN s.k IS NULL THEN 'removed' ELSE 'changed' END,
                    coalesce(l.k, s.k)::text, l.j::text, s.j::text
             FROM l FULL JOIN s ON l.k = s.k
@@ -104,7 +103,7 @@ package enum ShadowSchema {
             LIMIT \(limit)
             """
         var result: [Difference] = []
-        for try await (change, key, live, rebuilt) in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+        for try await (change, key, live, rebuilt) in try await connection.query(query, logger: logger)
             .decode((String, String, String?, String?).self)
         {
             result.append(Difference(table: table.name, change: change, key: key, live: live, rebuilt: rebuilt))

@@ -11,34 +11,32 @@ package enum EntitlementStore {
     package static func entitlements(
         of user: UserID, at date: Date, on connection: PostgresConnection, logger: Logger
     ) async throws -> [Entitlement] {
-        var bindings = PostgresBindings()
-        bindings.append(user.rawValue)
-        bindings.append(date)
+        let user = user.rawValue
         let rows = try await connection.query(
-            PostgresQuery(
-                unsafeSQL: """
-                    WITH tokens AS (
-                        SELECT app_account_token FROM app_account_tokens WHERE user_id = $1
-                    ), keys AS (
-                        SELECT environment, original_transaction_id FROM user_links WHERE user_id = $1
-                        UNION
-                        SELECT s.environment, s.original_transaction_id
-                        FROM tokens t JOIN subscriptions s ON lower(s.app_account_token) = t.app_account_token
-                        UNION
-                        SELECT p.environment, coalesce(p.original_transaction_id, p.transaction_id)
-                        FROM tokens t JOIN purchases p ON lower(p.app_account_token) = t.app_account_token
-                    ), owned AS (
-                        -- A purchase linked to someone else is theirs, whatever token it carries. (A key has at most one link:
-                        -- a per-key primary-key lookup, where NOT EXISTS let the planner hash all of user_links.)
-                        SELECT k.* FROM keys k
-                        WHERE coalesce((SELECT l.user_id FROM user_links l WHERE l.environment = k.environment
-                                        AND l.original_transaction_id = k.original_transaction_id), $1) = $1
-                    )
-                    \(select(instant: "$2"))
-                    JOIN owned o ON e.environment = o.environment AND e.original_transaction_id = o.original_transaction_id
-                    \(groupBy)
-                    ORDER BY e.expires_at DESC NULLS FIRST, e.purchased_at DESC NULLS LAST, e.kind, e.transaction_id
-                    """, binds: bindings),
+            """
+            WITH tokens AS (
+                SELECT app_account_token FROM app_account_tokens WHERE user_id = \(user)
+            ), keys AS (
+                SELECT environment, original_transaction_id FROM user_links WHERE user_id = \(user)
+                UNION
+                SELECT s.environment, s.original_transaction_id
+                FROM tokens t JOIN subscriptions s ON lower(s.app_account_token) = t.app_account_token
+                UNION
+                SELECT p.environment, coalesce(p.original_transaction_id, p.transaction_id)
+                FROM tokens t JOIN purchases p ON lower(p.app_account_token) = t.app_account_token
+            ), owned AS (
+                -- A purchase linked to someone else is theirs, whatever token it carries. (A key has at most one link:
+                -- a per-key primary-key lookup, where NOT EXISTS let the planner hash all of user_links.)
+                SELECT k.* FROM keys k
+                WHERE coalesce((SELECT l.user_id FROM user_links l WHERE l.environment = k.environment
+                                AND l.original_transaction_id = k.original_transaction_id), \(user)) = \(user)
+            )
+            \(unescaped: selectColumns)
+            FROM entitlements_at(\(date)) e
+            JOIN owned o ON e.environment = o.environment AND e.original_transaction_id = o.original_transaction_id
+            \(unescaped: groupBy)
+            ORDER BY e.expires_at DESC NULLS FIRST, e.purchased_at DESC NULLS LAST, e.kind, e.transaction_id
+            """,
             logger: logger
         )
         return try await decode(rows)
@@ -49,39 +47,33 @@ package enum EntitlementStore {
     package static func entitlement(
         environment: String, transactionID: String, at date: Date, on connection: PostgresConnection, logger: Logger
     ) async throws -> Entitlement? {
-        var bindings = PostgresBindings()
-        bindings.append(date)
-        bindings.append(environment)
-        bindings.append(transactionID)
         let rows = try await connection.query(
-            PostgresQuery(
-                unsafeSQL: """
-                    \(select(instant: "$1"))
-                    WHERE e.environment = $2
-                      -- By key only (a subscription's renewals are found through their recorded transaction), so each
-                      -- table is read by index: an OR on subscriptions' unindexed latest_transaction_id scanned it whole.
-                      AND (e.original_transaction_id IN ($3, coalesce((SELECT original_transaction_id FROM transactions
-                                                                     WHERE environment = $2 AND transaction_id = $3 LIMIT 1), $3))
-                           OR (e.kind = 'purchase' AND e.transaction_id = $3))
-                    \(groupBy)
-                    ORDER BY e.kind DESC
-                    LIMIT 1
-                    """, binds: bindings),
+            """
+            \(unescaped: selectColumns)
+            FROM entitlements_at(\(date)) e
+            WHERE e.environment = \(environment)
+              -- By key only (a subscription's renewals are found through their recorded transaction), so each
+              -- table is read by index: an OR on subscriptions' unindexed latest_transaction_id scanned it whole.
+              AND (e.original_transaction_id IN (\(transactionID), coalesce((SELECT original_transaction_id FROM transactions
+                                                 WHERE environment = \(environment) AND transaction_id = \(transactionID) LIMIT 1),
+                                                \(transactionID)))
+                   OR (e.kind = 'purchase' AND e.transaction_id = \(transactionID)))
+            \(unescaped: groupBy)
+            ORDER BY e.kind DESC
+            LIMIT 1
+            """,
             logger: logger
         )
         return try await decode(rows).first
     }
 
-    /// One row per purchase, its granted entitlements gathered, evaluated at the bind parameter `instant`.
-    private static func select(instant: String) -> String {
-        """
+    /// The columns of one row per purchase, its granted entitlements gathered (followed by `FROM entitlements_at(…) e`).
+    private static let selectColumns = """
         SELECT e.kind, e.environment, e.original_transaction_id, e.transaction_id, e.product_id, e.product_type, e.status,
                e.status_now, array_remove(array_agg(e.entitlement ORDER BY e.entitlement), NULL), bool_or(e.entitled_now),
                e.reason, e.ends_at, e.purchased_at, e.expires_at, e.grace_period_expires_at, e.revoked_at, e.auto_renew,
                e.ownership, e.app_account_token
-        FROM entitlements_at(\(instant)) e
         """
-    }
 
     /// Every column but the aggregated two.
     private static let groupBy = """
