@@ -24,13 +24,12 @@ extension Settings {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw SettingsError(
-                code: .malformed, key: "PRODUCT_CATALOG", detail: "PRODUCT_CATALOG=\(path) cannot be read: \(error.localizedDescription)")
+            throw SettingsError(.malformed, "PRODUCT_CATALOG=\(path) cannot be read: \(error.localizedDescription)", key: "PRODUCT_CATALOG")
         }
         do {
             return try ProductCatalog(json: data)
         } catch {
-            throw SettingsError(code: .malformed, key: "PRODUCT_CATALOG", detail: "PRODUCT_CATALOG=\(path): \(error)")
+            throw SettingsError(.malformed, "PRODUCT_CATALOG=\(path): \(error)", key: "PRODUCT_CATALOG")
         }
     }
 
@@ -43,9 +42,7 @@ extension Settings {
         var proxies: [IPAddressRange] = []
         for entry in (string("TRUSTED_PROXIES") ?? "").split(separator: ",") {
             guard let range = IPAddressRange(String(entry)) else {
-                throw SettingsError(
-                    code: .malformed, key: "TRUSTED_PROXIES", detail: "TRUSTED_PROXIES: '\(entry)' is not an IP address or CIDR (e.g. 10.0.0.0/8)"
-                )
+                throw SettingsError(.malformed, "TRUSTED_PROXIES: '\(entry)' is not an IP address or CIDR (e.g. 10.0.0.0/8)", key: "TRUSTED_PROXIES")
             }
             proxies.append(range)
         }
@@ -71,7 +68,7 @@ extension Settings {
             return try AppStoreAPIConfiguration.fromSettings(variables)
         } catch {
             let missing = keys.first { error.detail.contains($0) } ?? "APPSTORE_ISSUER_ID"
-            throw SettingsError(code: .missing, key: missing, detail: error.detail)
+            throw SettingsError(.missing, error.detail, key: missing)
         }
     }
 
@@ -81,7 +78,7 @@ extension Settings {
         do {
             return try await AppStoreAPIClient(configuration: configuration)
         } catch {
-            throw SettingsError(code: .malformed, key: "APPSTORE_PRIVATE_KEY", detail: error.description)
+            throw SettingsError(.malformed, error.description, key: "APPSTORE_PRIVATE_KEY")
         }
     }
 }

@@ -8,7 +8,7 @@ extension Settings {
             return try ConsoleConfiguration(reading: { string($0) }, adminAPIKey: authentication().adminAPIKey)
         } catch {
             let key = String(error.detail.prefix { $0 != "=" })
-            throw SettingsError(code: .malformed, key: key, detail: error.detail)
+            throw SettingsError(.malformed, error.detail, key: key)
         }
     }
 }

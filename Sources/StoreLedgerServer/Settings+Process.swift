@@ -8,9 +8,7 @@ extension Settings {
         guard let text = string("LOG_LEVEL") else { return .info }
         guard let level = Logger.Level(rawValue: text.lowercased()) else {
             throw SettingsError(
-                code: .malformed, key: "LOG_LEVEL",
-                detail: "LOG_LEVEL=\(text) is not one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))"
-            )
+                .malformed, "LOG_LEVEL=\(text) is not one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))", key: "LOG_LEVEL")
         }
         return level
     }
@@ -27,7 +25,7 @@ extension Settings {
     package func logFormat() throws(SettingsError) -> LogFormat {
         guard let text = string("LOG_FORMAT") else { return .text }
         guard let format = LogFormat(rawValue: text.lowercased()) else {
-            throw SettingsError(code: .malformed, key: "LOG_FORMAT", detail: "LOG_FORMAT=\(text) is not text or json")
+            throw SettingsError(.malformed, "LOG_FORMAT=\(text) is not text or json", key: "LOG_FORMAT")
         }
         return format
     }

@@ -13,14 +13,14 @@ extension Settings {
                     $0.trimmingCharacters(in: .whitespaces)
                 }
                 guard let bundle = parts.first, !bundle.isEmpty else {
-                    throw SettingsError(code: .malformed, key: "APPS", detail: "APPS entry '\(entry)' has no bundle id")
+                    throw SettingsError(.malformed, "APPS entry '\(entry)' has no bundle id", key: "APPS")
                 }
                 guard parts.count == 2 else {
                     apps.append(AppIdentity(bundleID: bundle))
                     continue
                 }
                 guard let appleID = Int64(parts[1]) else {
-                    throw SettingsError(code: .malformed, key: "APPS", detail: "APPS entry '\(entry)': '\(parts[1])' is not a numeric App Apple ID")
+                    throw SettingsError(.malformed, "APPS entry '\(entry)': '\(parts[1])' is not a numeric App Apple ID", key: "APPS")
                 }
                 apps.append(AppIdentity(bundleID: bundle, appAppleID: appleID))
             }
@@ -29,15 +29,14 @@ extension Settings {
         var appleID: Int64?
         if let text = string("APP_APPLE_ID") {
             guard let value = Int64(text) else {
-                throw SettingsError(code: .malformed, key: "APP_APPLE_ID", detail: "APP_APPLE_ID=\(text) is not a number")
+                throw SettingsError(.malformed, "APP_APPLE_ID=\(text) is not a number", key: "APP_APPLE_ID")
             }
             appleID = value
         }
         guard let bundles = string("APP_BUNDLE_ID") ?? defaultBundleID else {
             throw SettingsError(
-                code: .missing, key: "APP_BUNDLE_ID",
-                detail: "APP_BUNDLE_ID is not set: name the app whose notifications this ledger accepts (or APPS=bundle.id:appAppleId,…)"
-            )
+                .missing, "APP_BUNDLE_ID is not set: name the app whose notifications this ledger accepts (or APPS=bundle.id:appAppleId,…)",
+                key: "APP_BUNDLE_ID")
         }
         return bundles.split(separator: ",").map { AppIdentity(bundleID: $0.trimmingCharacters(in: .whitespaces), appAppleID: appleID) }
     }

@@ -39,9 +39,7 @@ package struct Settings: Sendable {
     package func int(_ key: String, default defaultValue: Int, in range: ClosedRange<Int>) throws(SettingsError) -> Int {
         guard let text = string(key) else { return defaultValue }
         guard let value = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(value) else {
-            throw SettingsError(
-                code: .malformed, key: key, detail: "\(key)=\(text) is not a whole number in \(range.lowerBound)...\(range.upperBound)"
-            )
+            throw SettingsError(.malformed, "\(key)=\(text) is not a whole number in \(range.lowerBound)...\(range.upperBound)", key: key)
         }
         return value
     }
@@ -52,13 +50,13 @@ package struct Settings: Sendable {
         switch text.trimmingCharacters(in: .whitespaces).lowercased() {
         case "1", "true", "yes": return true
         case "0", "false", "no": return false
-        default: throw SettingsError(code: .malformed, key: key, detail: "\(key)=\(text) is not true or false")
+        default: throw SettingsError(.malformed, "\(key)=\(text) is not true or false", key: key)
         }
     }
 
     /// A value that is required: throws ``SettingsError/Code/missing`` with `hint` when unset.
     package func required(_ key: String, _ hint: String) throws(SettingsError) -> String {
-        guard let text = string(key) else { throw SettingsError(code: .missing, key: key, detail: "\(key) is not set: \(hint)") }
+        guard let text = string(key) else { throw SettingsError(.missing, "\(key) is not set: \(hint)", key: key) }
         return text
     }
 
@@ -71,6 +69,6 @@ package struct Settings: Sendable {
         case let error as AppStoreAPIError: text = error.detail
         default: text = String(describing: error)
         }
-        return SettingsError(code: .malformed, key: key, detail: text.contains(key) ? text : "\(key): \(text)")
+        return SettingsError(.malformed, text.contains(key) ? text : "\(key): \(text)", key: key)
     }
 }

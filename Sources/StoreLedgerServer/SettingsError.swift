@@ -25,8 +25,8 @@ package struct SettingsError: Error, Hashable, Sendable, CustomStringConvertible
     /// A sentence for operators saying what is wrong and what to do.
     package let detail: String
 
-    /// Creates an error about `key`.
-    package init(code: Code, key: String, detail: String) {
+    /// Creates an error about `key`, in the shape every error of the package shares: code, detail, then what is particular.
+    package init(_ code: Code, _ detail: String, key: String) {
         self.code = code
         self.key = key
         self.detail = detail

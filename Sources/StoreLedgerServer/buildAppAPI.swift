@@ -38,7 +38,7 @@ package func buildAppAPI(
         authenticator = try await Authenticator(configuration: authentication, apiKeys: APIKeyStore(client: context.client))
     } catch {
         let key = authentication.jwtPublicKeyPEM != nil ? "AUTH_JWT_PUBLIC_KEY" : "AUTH_JWT_SECRET"
-        throw SettingsError(code: .malformed, key: key, detail: "authentication configuration: \(error)")
+        throw SettingsError(.malformed, "authentication configuration: \(error)", key: key)
     }
     let processor = InlineProcessor(
         client: context.client, handler: LedgerHandler(verifiers: try verifiers(), factCache: context.factCache),

@@ -44,9 +44,8 @@ package func buildWorkerServices(
     if let interval = try settings.reconcileInterval() {
         guard let appStore = try await settings.appStoreClient() else {
             throw SettingsError(
-                code: .missing, key: "RECONCILE_INTERVAL_SECONDS",
-                detail: "RECONCILE_INTERVAL_SECONDS needs the App Store Server API: set APPSTORE_ISSUER_ID, APPSTORE_KEY_ID, APPSTORE_PRIVATE_KEY"
-            )
+                .missing, "RECONCILE_INTERVAL_SECONDS needs the App Store Server API: set APPSTORE_ISSUER_ID, APPSTORE_KEY_ID, APPSTORE_PRIVATE_KEY",
+                key: "RECONCILE_INTERVAL_SECONDS")
         }
         let reconciler = Reconciler(
             client: client, appStore: appStore, environments: settings.reconciliationEnvironments(try settings.verifiers()),

@@ -47,7 +47,7 @@ package struct AppReceipt: Sendable, Equatable {
     package init(base64Encoded text: String) throws(AppReceiptError) {
         let compact = text.filter { !$0.isWhitespace }
         guard !compact.isEmpty, let data = Data(base64Encoded: compact) else {
-            throw AppReceiptError("the receipt is not base64")
+            throw AppReceiptError(.notBase64, "the receipt is not base64")
         }
         try self.init(der: [UInt8](data))
     }
@@ -58,13 +58,13 @@ package struct AppReceipt: Sendable, Equatable {
             let contentInfo = try BER.parse(bytes)
             let outer = try Self.children(of: contentInfo, "ContentInfo")
             guard outer.count >= 2, try ASN1ObjectIdentifier(berEncoded: outer[0]) == Self.signedDataOID else {
-                throw AppReceiptError("the receipt is not PKCS#7 signed data")
+                throw AppReceiptError(.malformed, "the receipt is not PKCS#7 signed data")
             }
             let signedData = try Self.explicit(outer[1], "ContentInfo.content")
             let fields = try Self.children(of: signedData, "SignedData")
-            guard fields.count >= 3 else { throw AppReceiptError("the signed data has no content") }
+            guard fields.count >= 3 else { throw AppReceiptError(.malformed, "the signed data has no content") }
             let encapsulated = try Self.children(of: fields[2], "encapContentInfo")
-            guard encapsulated.count >= 2 else { throw AppReceiptError("the receipt carries no payload") }
+            guard encapsulated.count >= 2 else { throw AppReceiptError(.malformed, "the receipt carries no payload") }
             let payload = try Self.octets(try Self.explicit(encapsulated[1], "eContent"))
             let attributes = try Self.attributes(payload)
             bundleID = try attributes.first { $0.type == 2 }.flatMap { try Self.string($0.value) }
@@ -80,14 +80,14 @@ package struct AppReceipt: Sendable, Equatable {
         } catch let error as AppReceiptError {
             throw error
         } catch {
-            throw AppReceiptError("the receipt is not a well-formed PKCS#7 app receipt (\(error))")
+            throw AppReceiptError(.malformed, "the receipt is not a well-formed PKCS#7 app receipt (\(error))")
         }
     }
 
     private static let signedDataOID: ASN1ObjectIdentifier = [1, 2, 840, 113_549, 1, 7, 2]
 
     private static func children(of node: ASN1Node, _ what: String) throws -> [ASN1Node] {
-        guard case .constructed(let children) = node.content else { throw AppReceiptError("\(what) is not a structure") }
+        guard case .constructed(let children) = node.content else { throw AppReceiptError(.malformed, "\(what) is not a structure") }
         return Array(children)
     }
 
@@ -95,14 +95,14 @@ package struct AppReceipt: Sendable, Equatable {
     private static func explicit(_ node: ASN1Node, _ what: String) throws -> ASN1Node {
         guard node.identifier.tagClass == .contextSpecific, node.identifier.tagNumber == 0,
             let child = try children(of: node, what).first
-        else { throw AppReceiptError("\(what) is not the expected [0] field") }
+        else { throw AppReceiptError(.malformed, "\(what) is not the expected [0] field") }
         return child
     }
 
     /// An OCTET STRING's bytes, joining the chunks of a constructed (BER) one.
     private static func octets(_ node: ASN1Node) throws -> [UInt8] {
         guard node.identifier.tagClass == .universal, node.identifier.tagNumber == 4 else {
-            throw AppReceiptError("the receipt payload is not an OCTET STRING")
+            throw AppReceiptError(.malformed, "the receipt payload is not an OCTET STRING")
         }
         switch node.content {
         case .primitive(let bytes): return Array(bytes)
@@ -113,7 +113,7 @@ package struct AppReceipt: Sendable, Equatable {
     /// The `SET OF SEQUENCE { type, version, value }` in `bytes`.
     private static func attributes(_ bytes: [UInt8]) throws -> [(type: Int, value: [UInt8])] {
         let set = try BER.parse(bytes)
-        guard set.identifier == .set else { throw AppReceiptError("the receipt payload is not a SET of attributes") }
+        guard set.identifier == .set else { throw AppReceiptError(.malformed, "the receipt payload is not a SET of attributes") }
         return try children(of: set, "payload").compactMap { attribute in
             let fields = try children(of: attribute, "attribute")
             guard fields.count == 3, case .primitive = fields[2].content else { return nil }

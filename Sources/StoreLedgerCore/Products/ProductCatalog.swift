@@ -70,13 +70,13 @@ public struct ProductCatalog: Sendable, Equatable {
         do {
             file = try JSONDecoder().decode(File.self, from: json)
         } catch let error as DecodingError {
-            throw ProductCatalogError(detail: Self.describe(error))
+            throw ProductCatalogError(.malformed, Self.describe(error))
         }
         var seen: Set<ProductID> = []
         for product in file.products {
-            guard !product.productID.rawValue.isEmpty else { throw ProductCatalogError(detail: "a product has an empty product_id") }
+            guard !product.productID.rawValue.isEmpty else { throw ProductCatalogError(.invalidProduct, "a product has an empty product_id") }
             guard seen.insert(product.productID).inserted else {
-                throw ProductCatalogError(detail: "product \(product.productID) is listed twice")
+                throw ProductCatalogError(.invalidProduct, "product \(product.productID) is listed twice")
             }
         }
         self.init(products: file.products)

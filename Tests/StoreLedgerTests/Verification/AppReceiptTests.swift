@@ -23,15 +23,20 @@ struct AppReceiptTests {
         #expect(receipt.transactionIDs.isEmpty)
     }
 
-    @Test(arguments: ["", "not base64!", "aGVsbG8gd29ybGQ=", "MIIBAAAA", "eyJhbGciOiJFUzI1NiJ9.e30.c2ln"])
-    func anythingElseIsAClearError(_ input: String) {
-        #expect(throws: AppReceiptError.self) { _ = try AppReceipt(base64Encoded: input) }
+    @Test(arguments: [
+        ("", AppReceiptError.Code.notBase64), ("not base64!", .notBase64), ("eyJhbGciOiJFUzI1NiJ9.e30.c2ln", .notBase64),
+        ("aGVsbG8gd29ybGQ=", .malformed), ("MIIBAAAA", .malformed),
+    ])
+    func anythingElseIsAClearError(_ input: String, _ code: AppReceiptError.Code) {
+        let error = #expect(throws: AppReceiptError.self) { _ = try AppReceipt(base64Encoded: input) }
+        #expect(error?.code == code)
     }
 
     @Test func aTruncatedReceiptIsAnErrorNotACrash() throws {
         let bytes = try #require(Data(base64Encoded: try Self.fixture("xcode-app-receipt-with-transaction").filter { !$0.isWhitespace }))
         for length in stride(from: 1, to: bytes.count, by: max(1, bytes.count / 40)) {
-            #expect(throws: AppReceiptError.self) { _ = try AppReceipt(der: [UInt8](bytes.prefix(length))) }
+            let error = #expect(throws: AppReceiptError.self) { _ = try AppReceipt(der: [UInt8](bytes.prefix(length))) }
+            #expect(error?.code == .malformed)
         }
     }
 }
