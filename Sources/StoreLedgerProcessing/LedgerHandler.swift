@@ -214,15 +214,8 @@ package struct LedgerHandler: EventHandler {
         _ rows: [SubscriptionKey: SubscriptionState?], foldStates: [SubscriptionKey: SubscriptionFoldState?], emitWebhookEvents: Bool,
         on connection: PostgresConnection, logger: Logger
     ) async throws {
-        let keys = rows.keys.sorted()
-        var events: [WebhookEvent] = []
-        if emitWebhookEvents, let old = try await ReadModelStore.currentSubscriptionsIfWebhooksActive(keys, on: connection, logger: logger) {
-            events = keys.flatMap { WebhookOutbox.events(old: old[$0], new: rows[$0] ?? nil) }
-        }
-        try await ReadModelStore.write(rows, on: connection, logger: logger)
+        try await write(rows, emitWebhookEvents: emitWebhookEvents, on: connection, logger: logger)
         try await FoldStateStore.write(foldStates, on: connection, logger: logger)
-        // After the write: the outbox reads `entitled` from the new rows (entitlements_at).
-        try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
     }
 
     /// Refolds the (locked) purchases from all of their facts and writes them, enqueuing each entitlement change for
@@ -233,12 +226,22 @@ package struct LedgerHandler: EventHandler {
         guard !keys.isEmpty else { return }
         let facts = try await FactStore.purchaseFacts(keys, on: connection, cache: factCache, logger: logger)
         var states: [PurchaseKey: PurchaseState?] = [:]
-        for key in keys { states.updateValue(PurchaseProjection.fold(facts[key] ?? [], key: key), forKey: key) }
+        for key in keys { states.updateValue(PurchaseState.fold(facts[key] ?? [], key: key), forKey: key) }
+        try await write(states, emitWebhookEvents: emitWebhookEvents, on: connection, logger: logger)
+    }
+
+    /// Writes rows of one kind (their keys are locked), enqueuing each entitlement change (old row → new row) for
+    /// outgoing webhooks when `emitWebhookEvents`: one path for subscriptions and purchases.
+    private static func write<State: StoredRow>(
+        _ rows: [State.Key: State?], emitWebhookEvents: Bool, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        let keys = rows.keys.sorted()
         var events: [WebhookEvent] = []
-        if emitWebhookEvents, let old = try await ReadModelStore.currentPurchasesIfWebhooksActive(keys, on: connection, logger: logger) {
-            events = keys.flatMap { WebhookOutbox.events(old: old[$0], new: states[$0] ?? nil) }
+        if emitWebhookEvents, let old: [State.Key: State] = try await ReadModelStore.currentIfWebhooksActive(keys, on: connection, logger: logger) {
+            events = keys.flatMap { WebhookOutbox.events(old: old[$0], new: rows[$0] ?? nil) }
         }
-        try await ReadModelStore.write(states, on: connection, logger: logger)
+        try await ReadModelStore.write(rows, on: connection, logger: logger)
+        // After the write: the outbox reads `entitled` from the new rows (entitlements_at).
         try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
     }
 }

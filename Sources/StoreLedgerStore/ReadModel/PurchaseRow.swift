@@ -1,20 +1,21 @@
 import Foundation
-import StoreLedgerCore
+package import PostgresNIO
+package import StoreLedgerCore
 
 /// A `purchases` row made from a projected ``PurchaseState``.
-struct PurchaseRow: ReadModelRow {
+package struct PurchaseRow: ReadModelRow {
     /// The `purchases` columns a row sets, in a fixed order.
-    static let columns = [
+    package static let columns = [
         "environment", "transaction_id", "original_transaction_id", "bundle_id", "product_id", "product_type",
         "purchased_at", "expires_at", "quantity", "price", "currency", "ownership", "app_account_token",
         "storefront", "revoked_at", "revocation_reason", "revocation_type", "entitled", "last_signed_at",
     ]
 
     /// The values by column; nil is SQL NULL.
-    let values: [String: Any?]
+    package let values: [String: Any?]
 
     /// The row for a projected state.
-    init(_ state: PurchaseState) {
+    package init(_ state: PurchaseState) {
         values = [
             "environment": state.environment.rawValue,
             "transaction_id": state.transactionID.rawValue,
@@ -36,5 +37,35 @@ struct PurchaseRow: ReadModelRow {
             "entitled": state.entitled,
             "last_signed_at": isoTimestamp(state.lastSignedAt),
         ]
+    }
+}
+
+extension PurchaseState: StoredRow {
+    /// `purchases`.
+    package static var table: String { "purchases" }
+    /// `transaction_id`.
+    package static var idColumn: String { "transaction_id" }
+    /// The environment and transaction id.
+    package static func columns(of key: PurchaseKey) -> (environment: String, id: String) {
+        (key.environment.rawValue, key.transactionID.rawValue)
+    }
+    /// The `purchases` row.
+    package var readModelRow: PurchaseRow { PurchaseRow(self) }
+
+    /// Entitlement, revocation, product and identity.
+    package static var changeColumns: String {
+        "r.environment, r.transaction_id, r.entitled, r.revocation_type, r.product_id, r.original_transaction_id, r.app_account_token"
+    }
+
+    /// The stored state as far as ``changeColumns`` tell it.
+    package init?(changeColumns c: ArraySlice<PostgresCell>) throws {
+        let i = c.startIndex
+        guard let environment = try c[i].decode(String?.self), let transactionID = try c[i + 1].decode(String?.self) else { return nil }
+        self.init(environment: AppStoreEnvironment(rawValue: environment), transactionID: TransactionID(transactionID))
+        entitled = try c[i + 2].decode(Bool?.self) ?? false
+        revocationType = try c[i + 3].decode(String?.self).map { RevocationType(rawValue: $0) }
+        productID = try c[i + 4].decode(String?.self).map(ProductID.init)
+        originalTransactionID = try c[i + 5].decode(String?.self).map(OriginalTransactionID.init)
+        appAccountToken = try c[i + 6].decode(String?.self).map(AppAccountToken.init)
     }
 }

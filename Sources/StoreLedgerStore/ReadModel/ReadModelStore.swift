@@ -20,65 +20,25 @@ package enum ReadModelStore {
         )
     }
 
-    /// Writes many subscription rows: upserts in one statement, deletes (nil states) one by one.
-    package static func write(_ states: [SubscriptionKey: SubscriptionState?], on connection: PostgresConnection, logger: Logger) async throws {
-        var rows: [SubscriptionRow] = []
+    /// Writes many rows of one kind: upserts the projected states in one statement and deletes, in one more, the rows
+    /// whose state is nil (facts that no longer make a row).
+    package static func write<State: StoredRow>(_ states: [State.Key: State?], on connection: PostgresConnection, logger: Logger) async throws {
+        var rows: [State.Row] = []
+        var gone: [State.Key] = []
         for (key, state) in states {
-            if let state { rows.append(SubscriptionRow(state)) } else { try await write(nil, for: key, on: connection, logger: logger) }
+            if let state { rows.append(state.readModelRow) } else { gone.append(key) }
         }
-        try await upsert(table: "subscriptions", keyColumns: ["environment", "original_transaction_id"], rows: rows, on: connection, logger: logger)
-    }
-
-    /// Writes many purchase rows: upserts in one statement, deletes (nil states) one by one.
-    package static func write(_ states: [PurchaseKey: PurchaseState?], on connection: PostgresConnection, logger: Logger) async throws {
-        var rows: [PurchaseRow] = []
-        for (key, state) in states {
-            if let state { rows.append(PurchaseRow(state)) } else { try await write(nil, for: key, on: connection, logger: logger) }
-        }
-        try await upsert(table: "purchases", keyColumns: ["environment", "transaction_id"], rows: rows, on: connection, logger: logger)
-    }
-
-    /// Writes (or, when `state` is nil, deletes) the subscription row for `key`.
-    package static func write(_ state: SubscriptionState?, for key: SubscriptionKey, on connection: PostgresConnection, logger: Logger) async throws {
-        try await write(
-            state.map(SubscriptionRow.init), table: "subscriptions",
-            key: RowKey(environment: key.environment.rawValue, idColumn: "original_transaction_id", id: key.originalTransactionID.rawValue),
-            on: connection, logger: logger
-        )
-    }
-
-    /// Writes (or, when `state` is nil, deletes) the purchase row for `key`.
-    package static func write(_ state: PurchaseState?, for key: PurchaseKey, on connection: PostgresConnection, logger: Logger) async throws {
-        try await write(
-            state.map(PurchaseRow.init), table: "purchases",
-            key: RowKey(environment: key.environment.rawValue, idColumn: "transaction_id", id: key.transactionID.rawValue),
-            on: connection, logger: logger
-        )
-    }
-
-    /// Upserts `row`, or deletes the row at `key` when there is none.
-    private static func write(
-        _ row: (some ReadModelRow)?, table: String, key: RowKey, on connection: PostgresConnection, logger: Logger
-    ) async throws {
-        guard let row else {
+        if !gone.isEmpty {
             try await connection.query(
-                "DELETE FROM \(unescaped: table) WHERE environment = \(key.environment) AND \(unescaped: key.idColumn) = \(key.id)",
+                """
+                DELETE FROM \(unescaped: State.table)
+                WHERE (environment, \(unescaped: State.idColumn)) IN (
+                    SELECT * FROM unnest(\(gone.map { State.columns(of: $0).environment })::text[], \(gone.map { State.columns(of: $0).id })::text[]))
+                """,
                 logger: logger
             )
-            return
         }
-        try await upsert(table: table, keyColumns: ["environment", key.idColumn], rows: [row], on: connection, logger: logger)
-    }
-
-    /// A read-model row's primary key: its environment and its id column (`original_transaction_id` of a subscription,
-    /// `transaction_id` of a purchase) with that column's value.
-    private struct RowKey {
-        /// The App Store environment's raw value.
-        var environment: String
-        /// The name of the id column.
-        var idColumn: String
-        /// The id.
-        var id: String
+        try await upsert(table: State.table, keyColumns: ["environment", State.idColumn], rows: rows, on: connection, logger: logger)
     }
 
     /// Upserts `rows` (JSON objects keyed by column name) with `jsonb_populate_recordset`, in one statement; a
@@ -108,7 +68,7 @@ package enum ReadModelStore {
 }
 
 /// A read-model row as a JSON object whose keys are its table's columns.
-protocol ReadModelRow {
+package protocol ReadModelRow {
     /// The table's columns this row sets, in a fixed order (`updated_at` is the database's).
     static var columns: [String] { get }
     /// The values by column; nil is SQL NULL.

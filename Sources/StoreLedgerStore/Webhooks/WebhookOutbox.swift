@@ -79,27 +79,15 @@ package enum WebhookOutbox {
         }
     }
 
-    /// The webhook events a subscription's projection implies: the change between its old and new state.
-    package static func events(old: SubscriptionState?, new: SubscriptionState?) -> [WebhookEvent] {
-        guard let new, let change = EntitlementChange.between(old, new) else { return [] }
+    /// The webhook events a row's projection implies: none when nothing a subscriber cares about changed, else one
+    /// typed `<kind>.<change>` (`subscription.renewed`, `purchase.refunded`).
+    package static func events<Row: ProjectedRow>(old: Row?, new: Row?) -> [WebhookEvent] {
+        guard let new, let change = Row.change(from: old, to: new) else { return [] }
         return [
             WebhookEvent(
-                type: "subscription.\(change.kind.rawValue)", appAccountToken: new.appAccountToken?.rawValue, productID: new.productID?.rawValue,
-                environment: new.environment.rawValue, originalTransactionID: new.originalTransactionID.rawValue,
-                transactionID: new.latestTransactionID?.rawValue, entitled: new.entitled, expiresAt: new.expiresAt?.date,
-                occurredAt: new.lastSignedAt?.date ?? Date(timeIntervalSince1970: 0)
-            )
-        ]
-    }
-
-    /// The webhook events a one-time purchase's projection implies.
-    package static func events(old: PurchaseState?, new: PurchaseState?) -> [WebhookEvent] {
-        guard let new, let change = EntitlementChange.between(old, new) else { return [] }
-        return [
-            WebhookEvent(
-                type: "purchase.\(change.kind.rawValue)", appAccountToken: new.appAccountToken?.rawValue, productID: new.productID?.rawValue,
-                environment: new.environment.rawValue, originalTransactionID: new.originalTransactionID?.rawValue ?? new.transactionID.rawValue,
-                transactionID: new.transactionID.rawValue, entitled: new.entitled, expiresAt: new.expiresAt?.date,
+                type: "\(Row.kind).\(change.kind.rawValue)", appAccountToken: new.appAccountToken?.rawValue, productID: new.productID?.rawValue,
+                environment: new.environment.rawValue, originalTransactionID: new.familyTransactionID,
+                transactionID: new.currentTransactionID?.rawValue, entitled: new.entitled, expiresAt: new.expiresAt?.date,
                 occurredAt: new.lastSignedAt?.date ?? Date(timeIntervalSince1970: 0)
             )
         ]
