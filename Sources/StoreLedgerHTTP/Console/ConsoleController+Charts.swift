@@ -44,16 +44,20 @@ extension ConsoleController {
 
     /// The snapshot the charts read: when it was taken (nil: never) and whether events arrived since. A page never waits
     /// for a snapshot of a large ledger: without one it says the charts are being prepared (the background refresher,
-    /// ``ConsoleChartRefresher``, takes it). It waits only when the ledger is small: no snapshot yet and at most
-    /// ``firstSnapshotWaitTransactions`` transactions, or events arrived since a snapshot that took under
-    /// ``synchronousRefreshLimit`` ms.
+    /// ``ConsoleChartRefresher``, takes it). It waits only when the ledger is small — at most
+    /// ``firstSnapshotWaitTransactions`` transactions (a bounded count) — and there is no snapshot yet or events arrived
+    /// since it, or when events arrived since a snapshot that took under ``synchronousRefreshLimit`` ms.
     func freshSnapshot(context: some RequestContext) async throws -> (takenAt: Date?, behind: Bool) {
         let state = try await charts.snapshot(logger: context.logger)
         let wait: Bool
         if state.takenAt == nil {
             wait = try await charts.isSmall(atMost: firstSnapshotWaitTransactions, logger: context.logger)
+        } else if state.behind && state.durationMilliseconds < Self.synchronousRefreshLimit {
+            wait = true
+        } else if state.behind {
+            wait = try await charts.isSmall(atMost: firstSnapshotWaitTransactions, logger: context.logger)
         } else {
-            wait = state.behind && state.durationMilliseconds < Self.synchronousRefreshLimit
+            wait = false
         }
         guard wait, try await charts.refresh(minimumAge: 0, logger: context.logger) else { return (state.takenAt, state.behind) }
         let taken = try await charts.snapshot(logger: context.logger)

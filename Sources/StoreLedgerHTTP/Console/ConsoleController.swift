@@ -37,8 +37,8 @@ package struct ConsoleController: Sendable {
     let chartCache: ChartCache
     /// Retakes the charts' snapshots in the background; run it beside the admin server.
     package let refresher: ConsoleChartRefresher
-    /// Without a chart snapshot, a page computes the first one while it waits only on a ledger of at most this many
-    /// transactions (well under a second); on a larger one it says the charts are being prepared.
+    /// A chart page takes a missing or outdated snapshot while it waits only on a ledger of at most this many
+    /// transactions (well under a second); on a larger one it says the charts are being prepared, or shows the last.
     package var firstSnapshotWaitTransactions = 2_000
 
     /// Creates the console over `client`; fails when its templates are missing from the build.

@@ -220,7 +220,9 @@ extension ConsoleChartTests {
     }
 
     @Test func aSnapshotThatTookLongIsShownAsOfItsTimeAndNotRetakenWhileThePageWaits() async throws {
-        try await withBusiness { db, browser in
+        // As if the ledger were large.
+        let large: @Sendable (inout ConsoleController) -> Void = { $0.firstSnapshotWaitTransactions = 0 }
+        try await withBusiness(configure: large) { db, browser in
             let store = ChartStore(client: db.client)
             #expect(try await store.refresh(logger: db.logger))
             // As if it had taken a minute and events had arrived since.
@@ -240,6 +242,27 @@ extension ConsoleChartTests {
             #expect(try await store.snapshot(logger: db.logger).takenAt == before)
             // The sums it shows are the snapshot's.
             #expect(Self.figure("mrr", in: page.html).contains("<td>2024-02</td><td>USD</td><td>9.99</td>"))
+        }
+    }
+}
+
+extension ConsoleChartTests {
+    @Test func onASmallLedgerAnOutdatedSnapshotIsRetakenWhileThePageWaitsHoweverLongTheLastTook() async throws {
+        try await withBusiness { db, browser in
+            let store = ChartStore(client: db.client)
+            #expect(try await store.refresh(logger: db.logger))
+            // As if the last refresh had been slow (a busy machine) and events had arrived since.
+            try await db.client.query(
+                "UPDATE console_chart_snapshot SET duration_ms = 60000, last_event_id = 0, refreshed_at = refreshed_at - interval '1 hour'",
+                logger: db.logger
+            )
+            let before = try #require(try await store.snapshot(logger: db.logger).takenAt)
+            let page = try await browser.get("/console/charts\(Self.filters)")
+            #expect(page.status == .ok)
+            let after = try await store.snapshot(logger: db.logger)
+            #expect(try #require(after.takenAt) > before)
+            #expect(!after.behind)
+            #expect(!page.html.contains("charts-behind"))
         }
     }
 }
