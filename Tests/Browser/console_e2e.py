@@ -489,6 +489,13 @@ class Console:
               f"the downloaded CSV's values {csv_values} are not the chart's marks {values}")
         table_rows = self.all("tbody tr", details) or self.all("tr", details)[1:]
         check(len(rows) - 1 == len(table_rows), f"the CSV has {len(rows) - 1} data rows, the chart's table {len(table_rows)}")
+        # Every chart says when its numbers were computed, and the MRR legend names currencies only (a month without
+        # subscriptions is a 0 of its currency, not a series of its own).
+        for name in CHART_NAMES:
+            check("as of" in self.text(f'figure.chart[data-chart="{name}"] figcaption'), f"the {name} chart does not say as of when")
+        mrr = self.one('figure.chart[data-chart="mrr"]')
+        series = {mark.get_attribute("data-series") for mark in self.all("svg [data-value]", mrr)}
+        check(series and all(re.fullmatch(r"[A-Z]{3}|MRR", name or "") for name in series), f"the MRR chart's series are {series}")
 
     def queue(self):
         self.one('nav#console-nav a[href="/console/queue"]').click()
@@ -564,6 +571,22 @@ class Console:
         self.one("table#webhook-deliveries")
         for row in self.all("table#webhook-deliveries tr.delivery"):
             check(self.text("[data-field=status]", row), "a delivery shows no status")
+        # At 1366 px the deliveries stay inside the page's column: the table, or the box that scrolls it, ends
+        # within main's content box, and the page itself never scrolls sideways.
+        layout = self.driver.execute_script("""
+            const table = document.querySelector('table#webhook-deliveries');
+            const main = document.querySelector('main#content');
+            let box = table;
+            for (let node = table.parentElement; node && node !== main; node = node.parentElement) {
+                if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(node).overflowX)) { box = node; break; }
+            }
+            const limit = main.getBoundingClientRect().right - parseFloat(getComputedStyle(main).paddingRight);
+            return {over: box.getBoundingClientRect().right - limit,
+                    page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+                    width: window.innerWidth};
+        """)
+        check(layout["over"] <= 1, f"the deliveries table sticks out of the page's column by {layout['over']:.0f} px at {layout['width']} px")
+        check(layout["page"] <= 0, f"the webhooks page scrolls sideways by {layout['page']} px at {layout['width']} px")
         self.shot("webhooks")
 
     def logout(self):

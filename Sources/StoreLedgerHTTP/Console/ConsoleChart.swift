@@ -72,11 +72,16 @@ enum ConsoleChart: String, CaseIterable, Sendable {
         case .mrr:
             let (rows, at) = try await loader.activity(filter)
             var table = ChartTable(columns: ["month", "currency", "mrr"], rows: [], points: [], unit: "")
+            var currencies: [String] = []
+            for currency in rows.compactMap(\.currency) where !currencies.contains(currency) { currencies.append(currency) }
             for row in rows {
                 let month = ConsoleFormat.month(row.month)
-                // A month with no active subscription has one row without a currency: MRR 0.
+                // A month with no active subscription has one row without a currency: MRR 0, drawn as a 0 of each
+                // currency the chart shows (of "MRR" when none has any), never as a series of its own.
                 table.rows.append([month, row.currency ?? "", String(format: "%.2f", row.mrr)])
-                table.points.append(.init(label: month, series: row.currency ?? "—", value: row.mrr))
+                for series in row.currency.map({ [$0] }) ?? (currencies.isEmpty ? ["MRR"] : currencies) {
+                    table.points.append(.init(label: month, series: series, value: row.mrr))
+                }
             }
             return (table, at)
         case .churn:

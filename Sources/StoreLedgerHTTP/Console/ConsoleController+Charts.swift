@@ -4,43 +4,64 @@ import NIOCore
 import StoreLedgerStore
 
 extension ConsoleController {
-    /// `GET /console/charts?from=&to=&app=&environment=&product=`: every chart as SVG, a table and a CSV link.
+    /// `GET /console/charts?from=&to=&app=&environment=&product=`: every chart as SVG, a table and a CSV link, from the
+    /// sums the last snapshot took (never computed over the ledger while the page waits, except on a small one).
     func chartsPage(_ request: Request, session: ConsoleSignedIn, context: some RequestContext) async throws -> Response {
         let query = ConsoleChartQuery { request.uri.queryParameters.get($0) }
         let snapshot = try await freshSnapshot(context: context)
-        let loader = ChartLoader(store: charts, cache: chartCache, logger: context.logger, version: "\(snapshot?.timeIntervalSince1970 ?? 0)")
+        let loader = ChartLoader(store: charts, cache: chartCache, logger: context.logger, version: "\(snapshot.takenAt?.timeIntervalSince1970 ?? 0)")
+        let computedAt = snapshot.takenAt.map { ConsoleFormat.time($0) } ?? "never"
         var figures: [[String: Any]] = []
         for chart in ConsoleChart.allCases {
             let table =
-                snapshot == nil ? ChartTable(columns: [], rows: [], points: [], unit: "") : try await chart.table(query.filter, loader: loader).0
+                snapshot.takenAt == nil
+                ? ChartTable(columns: [], rows: [], points: [], unit: "") : try await chart.table(query.filter, loader: loader).0
             figures.append([
                 "name": chart.rawValue, "title": chart.title, "note": chart.note, "query": query.queryString,
                 "svg": ChartSVG.render(table, title: chart.title), "columns": table.columns,
-                "rows": table.rows.map { ["cells": $0] },
+                "rows": table.rows.map { ["cells": $0] }, "computedAt": computedAt,
             ])
         }
         var values: [String: Any] = [
             "from": ConsoleFormat.month(query.filter.fromMonth), "to": ConsoleFormat.month(query.filter.toMonth),
             "app": query.filter.app ?? "", "environment": query.filter.environment ?? "", "product": query.filter.product ?? "",
-            "charts": figures, "computedAt": snapshot.map { ConsoleFormat.time($0) } ?? "not yet",
-            "refreshMinutes": configuration.chartRefreshMinutes,
+            "charts": figures, "computedAt": computedAt, "refreshMinutes": configuration.chartRefreshMinutes,
         ]
-        if snapshot == nil { values["filterError"] = "The chart numbers are being computed for the first time: reload in a minute." }
+        if snapshot.takenAt == nil {
+            values["preparing"] =
+                "The charts are being prepared: their numbers are computed in the background (on a large ledger this takes a while) "
+                + "and have never been computed yet. Reload in a minute."
+        } else if snapshot.behind {
+            values["behind"] = "Events arrived since; the next computation includes them."
+        }
         if let error = query.error { values["filterError"] = error }
         return render("charts", session: session, title: "Charts", nav: "Charts", values)
     }
 
-    /// A snapshot that took less than this is retaken while the page waits whenever events arrived since it was taken.
-    static let synchronousRefreshLimit = 2_000.0
+    /// When the last snapshot took less than this many milliseconds, a page waits for a new one whenever events
+    /// arrived since it was taken (small ledgers always show what is in the log).
+    static let synchronousRefreshLimit = 500.0
 
-    /// When the snapshot the charts read was taken (nil: none yet). A missing snapshot is taken now; a stale one too
-    /// when taking it is quick (under ``synchronousRefreshLimit`` ms: small ledgers always show what is in the log);
-    /// otherwise the background refresher keeps it within `CONSOLE_CHART_REFRESH_MINUTES`.
-    func freshSnapshot(context: some RequestContext) async throws -> Date? {
+    /// The snapshot the charts read: when it was taken (nil: never) and whether events arrived since. A page never waits
+    /// for a snapshot of a large ledger: without one it says the charts are being prepared (the background refresher,
+    /// ``ConsoleChartRefresher``, takes it). It waits only when the ledger is small — at most
+    /// ``firstSnapshotWaitTransactions`` transactions (a bounded count) — and there is no snapshot yet or events arrived
+    /// since it, or when events arrived since a snapshot that took under ``synchronousRefreshLimit`` ms.
+    func freshSnapshot(context: some RequestContext) async throws -> (takenAt: Date?, behind: Bool) {
         let state = try await charts.snapshot(logger: context.logger)
-        guard state.takenAt == nil || (state.behind && state.durationMilliseconds < Self.synchronousRefreshLimit) else { return state.takenAt }
-        try await charts.refresh(minimumAge: 0, logger: context.logger)
-        return try await charts.snapshot(logger: context.logger).takenAt
+        let wait: Bool
+        if state.takenAt == nil {
+            wait = try await charts.isSmall(atMost: firstSnapshotWaitTransactions, logger: context.logger)
+        } else if state.behind && state.durationMilliseconds < Self.synchronousRefreshLimit {
+            wait = true
+        } else if state.behind {
+            wait = try await charts.isSmall(atMost: firstSnapshotWaitTransactions, logger: context.logger)
+        } else {
+            wait = false
+        }
+        guard wait, try await charts.refresh(minimumAge: 0, logger: context.logger) else { return (state.takenAt, state.behind) }
+        let taken = try await charts.snapshot(logger: context.logger)
+        return (taken.takenAt, taken.behind)
     }
 
     /// `GET /console/charts/NAME.csv?…`: one chart's table as a CSV download.
@@ -50,8 +71,11 @@ extension ConsoleController {
             throw HTTPError(.notFound, message: "There is no chart \(file).")
         }
         let query = ConsoleChartQuery { request.uri.queryParameters.get($0) }
-        guard let snapshot = try await freshSnapshot(context: context) else {
-            throw HTTPError(.serviceUnavailable, message: "The chart numbers are being computed for the first time: try again in a minute.")
+        guard let snapshot = try await freshSnapshot(context: context).takenAt else {
+            throw HTTPError(
+                .serviceUnavailable, headers: [.retryAfter: "60"],
+                message: "The chart numbers are being prepared (computed in the background for the first time): try again in a minute."
+            )
         }
         let loader = ChartLoader(store: charts, cache: chartCache, logger: context.logger, version: "\(snapshot.timeIntervalSince1970)")
         let (table, _) = try await chart.table(query.filter, loader: loader)

@@ -39,11 +39,10 @@ extension ConsoleController {
     func customerPage(_ request: Request, session: ConsoleSignedIn, context: some RequestContext) async throws -> Response {
         let key = Self.parameter("key", of: context) ?? ""
         let purchases = try await customers.purchases(matching: key, logger: context.logger)
+        // Every purchase's timeline in one statement (a token shared by many purchases is one round trip, not one each).
+        let timelines = try await customers.timelines(of: purchases.map { ($0.environment, $0.originalTransactionID) }, logger: context.logger)
         var sections: [[String: Any]] = []
-        for (index, purchase) in purchases.enumerated() {
-            let timeline = try await customers.timeline(
-                environment: purchase.environment, originalTransactionID: purchase.originalTransactionID, logger: context.logger
-            )
+        for (index, (purchase, timeline)) in zip(purchases, timelines).enumerated() {
             var section: [String: Any] = [
                 "index": index, "kind": purchase.kind == "subscription" ? "subscription" : "purchase",
                 "kindLabel": purchase.kind == "subscription" ? "subscription" : (purchase.productType ?? "one-time purchase"),

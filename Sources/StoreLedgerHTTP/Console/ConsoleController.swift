@@ -37,6 +37,9 @@ package struct ConsoleController: Sendable {
     let chartCache: ChartCache
     /// Retakes the charts' snapshots in the background; run it beside the admin server.
     package let refresher: ConsoleChartRefresher
+    /// A chart page takes a missing or outdated snapshot while it waits only on a ledger of at most this many
+    /// transactions (well under a second); on a larger one it says the charts are being prepared, or shows the last.
+    package var firstSnapshotWaitTransactions = 2_000
 
     /// Creates the console over `client`; fails when its templates are missing from the build.
     package init(configuration: ConsoleConfiguration, client: PostgresClient) throws(ConsoleError) {

@@ -2,10 +2,14 @@ package import Foundation
 package import Logging
 package import PostgresNIO
 
-/// The numbers behind the console's charts, per UTC month of a bounded range, read from snapshots of the analytics
-/// views (`console_chart_periods` = `analytics.subscription_periods`, `console_chart_refunds` = `analytics.refunds`,
-/// migration 0015) with the definitions the views document (docs/analytics.md). ``refresh(minimumAge:logger:)`` retakes
-/// the snapshots.
+/// The numbers behind the console's charts, per UTC month of a bounded range, with the definitions the analytics views
+/// document (docs/analytics.md).
+///
+/// ``refresh(minimumAge:logger:)`` (in the background) retakes snapshots of the views (`console_chart_periods` =
+/// `analytics.subscription_periods`, `console_chart_refunds` = `analytics.refunds`, migration 0015) and sums every
+/// chart's numerators and denominators per month, environment, app, product and currency into `console_chart_months`
+/// (migration 0017); a chart read only adds up the rows its filter selects, so it costs the same on any ledger size.
+/// The numbers are those of the moment the snapshot was taken (its `now`), which ``snapshot(logger:)`` tells.
 package struct ChartStore: Sendable {
     /// Paid subscriptions, trials and MRR at the end of a month (now for the current month), per currency.
     package struct Activity: Sendable, Equatable {
@@ -89,9 +93,19 @@ package struct ChartStore: Sendable {
         return (row?.0, row?.1 ?? 0, row?.2 ?? true)
     }
 
-    /// Retakes the snapshots unless they are younger than `minimumAge` seconds or another process is retaking them
-    /// (an advisory lock); returns whether it did. The first one blocks readers while it runs; later ones are taken
-    /// `CONCURRENTLY`, so the charts keep answering from the previous snapshot meanwhile.
+    /// Whether the ledger holds at most `transactions` transactions (a bounded count): a first snapshot of such a ledger
+    /// is taken in well under a second, so a page may wait for it.
+    package func isSmall(atMost transactions: Int, logger: Logger) async throws -> Bool {
+        let count =
+            try await client.query(
+                "SELECT count(*) FROM (SELECT 1 FROM transactions LIMIT \(transactions + 1)) t", logger: logger
+            ).decode(Int.self).firstAfterReadingAll() ?? 0
+        return count <= transactions
+    }
+
+    /// Retakes the snapshots and the charts' sums unless they are younger than `minimumAge` seconds or another process
+    /// is retaking them (an advisory lock); returns whether it did. Everything is written in one transaction, so the
+    /// charts keep answering from the previous sums meanwhile and switch to the new ones at once.
     @discardableResult
     package func refresh(minimumAge: Double = 0, logger: Logger) async throws -> Bool {
         try await client.inTransaction(logger: logger) { connection in
@@ -105,19 +119,19 @@ package struct ChartStore: Sendable {
                     "SELECT count(*) FROM console_chart_snapshot WHERE refreshed_at > now() - make_interval(secs => \(minimumAge))", logger: logger
                 ).decode(Int.self).firstAfterReadingAll() ?? 0
             guard fresh == 0 else { return false }
-            let populated =
-                try await connection.query(
-                    "SELECT relispopulated FROM pg_class WHERE oid = 'console_chart_periods'::regclass", logger: logger
-                ).decode(Bool.self).firstAfterReadingAll() ?? false
             let started = Date()
-            let mode = populated ? "CONCURRENTLY " : ""
-            try await connection.query(PostgresQuery(unsafeSQL: "REFRESH MATERIALIZED VIEW \(mode)console_chart_periods"), logger: logger).readToEnd()
-            try await connection.query(PostgresQuery(unsafeSQL: "REFRESH MATERIALIZED VIEW \(mode)console_chart_refunds"), logger: logger).readToEnd()
+            // The newest event before the snapshots are taken: one arriving while they are is news for the next.
+            let lastEvent = try await connection.query("SELECT max(id) FROM events", logger: logger).decode(Int64?.self).firstAfterReadingAll() ?? nil
+            // Nothing but this transaction reads the period and refund snapshots any more: a plain refresh (faster than
+            // CONCURRENTLY) holds them only while the sums are taken.
+            for statement in Self.refreshStatements {
+                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).readToEnd()
+            }
             let duration = Date().timeIntervalSince(started) * 1_000
             try await connection.query(
                 """
                 INSERT INTO console_chart_snapshot (id, refreshed_at, duration_ms, last_event_id)
-                VALUES (1, now(), \(duration), (SELECT max(id) FROM events))
+                VALUES (1, now(), \(duration), \(lastEvent))
                 ON CONFLICT (id) DO UPDATE
                 SET refreshed_at = excluded.refreshed_at, duration_ms = excluded.duration_ms, last_event_id = excluded.last_event_id
                 """,
@@ -127,71 +141,192 @@ package struct ChartStore: Sendable {
         }
     }
 
-    /// Paid subscriptions, trials and MRR at each month's end: `analytics.active_subscriptions_at` over the filtered
-    /// periods (one row per month and currency; a month with none has one row with a nil currency).
+    /// The refresh, in order, inside one transaction (so `now()` is one instant throughout: the snapshot's time). The
+    /// month boundaries are UTC; the end of a past month is the next month's first instant, the current month's is now.
+    static let refreshStatements: [String] = [
+        "REFRESH MATERIALIZED VIEW console_chart_periods",
+        "REFRESH MATERIALIZED VIEW console_chart_refunds",
+        "ANALYZE console_chart_periods",
+        "ANALYZE console_chart_refunds",
+        "DELETE FROM console_chart_months",
+        // Every period at the end of each month it gives access at (period_start <= end < active_until).
+        """
+        CREATE TEMPORARY TABLE console_chart_ends ON COMMIT DROP AS
+        SELECT (b.b - interval '1 month')::date AS month, p.environment, p.original_transaction_id, p.transaction_id, p.period_start,
+               p.bundle_id, p.product_id, p.currency, p.is_paid, p.is_trial, p.monthly_revenue
+        FROM console_chart_periods p
+        CROSS JOIN LATERAL generate_series(
+            date_trunc('month', p.period_start AT TIME ZONE 'UTC'),
+            least(date_trunc('month', p.active_until AT TIME ZONE 'UTC'), date_trunc('month', now() AT TIME ZONE 'UTC')),
+            interval '1 month') AS b(b)
+        WHERE b.b AT TIME ZONE 'UTC' >= p.period_start AND b.b AT TIME ZONE 'UTC' < p.active_until
+        UNION ALL
+        SELECT date_trunc('month', now() AT TIME ZONE 'UTC')::date, p.environment, p.original_transaction_id, p.transaction_id,
+               p.period_start, p.bundle_id, p.product_id, p.currency, p.is_paid, p.is_trial, p.monthly_revenue
+        FROM console_chart_periods p
+        WHERE p.period_start <= now() AND p.active_until > now()
+        """,
+        "ANALYZE console_chart_ends",
+        // Active at each month's end: the subscription's latest period then (analytics.active_subscriptions_at), among
+        // all its periods and among each product's.
+        """
+        INSERT INTO console_chart_months (source, month, environment, bundle_id, product_id, all_products, currency, paid_at_end, trials_at_end,
+                                          mrr_at_end)
+        SELECT 'activity', month, environment, bundle_id, CASE WHEN all_products THEN NULL ELSE product_id END, all_products, currency,
+               count(original_transaction_id) FILTER (WHERE is_paid), count(original_transaction_id) FILTER (WHERE is_trial),
+               sum(monthly_revenue)
+        FROM (
+            (SELECT DISTINCT ON (e.month, e.environment, e.original_transaction_id) true AS all_products, e.*
+             FROM console_chart_ends e
+             ORDER BY e.month, e.environment, e.original_transaction_id, e.period_start DESC, e.transaction_id DESC)
+            UNION ALL
+            (SELECT DISTINCT ON (e.month, e.environment, e.original_transaction_id, e.product_id) false, e.*
+             FROM console_chart_ends e
+             ORDER BY e.month, e.environment, e.original_transaction_id, e.product_id, e.period_start DESC, e.transaction_id DESC)
+        ) chosen
+        GROUP BY 2, 3, 4, 5, 6, 7
+        """,
+        // Churn (analytics.monthly_churn): paid subscriptions active at a month's first instant (months after the
+        // current one too, as far as a period reaches, at most ten years), and whether any of their periods (of the
+        // product, per product) is active at the month's end (now for the current and later months).
+        """
+        INSERT INTO console_chart_months (source, month, environment, bundle_id, product_id, all_products, active_at_start, churned)
+        WITH this_month AS (
+            SELECT date_trunc('month', now() AT TIME ZONE 'UTC')::date AS month
+        ), starts AS MATERIALIZED (
+            SELECT b.b::date AS month, p.environment, p.original_transaction_id, p.bundle_id, p.product_id
+            FROM console_chart_periods p
+            CROSS JOIN LATERAL generate_series(
+                date_trunc('month', p.period_start AT TIME ZONE 'UTC'),
+                least(date_trunc('month', p.active_until AT TIME ZONE 'UTC'), date_trunc('month', now() AT TIME ZONE 'UTC') + interval '10 years'),
+                interval '1 month') AS b(b)
+            WHERE p.is_paid AND b.b AT TIME ZONE 'UTC' >= p.period_start AND b.b AT TIME ZONE 'UTC' < p.active_until
+        ), all_starts AS (
+            SELECT month, environment, original_transaction_id, min(bundle_id) AS bundle_id
+            FROM starts GROUP BY month, environment, original_transaction_id
+        ), all_ends AS (
+            SELECT DISTINCT month, environment, original_transaction_id FROM console_chart_ends
+        ), product_starts AS (
+            SELECT month, environment, original_transaction_id, product_id, min(bundle_id) AS bundle_id
+            FROM starts GROUP BY month, environment, original_transaction_id, product_id
+        ), product_ends AS (
+            SELECT DISTINCT month, environment, original_transaction_id, product_id FROM console_chart_ends
+        )
+        SELECT 'churn', s.month, s.environment, s.bundle_id, NULL, true, count(*), count(*) FILTER (WHERE e.month IS NULL)
+        FROM all_starts s
+        CROSS JOIN this_month t
+        LEFT JOIN all_ends e
+               ON e.month = least(s.month, t.month) AND e.environment = s.environment AND e.original_transaction_id = s.original_transaction_id
+        GROUP BY s.month, s.environment, s.bundle_id
+        UNION ALL
+        SELECT 'churn', s.month, s.environment, s.bundle_id, s.product_id, false, count(*), count(*) FILTER (WHERE e.month IS NULL)
+        FROM product_starts s
+        CROSS JOIN this_month t
+        LEFT JOIN product_ends e
+               ON e.month = least(s.month, t.month) AND e.environment = s.environment AND e.original_transaction_id = s.original_transaction_id
+              AND e.product_id = s.product_id
+        GROUP BY s.month, s.environment, s.bundle_id, s.product_id
+        """,
+        // Billing periods by the month they began: a subscription's first, and later ones.
+        """
+        INSERT INTO console_chart_months (source, month, environment, bundle_id, product_id, all_products, new_periods, renewing_periods)
+        SELECT 'starts', date_trunc('month', period_start AT TIME ZONE 'UTC')::date, environment, bundle_id, product_id, false,
+               count(transaction_id) FILTER (WHERE period_number = 1), count(transaction_id) FILTER (WHERE period_number > 1)
+        FROM console_chart_periods
+        WHERE period_start IS NOT NULL
+        GROUP BY 2, 3, 4, 5
+        """,
+        // Refunds by the month of the revocation, Family Sharing revocations excluded.
+        """
+        INSERT INTO console_chart_months (source, month, environment, bundle_id, product_id, all_products, currency, refunds, refunded_amount)
+        SELECT 'refunds', date_trunc('month', revoked_at AT TIME ZONE 'UTC')::date, environment, bundle_id, product_id, false, currency,
+               count(transaction_id), sum(refunded_amount)
+        FROM console_chart_refunds
+        WHERE revocation_type IS DISTINCT FROM 'FAMILY_REVOKE' AND revoked_at IS NOT NULL
+        GROUP BY 2, 3, 4, 5, 7
+        """,
+        // analytics.trials (migration 0014) over the snapshot: a subscription whose first period is a free trial;
+        // converted = its first paid period exists and was not refunded; pending = no paid period, still giving
+        // access, auto-renew on; abandoned = no paid period and auto-renew off. By the trial's start month.
+        """
+        INSERT INTO console_chart_months (source, month, environment, bundle_id, product_id, all_products, trials_started, trials_converted,
+                                          trials_pending, trials_abandoned)
+        SELECT 'trials', date_trunc('month', t.period_start AT TIME ZONE 'UTC')::date, t.environment, t.bundle_id, t.product_id, false,
+               count(t.original_transaction_id), count(t.original_transaction_id) FILTER (WHERE t.converted),
+               count(t.original_transaction_id) FILTER (WHERE t.pending), count(t.original_transaction_id) FILTER (WHERE t.abandoned)
+        FROM (
+            SELECT f.period_start, f.environment, f.bundle_id, f.product_id, f.original_transaction_id,
+                   c.transaction_id IS NOT NULL AND c.revoked_at IS NULL AS converted,
+                   c.transaction_id IS NULL AND f.active_until > now() AND NOT coalesce(r.auto_renew_status, 1) = 0 AS pending,
+                   c.transaction_id IS NULL AND coalesce(r.auto_renew_status, 1) = 0 AS abandoned
+            FROM console_chart_periods f
+            LEFT JOIN LATERAL (
+                SELECT p.transaction_id, p.revoked_at FROM console_chart_periods p
+                WHERE p.environment = f.environment AND p.original_transaction_id = f.original_transaction_id
+                  AND p.period_start > f.period_start AND NOT p.is_trial AND p.price > 0
+                ORDER BY p.period_start, p.transaction_id LIMIT 1
+            ) c ON true
+            LEFT JOIN LATERAL (
+                SELECT ri.auto_renew_status FROM renewal_infos ri
+                WHERE ri.environment = f.environment AND ri.original_transaction_id = f.original_transaction_id
+                  AND ri.signed_at <= least(f.period_end, now())
+                ORDER BY ri.signed_at DESC, ri.fact_sha256 DESC LIMIT 1
+            ) r ON true
+            WHERE f.period_number = 1 AND f.is_trial AND f.period_start IS NOT NULL
+        ) t
+        GROUP BY 2, 3, 4, 5
+        """,
+    ]
+
+    /// Paid subscriptions, trials and MRR at each month's end (`analytics.active_subscriptions_at`; a month after the
+    /// snapshot's reads the snapshot's time), one row per month and currency; a month with none has one row with a nil
+    /// currency.
     package func activity(_ filter: ChartFilter, logger: Logger) async throws -> [Activity] {
         let (from, to, app, environment, product) = (filter.fromMonth, filter.toMonth, filter.app, filter.environment, filter.product)
         return try await client.query(
             """
             WITH months AS (
-                SELECT g.m::date AS month, least((g.m + interval '1 month') AT TIME ZONE 'UTC', now()) AS at_time
+                SELECT g.m::date AS month
                 FROM generate_series(\(from)::timestamptz AT TIME ZONE 'UTC', \(to)::timestamptz AT TIME ZONE 'UTC', interval '1 month') AS g(m)
-            ), periods AS MATERIALIZED (
-                SELECT environment, original_transaction_id, transaction_id, period_start, active_until, is_paid, is_trial, currency,
-                       monthly_revenue
-                FROM console_chart_periods
-                WHERE (\(environment)::text IS NULL OR environment = \(environment))
-                  AND (\(app)::text IS NULL OR bundle_id = \(app))
-                  AND (\(product)::text IS NULL OR product_id = \(product))
-                  AND period_start <= (SELECT max(at_time) FROM months) AND active_until > (SELECT min(at_time) FROM months)
-            ), active AS (
-                SELECT DISTINCT ON (m.month, p.environment, p.original_transaction_id) m.month, p.*
-                FROM months m JOIN periods p ON p.period_start <= m.at_time AND p.active_until > m.at_time
-                ORDER BY m.month, p.environment, p.original_transaction_id, p.period_start DESC, p.transaction_id DESC
+            ), taken AS (
+                SELECT (SELECT date_trunc('month', refreshed_at AT TIME ZONE 'UTC')::date FROM console_chart_snapshot WHERE id = 1) AS month
+            ), sums AS (
+                SELECT m.month, c.currency, c.paid_at_end, c.trials_at_end, c.mrr_at_end
+                FROM months m
+                CROSS JOIN taken t
+                JOIN console_chart_months c ON c.month = least(m.month, t.month)
+                WHERE c.source = 'activity' AND c.all_products = (\(product)::text IS NULL)
+                  AND (\(environment)::text IS NULL OR c.environment = \(environment))
+                  AND (\(app)::text IS NULL OR c.bundle_id = \(app))
+                  AND (\(product)::text IS NULL OR c.product_id = \(product))
             )
-            SELECT m.month::timestamp AT TIME ZONE 'UTC', a.currency,
-                   count(a.original_transaction_id) FILTER (WHERE a.is_paid),
-                   count(a.original_transaction_id) FILTER (WHERE a.is_trial),
-                   coalesce(round(sum(a.monthly_revenue), 2), 0)::float8
-            FROM months m LEFT JOIN active a ON a.month = m.month
-            GROUP BY m.month, a.currency
-            ORDER BY m.month, a.currency NULLS FIRST
+            SELECT m.month::timestamp AT TIME ZONE 'UTC', s.currency, coalesce(sum(s.paid_at_end), 0)::int8,
+                   coalesce(sum(s.trials_at_end), 0)::int8, coalesce(round(sum(s.mrr_at_end), 2), 0)::float8
+            FROM months m LEFT JOIN sums s ON s.month = m.month
+            GROUP BY m.month, s.currency
+            ORDER BY m.month, s.currency NULLS FIRST
             """,
             logger: logger
         ).decode((Date, String?, Int, Int, Double).self).readToEnd()
             .map { Activity(month: $0.0, currency: $0.1, paid: $0.2, trials: $0.3, mrr: $0.4) }
     }
 
-    /// Churn per month: `analytics.monthly_churn`'s query over the filtered periods, all environments together unless
-    /// one is chosen.
+    /// Churn per month (`analytics.monthly_churn`'s definition), all environments together unless one is chosen.
     package func churn(_ filter: ChartFilter, logger: Logger) async throws -> [Churn] {
         let (from, to, app, environment, product) = (filter.fromMonth, filter.toMonth, filter.app, filter.environment, filter.product)
         return try await client.query(
             """
             WITH months AS (
-                SELECT g.m::date AS month, g.m AT TIME ZONE 'UTC' AS month_start,
-                       least((g.m + interval '1 month') AT TIME ZONE 'UTC', now()) AS month_end
+                SELECT g.m::date AS month
                 FROM generate_series(\(from)::timestamptz AT TIME ZONE 'UTC', \(to)::timestamptz AT TIME ZONE 'UTC', interval '1 month') AS g(m)
-            ), at_start AS (
-                SELECT DISTINCT m.month, m.month_start, m.month_end, p.environment, p.original_transaction_id
-                FROM months m
-                JOIN console_chart_periods p ON p.is_paid AND p.period_start <= m.month_start AND p.active_until > m.month_start
-                WHERE (\(environment)::text IS NULL OR p.environment = \(environment))
-                  AND (\(app)::text IS NULL OR p.bundle_id = \(app))
-                  AND (\(product)::text IS NULL OR p.product_id = \(product))
-            ), flagged AS (
-                -- One index probe per subscription and month (console_chart_periods_subscription_idx).
-                SELECT s.month, s.original_transaction_id,
-                       NOT EXISTS (
-                           SELECT 1 FROM console_chart_periods e
-                           WHERE e.environment = s.environment AND e.original_transaction_id = s.original_transaction_id
-                             AND e.period_start <= s.month_end AND e.active_until > s.month_end
-                             AND (\(app)::text IS NULL OR e.bundle_id = \(app))
-                             AND (\(product)::text IS NULL OR e.product_id = \(product))) AS gone
-                FROM at_start s
             )
-            SELECT m.month::timestamp AT TIME ZONE 'UTC', count(f.original_transaction_id), count(f.original_transaction_id) FILTER (WHERE f.gone)
-            FROM months m LEFT JOIN flagged f ON f.month = m.month
+            SELECT m.month::timestamp AT TIME ZONE 'UTC', coalesce(sum(c.active_at_start), 0)::int8, coalesce(sum(c.churned), 0)::int8
+            FROM months m
+            LEFT JOIN console_chart_months c
+                   ON c.month = m.month AND c.source = 'churn' AND c.all_products = (\(product)::text IS NULL)
+                  AND (\(environment)::text IS NULL OR c.environment = \(environment))
+                  AND (\(app)::text IS NULL OR c.bundle_id = \(app))
+                  AND (\(product)::text IS NULL OR c.product_id = \(product))
             GROUP BY m.month
             ORDER BY m.month
             """,
@@ -206,28 +341,25 @@ package struct ChartStore: Sendable {
         return try await client.query(
             """
             WITH months AS (
-                SELECT g.m::date AS month, g.m AT TIME ZONE 'UTC' AS month_start, (g.m + interval '1 month') AT TIME ZONE 'UTC' AS month_end
+                SELECT g.m::date AS month
                 FROM generate_series(\(from)::timestamptz AT TIME ZONE 'UTC', \(to)::timestamptz AT TIME ZONE 'UTC', interval '1 month') AS g(m)
-            ), refunds AS MATERIALIZED (
-                SELECT r.transaction_id, r.revoked_at, r.currency, r.refunded_amount
-                FROM console_chart_refunds r
-                WHERE r.revocation_type IS DISTINCT FROM 'FAMILY_REVOKE'
-                  AND (\(environment)::text IS NULL OR r.environment = \(environment))
-                  AND (\(app)::text IS NULL OR r.bundle_id = \(app))
-                  AND (\(product)::text IS NULL OR r.product_id = \(product))
-                  AND r.revoked_at >= (SELECT min(month_start) FROM months) AND r.revoked_at < (SELECT max(month_end) FROM months)
             )
-            SELECT m.month::timestamp AT TIME ZONE 'UTC', r.currency, count(r.transaction_id), coalesce(sum(r.refunded_amount), 0)::float8
-            FROM months m LEFT JOIN refunds r ON r.revoked_at >= m.month_start AND r.revoked_at < m.month_end
-            GROUP BY m.month, r.currency
-            ORDER BY m.month, r.currency NULLS FIRST
+            SELECT m.month::timestamp AT TIME ZONE 'UTC', c.currency, coalesce(sum(c.refunds), 0)::int8, coalesce(sum(c.refunded_amount), 0)::float8
+            FROM months m
+            LEFT JOIN console_chart_months c
+                   ON c.month = m.month AND c.source = 'refunds' AND NOT c.all_products
+                  AND (\(environment)::text IS NULL OR c.environment = \(environment))
+                  AND (\(app)::text IS NULL OR c.bundle_id = \(app))
+                  AND (\(product)::text IS NULL OR c.product_id = \(product))
+            GROUP BY m.month, c.currency
+            ORDER BY m.month, c.currency NULLS FIRST
             """,
             logger: logger
         ).decode((Date, String?, Int, Double).self).readToEnd()
             .map { Refunds(month: $0.0, currency: $0.1, refunds: $0.2, amount: $0.3) }
     }
 
-    /// Trials by the month they started, with how they ended.
+    /// Trials by the month they started, with how they ended (pending: at the snapshot's time).
     package func trials(_ filter: ChartFilter, logger: Logger) async throws -> [Trials] {
         let (from, to, app, environment, product) = (filter.fromMonth, filter.toMonth, filter.app, filter.environment, filter.product)
         return try await client.query(
@@ -235,39 +367,15 @@ package struct ChartStore: Sendable {
             WITH months AS (
                 SELECT g.m::date AS month
                 FROM generate_series(\(from)::timestamptz AT TIME ZONE 'UTC', \(to)::timestamptz AT TIME ZONE 'UTC', interval '1 month') AS g(m)
-            ), trials AS MATERIALIZED (
-                -- analytics.trials (migration 0014) over the snapshot: a subscription whose first period is a free
-                -- trial; converted = its first paid period exists and was not refunded; pending = no paid period, still
-                -- giving access, auto-renew on; abandoned = no paid period and auto-renew off.
-                SELECT date_trunc('month', f.period_start AT TIME ZONE 'UTC')::date AS cohort_month, f.original_transaction_id,
-                       c.transaction_id IS NOT NULL AND c.revoked_at IS NULL AS converted,
-                       c.transaction_id IS NULL AND f.active_until > now() AND NOT coalesce(r.auto_renew_status, 1) = 0 AS pending,
-                       c.transaction_id IS NULL AND coalesce(r.auto_renew_status, 1) = 0 AS abandoned
-                FROM console_chart_periods f
-                LEFT JOIN LATERAL (
-                    SELECT p.transaction_id, p.revoked_at FROM console_chart_periods p
-                    WHERE p.environment = f.environment AND p.original_transaction_id = f.original_transaction_id
-                      AND p.period_start > f.period_start AND NOT p.is_trial AND p.price > 0
-                    ORDER BY p.period_start, p.transaction_id LIMIT 1
-                ) c ON true
-                LEFT JOIN LATERAL (
-                    SELECT ri.auto_renew_status FROM renewal_infos ri
-                    WHERE ri.environment = f.environment AND ri.original_transaction_id = f.original_transaction_id
-                      AND ri.signed_at <= least(f.period_end, now())
-                    ORDER BY ri.signed_at DESC, ri.fact_sha256 DESC LIMIT 1
-                ) r ON true
-                WHERE f.period_number = 1 AND f.is_trial
-                  AND (\(environment)::text IS NULL OR f.environment = \(environment))
-                  AND (\(product)::text IS NULL OR f.product_id = \(product))
-                  AND (\(app)::text IS NULL OR f.bundle_id = \(app))
-                  AND f.period_start >= (SELECT min(month) FROM months)::timestamp AT TIME ZONE 'UTC'
-                  AND f.period_start < ((SELECT max(month) FROM months) + interval '1 month') AT TIME ZONE 'UTC'
             )
-            SELECT m.month::timestamp AT TIME ZONE 'UTC', count(t.original_transaction_id),
-                   count(t.original_transaction_id) FILTER (WHERE t.converted),
-                   count(t.original_transaction_id) FILTER (WHERE t.pending),
-                   count(t.original_transaction_id) FILTER (WHERE t.abandoned)
-            FROM months m LEFT JOIN trials t ON t.cohort_month = m.month
+            SELECT m.month::timestamp AT TIME ZONE 'UTC', coalesce(sum(c.trials_started), 0)::int8, coalesce(sum(c.trials_converted), 0)::int8,
+                   coalesce(sum(c.trials_pending), 0)::int8, coalesce(sum(c.trials_abandoned), 0)::int8
+            FROM months m
+            LEFT JOIN console_chart_months c
+                   ON c.month = m.month AND c.source = 'trials' AND NOT c.all_products
+                  AND (\(environment)::text IS NULL OR c.environment = \(environment))
+                  AND (\(app)::text IS NULL OR c.bundle_id = \(app))
+                  AND (\(product)::text IS NULL OR c.product_id = \(product))
             GROUP BY m.month
             ORDER BY m.month
             """,
@@ -282,20 +390,16 @@ package struct ChartStore: Sendable {
         return try await client.query(
             """
             WITH months AS (
-                SELECT g.m::date AS month, g.m AT TIME ZONE 'UTC' AS month_start, (g.m + interval '1 month') AT TIME ZONE 'UTC' AS month_end
+                SELECT g.m::date AS month
                 FROM generate_series(\(from)::timestamptz AT TIME ZONE 'UTC', \(to)::timestamptz AT TIME ZONE 'UTC', interval '1 month') AS g(m)
-            ), periods AS MATERIALIZED (
-                SELECT p.transaction_id, p.period_start, p.period_number
-                FROM console_chart_periods p
-                WHERE (\(environment)::text IS NULL OR p.environment = \(environment))
-                  AND (\(app)::text IS NULL OR p.bundle_id = \(app))
-                  AND (\(product)::text IS NULL OR p.product_id = \(product))
-                  AND p.period_start >= (SELECT min(month_start) FROM months) AND p.period_start < (SELECT max(month_end) FROM months)
             )
-            SELECT m.month::timestamp AT TIME ZONE 'UTC',
-                   count(p.transaction_id) FILTER (WHERE p.period_number = 1),
-                   count(p.transaction_id) FILTER (WHERE p.period_number > 1)
-            FROM months m LEFT JOIN periods p ON p.period_start >= m.month_start AND p.period_start < m.month_end
+            SELECT m.month::timestamp AT TIME ZONE 'UTC', coalesce(sum(c.new_periods), 0)::int8, coalesce(sum(c.renewing_periods), 0)::int8
+            FROM months m
+            LEFT JOIN console_chart_months c
+                   ON c.month = m.month AND c.source = 'starts' AND NOT c.all_products
+                  AND (\(environment)::text IS NULL OR c.environment = \(environment))
+                  AND (\(app)::text IS NULL OR c.bundle_id = \(app))
+                  AND (\(product)::text IS NULL OR c.product_id = \(product))
             GROUP BY m.month
             ORDER BY m.month
             """,

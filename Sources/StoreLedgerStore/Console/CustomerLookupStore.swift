@@ -110,41 +110,63 @@ package struct CustomerLookupStore: Sendable {
     /// Every notification about the purchase and every transaction of it that arrived on its own, in signed order
     /// (notifications before a transaction signed at the same instant), at most ``timelineLimit``.
     package func timeline(environment: String, originalTransactionID: String, logger: Logger) async throws -> [TimelineEntry] {
+        try await timelines(of: [(environment, originalTransactionID)], logger: logger)[0]
+    }
+
+    /// ``timeline(environment:originalTransactionID:logger:)`` of each purchase, in one statement (one index probe
+    /// per purchase, one round trip for all of them): the customer page of a token shared by many purchases.
+    package func timelines(
+        of purchases: [(environment: String, originalTransactionID: String)], logger: Logger
+    ) async throws
+        -> [[TimelineEntry]]
+    {
+        guard !purchases.isEmpty else { return [] }
+        let environments = purchases.map(\.environment)
+        let originalTransactionIDs = purchases.map(\.originalTransactionID)
         let rows = try await client.query(
             """
-            SELECT kind, signed_at, type, subtype, product_id, price, currency, expires_at, transaction_id, status, auto_renew,
-                   revoked_at, grace_period_expires_at, event_id, notification_uuid
-            FROM (
-                SELECT 'notification' AS kind, 0 AS kind_rank, n.signed_at, n.notification_type AS type, n.subtype, n.product_id,
-                       (n.transaction_payload ->> 'price')::numeric::bigint AS price, n.transaction_payload ->> 'currency' AS currency,
-                       storeledger_ms(n.transaction_payload ->> 'expiresDate') AS expires_at, n.transaction_id, n.status,
-                       (n.renewal_payload ->> 'autoRenewStatus')::integer = 1 AS auto_renew,
-                       storeledger_ms(n.transaction_payload ->> 'revocationDate') AS revoked_at,
-                       storeledger_ms(n.renewal_payload ->> 'gracePeriodExpiresDate') AS grace_period_expires_at,
-                       n.first_event_id AS event_id, n.notification_uuid
-                FROM notifications n
-                WHERE n.environment = \(environment) AND n.original_transaction_id = \(originalTransactionID)
-                UNION ALL
-                SELECT 'transaction', 1, t.signed_at, 'TRANSACTION', t.payload ->> 'transactionReason', t.product_id, t.price, t.currency,
-                       t.expires_at, t.transaction_id, NULL, NULL, t.revoked_at, NULL, t.first_event_id, NULL
-                FROM transactions t
-                WHERE t.environment = \(environment) AND t.original_transaction_id = \(originalTransactionID) AND t.standalone
-            ) entries
-            ORDER BY signed_at, kind_rank, event_id, notification_uuid
-            LIMIT \(Self.timelineLimit)
+            SELECT k.position::int8, e.kind, e.signed_at, e.type, e.subtype, e.product_id, e.price, e.currency, e.expires_at,
+                   e.transaction_id, e.status, e.auto_renew, e.revoked_at, e.grace_period_expires_at, e.event_id, e.notification_uuid
+            FROM unnest(\(environments)::text[], \(originalTransactionIDs)::text[]) WITH ORDINALITY AS k(environment, original_transaction_id, position)
+            CROSS JOIN LATERAL (
+                SELECT * FROM (
+                    SELECT 'notification' AS kind, 0 AS kind_rank, n.signed_at, n.notification_type AS type, n.subtype, n.product_id,
+                           (n.transaction_payload ->> 'price')::numeric::bigint AS price, n.transaction_payload ->> 'currency' AS currency,
+                           storeledger_ms(n.transaction_payload ->> 'expiresDate') AS expires_at, n.transaction_id, n.status,
+                           (n.renewal_payload ->> 'autoRenewStatus')::integer = 1 AS auto_renew,
+                           storeledger_ms(n.transaction_payload ->> 'revocationDate') AS revoked_at,
+                           storeledger_ms(n.renewal_payload ->> 'gracePeriodExpiresDate') AS grace_period_expires_at,
+                           n.first_event_id AS event_id, n.notification_uuid
+                    FROM notifications n
+                    WHERE n.environment = k.environment AND n.original_transaction_id = k.original_transaction_id
+                    UNION ALL
+                    SELECT 'transaction', 1, t.signed_at, 'TRANSACTION', t.payload ->> 'transactionReason', t.product_id, t.price, t.currency,
+                           t.expires_at, t.transaction_id, NULL, NULL, t.revoked_at, NULL, t.first_event_id, NULL
+                    FROM transactions t
+                    WHERE t.environment = k.environment AND t.original_transaction_id = k.original_transaction_id AND t.standalone
+                ) entries
+                ORDER BY signed_at, kind_rank, event_id, notification_uuid
+                LIMIT \(Self.timelineLimit)
+            ) e
+            ORDER BY k.position, e.signed_at, e.kind_rank, e.event_id, e.notification_uuid
             """,
             logger: logger
         ).decode(
-            (String, Date, String, String?, String?, Int64?, String?, Date?, String?, Int?, Bool?, Date?, Date?, Int64, String?).self
+            (Int64, String, Date, String, String?, String?, Int64?, String?, Date?, String?, Int?, Bool?, Date?, Date?, Int64, String?).self
         ).readToEnd()
-        return rows.map {
-            kind, signedAt, type, subtype, product, price, currency, expires, transaction, status, autoRenew, revoked, grace, event,
-            uuid in
-            TimelineEntry(
-                kind: kind, signedAt: signedAt, type: type, subtype: subtype, productID: product, price: price, currency: currency,
-                expiresAt: expires, transactionID: transaction, status: status, autoRenew: autoRenew, revokedAt: revoked,
-                gracePeriodExpiresAt: grace, eventID: event, notificationUUID: uuid
+        var result: [[TimelineEntry]] = Array(repeating: [], count: purchases.count)
+        for (
+            position, kind, signedAt, type, subtype, product, price, currency, expires, transaction, status, autoRenew, revoked, grace,
+            event, uuid
+        ) in rows {
+            result[Int(position) - 1].append(
+                TimelineEntry(
+                    kind: kind, signedAt: signedAt, type: type, subtype: subtype, productID: product, price: price, currency: currency,
+                    expiresAt: expires, transactionID: transaction, status: status, autoRenew: autoRenew, revokedAt: revoked,
+                    gracePeriodExpiresAt: grace, eventID: event, notificationUUID: uuid
+                )
             )
         }
+        return result
     }
 }

@@ -18,26 +18,31 @@ package struct OperatorStore: Sendable {
     /// A snapshot of the queue.
     package func statistics(logger: Logger) async throws -> QueueStatistics {
         var depth = Dictionary(uniqueKeysWithValues: QueueState.allCases.map { ($0.rawValue, 0) })
-        for try await (state, count) in try await client.query("SELECT state, count(*) FROM event_queue GROUP BY state", logger: logger)
-            .decode((String, Int).self)
-        {
-            depth[state] = count
-        }
-        var oldest: Double?
         var finished = 0
         var received = 0
-        for try await (age, done, arrived) in try await client.query(
+        // One pass over the queue for the depth and the last minute's throughput (no index serves either: three
+        // passes made the console's queue page take over 100 ms at 370,000 events).
+        for try await (state, count, done, arrived) in try await client.query(
             """
-            SELECT (SELECT extract(epoch FROM now() - min(enqueued_at))::float8 FROM event_queue
-                    WHERE state = 'pending' AND available_at <= now()),
-                   (SELECT count(*) FROM event_queue WHERE finished_at > now() - interval '1 minute'),
-                   (SELECT count(*) FROM event_queue WHERE enqueued_at > now() - interval '1 minute')
+            SELECT state, count(*), count(*) FILTER (WHERE finished_at > now() - interval '1 minute'),
+                   count(*) FILTER (WHERE enqueued_at > now() - interval '1 minute')
+            FROM event_queue GROUP BY state
             """,
             logger: logger
-        ).decode((Double?, Int, Int).self) {
+        ).decode((String, Int, Int, Int).self) {
+            depth[state] = count
+            finished += done
+            received += arrived
+        }
+        var oldest: Double?
+        for try await age in try await client.query(
+            """
+            SELECT extract(epoch FROM now() - min(enqueued_at))::float8 FROM event_queue
+            WHERE state = 'pending' AND available_at <= now()
+            """,
+            logger: logger
+        ).decode(Double?.self) {
             oldest = age
-            finished = done
-            received = arrived
         }
         return QueueStatistics(
             depth: depth, oldestPendingAgeSeconds: oldest, finishedLastMinute: finished, receivedLastMinute: received,

@@ -21,7 +21,18 @@ struct ConsoleChartTests {
     /// - A (90001, 9.99 USD monthly, 30-day periods): bought 2024-01-10, renewed 02-09 and 03-10, auto-renew off,
     ///   expired 04-09.
     /// - B (91001, 9.99 USD): bought 2024-02-15, refunded 2024-02-20 (access ends at the refund).
-    func withBusiness(_ body: @Sendable @escaping (ConsoleBrowser) async throws -> Void) async throws {
+    func withBusiness(
+        configure: @Sendable @escaping (inout ConsoleController) -> Void = { _ in },
+        _ body: @Sendable @escaping (ConsoleBrowser) async throws -> Void
+    ) async throws {
+        try await withBusiness(configure: configure) { _, browser in try await body(browser) }
+    }
+
+    /// ``withBusiness(configure:_:)`` that also hands the body the database.
+    func withBusiness(
+        configure: @Sendable @escaping (inout ConsoleController) -> Void = { _ in },
+        _ body: @Sendable @escaping (TestDatabase, ConsoleBrowser) async throws -> Void
+    ) async throws {
         try await TestDatabase.withFresh { db in
             let pipeline = try LedgerPipeline(db, pki: ConsoleTests.pki)
             var a = SubscriptionLifecycleBuilder(originalTransactionID: "90001", start: Timestamp(millisecondsSince1970: Double(Self.january10)))
@@ -44,14 +55,15 @@ struct ConsoleChartTests {
                 try await ConsoleUserStore(client: db.client).create(
                     name: "fran", role: .viewer, passwordHash: try ConsolePassword.hash("pw", rounds: 1_000), logger: db.logger
                 ))
-            let console = try ConsoleController(configuration: ConsoleConfiguration(enabled: true), client: db.client)
+            var console = try ConsoleController(configuration: ConsoleConfiguration(enabled: true), client: db.client)
+            configure(&console)
             let router = AdminApplication.router(
                 registry: PrometheusCollectorRegistry(), client: db.client, migrator: Migrator(migrations: try Migration.bundled()), console: console
             )
             try await Application(router: router).test(.router) { client in
                 let browser = ConsoleBrowser(client)
                 #expect(try await browser.signIn("fran", "pw").status == .seeOther)
-                try await body(browser)
+                try await body(db, browser)
             }
         }
     }
@@ -152,6 +164,105 @@ struct ConsoleChartTests {
             let bad = try await browser.get("/console/charts?from=2024-13&to=2024-04")
             #expect(bad.html.contains(#"id="filter-error""#))
             #expect(bad.html.contains("from=2024-13 is not a month"))
+        }
+    }
+}
+
+extension ConsoleChartTests {
+    /// `date` as the console writes times (`2026-11-24 21:05:09 UTC`).
+    static func utcTime(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let p = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        return String(format: "%04d-%02d-%02d %02d:%02d:%02d UTC", p.year!, p.month!, p.day!, p.hour!, p.minute!, p.second!)
+    }
+
+    /// One chart's `figure` element on `html`.
+    static func figure(_ name: String, in html: String) -> String {
+        guard let start = html.range(of: #"<figure class="chart" data-chart="\#(name)">"#) else { return "" }
+        return String(html[start.lowerBound...].split(separator: "</figure>", maxSplits: 1)[0])
+    }
+
+    @Test func theMRRChartDrawsAMonthWithoutSubscriptionsAsZeroOfItsCurrencyNotAsASeriesOfItsOwn() async throws {
+        try await withBusiness { browser in
+            let mrr = Self.figure("mrr", in: try await browser.get("/console/charts\(Self.filters)").html)
+            // 2024-04 has no active subscription: a 0 of the USD series, and the legend names USD only.
+            #expect(try ConsoleCustomerTests.captures(#"data-series="([^"]*)""#, in: mrr) == ["USD", "USD", "USD", "USD"])
+            #expect(mrr.contains(#"data-value="0" data-label="2024-04" data-series="USD""#))
+            #expect(try ConsoleCustomerTests.captures(#"<text x="[0-9.]+" y="15">([^<]*)</text>"#, in: mrr) == ["USD"])
+            #expect(!mrr.contains("—"))
+            // A range without any subscription: one series named MRR, zeros.
+            let empty = Self.figure("mrr", in: try await browser.get("/console/charts?from=2023-01&to=2023-02").html)
+            #expect(try ConsoleCustomerTests.captures(#"data-series="([^"]*)""#, in: empty) == ["MRR", "MRR"])
+        }
+    }
+
+    @Test func withoutASnapshotOfALargeLedgerThePageSaysTheChartsAreBeingPreparedInsteadOfComputingThem() async throws {
+        // As if the ledger were large: no first snapshot is taken while a page waits.
+        let large: @Sendable (inout ConsoleController) -> Void = { $0.firstSnapshotWaitTransactions = 0 }
+        try await withBusiness(configure: large) { db, browser in
+            let page = try await browser.get("/console/charts\(Self.filters)")
+            #expect(page.status == .ok)
+            #expect(page.html.contains(#"<p id="charts-preparing" class="notice" role="status">The charts are being prepared"#))
+            #expect(page.html.contains(#"<span id="computed-at">never</span>"#))
+            for name in ConsoleTests.chartNames { #expect(Self.figure(name, in: page.html).contains("<svg"), "\(name)") }
+            let csv = try await browser.get("/console/charts/mrr.csv\(Self.filters)")
+            #expect(csv.status == .serviceUnavailable)
+            #expect(csv.headers[.retryAfter] == "60")
+            #expect(try await db.scalar("SELECT count(*) FROM console_chart_snapshot") == 0)
+            #expect(try await db.scalar("SELECT count(*) FROM console_chart_months") == 0)
+            // Once the background refresher has taken it, the same page shows the numbers, as of then.
+            #expect(try await ChartStore(client: db.client).refresh(logger: db.logger))
+            let ready = try await browser.get("/console/charts\(Self.filters)")
+            #expect(!ready.html.contains("charts-preparing"))
+            #expect(Self.figure("mrr", in: ready.html).contains("<td>2024-02</td><td>USD</td><td>9.99</td>"))
+        }
+    }
+
+    @Test func aSnapshotThatTookLongIsShownAsOfItsTimeAndNotRetakenWhileThePageWaits() async throws {
+        // As if the ledger were large.
+        let large: @Sendable (inout ConsoleController) -> Void = { $0.firstSnapshotWaitTransactions = 0 }
+        try await withBusiness(configure: large) { db, browser in
+            let store = ChartStore(client: db.client)
+            #expect(try await store.refresh(logger: db.logger))
+            // As if it had taken a minute and events had arrived since.
+            try await db.client.query(
+                "UPDATE console_chart_snapshot SET duration_ms = 60000, last_event_id = 0, refreshed_at = refreshed_at - interval '1 hour'",
+                logger: db.logger
+            )
+            let before = try #require(try await store.snapshot(logger: db.logger).takenAt)
+            let page = try await browser.get("/console/charts\(Self.filters)")
+            #expect(page.status == .ok)
+            let asOf = Self.utcTime(before)
+            #expect(page.html.contains(#"<span id="computed-at">\#(asOf)</span>"#))
+            #expect(page.html.contains(#"<span id="charts-behind">"#))
+            for name in ConsoleTests.chartNames {
+                #expect(Self.figure(name, in: page.html).contains(#"<span class="muted as-of">as of \#(asOf)</span>"#), "\(name)")
+            }
+            #expect(try await store.snapshot(logger: db.logger).takenAt == before)
+            // The sums it shows are the snapshot's.
+            #expect(Self.figure("mrr", in: page.html).contains("<td>2024-02</td><td>USD</td><td>9.99</td>"))
+        }
+    }
+}
+
+extension ConsoleChartTests {
+    @Test func onASmallLedgerAnOutdatedSnapshotIsRetakenWhileThePageWaitsHoweverLongTheLastTook() async throws {
+        try await withBusiness { db, browser in
+            let store = ChartStore(client: db.client)
+            #expect(try await store.refresh(logger: db.logger))
+            // As if the last refresh had been slow (a busy machine) and events had arrived since.
+            try await db.client.query(
+                "UPDATE console_chart_snapshot SET duration_ms = 60000, last_event_id = 0, refreshed_at = refreshed_at - interval '1 hour'",
+                logger: db.logger
+            )
+            let before = try #require(try await store.snapshot(logger: db.logger).takenAt)
+            let page = try await browser.get("/console/charts\(Self.filters)")
+            #expect(page.status == .ok)
+            let after = try await store.snapshot(logger: db.logger)
+            #expect(try #require(after.takenAt) > before)
+            #expect(!after.behind)
+            #expect(!page.html.contains("charts-behind"))
         }
     }
 }

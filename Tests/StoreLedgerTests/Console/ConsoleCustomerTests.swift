@@ -200,4 +200,31 @@ struct ConsoleCustomerTests {
             #expect(webhooks.html.contains(#"<table id="webhook-deliveries">"#))
         }
     }
+
+    @Test func aTokenSharedByManySubscriptionsShowsEveryTimelineReadTogetherInOneStatement() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: ConsoleTests.pki)
+            let shared = "5a0c3c1e-2b7d-4f7e-9c41-3d2f8e6b1a77"
+            for (index, otid) in ["60001", "60002", "60003"].enumerated() {
+                var builder = SubscriptionLifecycleBuilder(
+                    originalTransactionID: OriginalTransactionID(otid),
+                    start: Timestamp(millisecondsSince1970: Double(1_700_000_000_000 + index * 3_600_000)),
+                    appAccountToken: AppAccountToken(shared)
+                )
+                builder.subscribe()
+                for _ in 0..<index { builder.renew() }
+                try await pipeline.append(builder.facts)
+            }
+            try await pipeline.drain()
+            let store = CustomerLookupStore(client: db.client)
+            let purchases = try await store.purchases(matching: shared, logger: db.logger)
+            #expect(purchases.map(\.originalTransactionID) == ["60001", "60002", "60003"])
+            let timelines = try await store.timelines(of: purchases.map { ($0.environment, $0.originalTransactionID) }, logger: db.logger)
+            // Each purchase gets its own entries, in signed order: the purchase, then its renewals.
+            #expect(timelines.map { $0.map(\.type) } == [["SUBSCRIBED"], ["SUBSCRIBED", "DID_RENEW"], ["SUBSCRIBED", "DID_RENEW", "DID_RENEW"]])
+            for timeline in timelines { #expect(timeline.map(\.signedAt) == timeline.map(\.signedAt).sorted()) }
+            #expect(try await store.timelines(of: [], logger: db.logger).isEmpty)
+            #expect(try await store.timelines(of: [("Sandbox", "nothing")], logger: db.logger) == [[]])
+        }
+    }
 }
