@@ -25,7 +25,9 @@ struct StatsCommand: AsyncParsableCommand {
                 print(String(decoding: try encoder.encode(stats), as: UTF8.self))
                 return
             }
-            print("queue: " + QueueState.allCases.map { "\($0.rawValue) \(stats.depth[$0.rawValue] ?? 0)" }.joined(separator: ", "))
+            let approximate = { (state: QueueState) in state == .done && stats.doneIsEstimated ? "~" : "" }
+            print(
+                "queue: " + QueueState.allCases.map { "\($0.rawValue) \(approximate($0))\(stats.depth[$0.rawValue] ?? 0)" }.joined(separator: ", "))
             print("oldest pending: " + (stats.oldestPendingAgeSeconds.map { String(format: "%.1f s", $0) } ?? "none"))
             print("last minute: \(stats.receivedLastMinute) received, \(stats.finishedLastMinute) finished")
             for (title, classes) in [("rejected", stats.rejectedByReason), ("dead", stats.deadByError)] where !classes.isEmpty {

@@ -28,7 +28,9 @@ extension ConsoleController {
         return render(
             "queue", session: session, title: "Queue", nav: "Queue",
             [
-                "depth": states.map { ["state": $0, "count": statistics.depth[$0] ?? 0] as [String: Any] },
+                "depth": states.map {
+                    ["state": $0, "count": statistics.depth[$0] ?? 0, "estimated": $0 == "done" && statistics.doneIsEstimated] as [String: Any]
+                },
                 "oldestPending": ConsoleFormat.age(statistics.oldestPendingAgeSeconds),
                 "finished": statistics.finishedLastMinute, "received": statistics.receivedLastMinute,
                 "rejections": byCount(statistics.rejectedByReason), "dead": byCount(statistics.deadByError),

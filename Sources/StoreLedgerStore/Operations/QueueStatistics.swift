@@ -4,6 +4,9 @@ import Foundation
 package struct QueueStatistics: Sendable, Codable, Equatable {
     /// Events per state (every state present, zero when empty).
     package var depth: [String: Int]
+    /// Whether `depth["done"]` is the planner's estimate (a queue of more than ``OperatorStore/exactDoneCountLimit``
+    /// done events) rather than a count.
+    package var doneIsEstimated: Bool
     /// Age in seconds of the oldest event waiting to be claimed (pending and available), nil when none.
     package var oldestPendingAgeSeconds: Double?
     /// Events finished (done, rejected or dead) in the last minute.
@@ -17,10 +20,11 @@ package struct QueueStatistics: Sendable, Codable, Equatable {
 
     /// Creates a snapshot.
     package init(
-        depth: [String: Int], oldestPendingAgeSeconds: Double?, finishedLastMinute: Int, receivedLastMinute: Int,
+        depth: [String: Int], doneIsEstimated: Bool = false, oldestPendingAgeSeconds: Double?, finishedLastMinute: Int, receivedLastMinute: Int,
         rejectedByReason: [String: Int], deadByError: [String: Int]
     ) {
         self.depth = depth
+        self.doneIsEstimated = doneIsEstimated
         self.oldestPendingAgeSeconds = oldestPendingAgeSeconds
         self.finishedLastMinute = finishedLastMinute
         self.receivedLastMinute = receivedLastMinute

@@ -51,6 +51,52 @@ struct OperatorStoreTests {
         }
     }
 
+    @Test func theLastMinuteCountsOnlyRowsOfTheLastMinute() async throws {
+        try await TestDatabase.withFresh { db in
+            let (pipeline, _, _) = try await seeded(db)
+            let all = try await pipeline.count(.done) + 2
+            // Age half of the events: received and finished an hour ago.
+            try await db.client.query(
+                """
+                UPDATE event_queue SET enqueued_at = now() - interval '1 hour', finished_at = now() - interval '59 minutes'
+                WHERE event_id % 2 = 0
+                """,
+                logger: db.logger
+            )
+            let aged = try await db.scalar("SELECT count(*) FROM event_queue WHERE event_id % 2 = 0")
+            let stats = try await OperatorStore(client: db.client).statistics(logger: db.logger)
+            #expect(aged > 0)
+            #expect(stats.receivedLastMinute == all - aged)
+            #expect(stats.finishedLastMinute == all - aged)
+            #expect(!stats.doneIsEstimated)
+        }
+    }
+
+    @Test func aQueueOfManyDoneEventsEstimatesTheirCountAndSaysSo() async throws {
+        try await TestDatabase.withFresh { db in
+            let (pipeline, _, _) = try await seeded(db)
+            let seededDone = try await pipeline.count(.done)
+            let history = OperatorStore.exactDoneCountLimit + 20_000
+            try await db.client.query(
+                """
+                INSERT INTO event_queue (event_id, event_received_at, state, enqueued_at, finished_at)
+                SELECT 10000000 + g, now() - interval '1 day', 'done', now() - interval '1 day', now() - interval '1 day'
+                FROM generate_series(1, \(history)) g
+                """,
+                logger: db.logger
+            )
+            try await db.client.query("ANALYZE event_queue", logger: db.logger)
+            let stats = try await OperatorStore(client: db.client).statistics(logger: db.logger)
+            let done = seededDone + history
+            #expect(stats.doneIsEstimated)
+            let estimate = try #require(stats.depth["done"])
+            #expect(abs(estimate - done) <= done / 20, "estimate \(estimate), count \(done)")
+            // The unfinished states and the last minute stay exact.
+            #expect(stats.depth["rejected"] == 1 && stats.depth["dead"] == 1 && stats.depth["pending"] == 0)
+            #expect(stats.receivedLastMinute == seededDone + 2)
+        }
+    }
+
     @Test func inspectTellsAnEventsWholeStory() async throws {
         try await TestDatabase.withFresh { db in
             let (_, forged, _) = try await seeded(db)
