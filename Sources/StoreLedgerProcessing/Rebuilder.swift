@@ -17,8 +17,10 @@ import StoreLedgerStore
 /// A dry run stops before the swap and reports the rows that would change.
 ///
 /// Both cores work: each batch is verified by `verificationConcurrency` tasks at once (each a contiguous slice; the
-/// results are put back in event order, so the replay is deterministic), and the next batch is read and verified
-/// while the previous one is written.
+/// results are put back in event order), `applyConcurrency` batches are written side by side in transactions of their
+/// own (a row is a fold of the set of its facts, so the order they commit in does not matter), and the next batches
+/// are read and verified while those are written: the rebuild's CPU work and PostgreSQL's overlap instead of taking
+/// turns.
 package struct Rebuilder: Sendable {
     /// The database.
     package let client: PostgresClient
@@ -32,12 +34,16 @@ package struct Rebuilder: Sendable {
     package let acceptNewRejections: Bool
     /// How many tasks verify a batch at once (nil at creation: the active processor count).
     package let verificationConcurrency: Int
+    /// How many batches are written at once, each in its own transaction (the rebuild then holds this many
+    /// connections besides the one that reads).
+    package let applyConcurrency: Int
 
     /// Creates a rebuilder.
     package init(
         client: PostgresClient, handler: LedgerHandler, batchSize: Int = 500, catchUpThreshold: Int = 100, acceptNewRejections: Bool = false,
-        verificationConcurrency: Int? = nil
+        verificationConcurrency: Int? = nil, applyConcurrency: Int = 2
     ) {
+        self.applyConcurrency = max(1, applyConcurrency)
         self.acceptNewRejections = acceptNewRejections
         self.verificationConcurrency = max(1, verificationConcurrency ?? ProcessInfo.processInfo.activeProcessorCount)
         self.client = client
@@ -88,16 +94,15 @@ package struct Rebuilder: Sendable {
             let pending = try await client.withConnection { try await EventPage.count(after: state.last, through: end, on: $0, logger: logger) }
             if phase == "catch-up" && pending < catchUpThreshold { break }
             let target = state.processed + pending
-            // The next batch is read and verified while the current one is written.
-            var page = try await readAndPrepare(after: state.last, through: end, logger: logger)
-            while let current = page {
-                async let upcoming = current.lastID < end ? readAndPrepare(after: current.lastID, through: end, logger: logger) : nil
-                let rejected = try await client.inTransaction(logger: logger) { connection in
-                    try await apply(current, on: connection, logger: logger)
-                }
-                state = (current.lastID, state.processed + current.events.count, state.rejected + rejected)
+            // `applyConcurrency` batches are written side by side, each in its own transaction, while the next ones
+            // are read and verified.
+            var pages = try await readAndPrepare(applyConcurrency, after: state.last, through: end, logger: logger)
+            while let lastID = pages.last?.lastID {
+                async let upcoming = lastID < end ? readAndPrepare(applyConcurrency, after: lastID, through: end, logger: logger) : []
+                let rejected = try await applySideBySide(pages, logger: logger)
+                state = (lastID, state.processed + pages.reduce(0) { $0 + $1.events.count }, state.rejected + rejected)
                 report(phase, target: target)
-                page = try await upcoming
+                pages = try await upcoming
             }
             if phase == "replay" { phase = "catch-up" } else if pending == 0 { break }
         }
@@ -149,6 +154,70 @@ package struct Rebuilder: Sendable {
         }
         guard !events.isEmpty else { return nil }
         return PreparedPage(events: events, prepared: await prepare(events, logger: logger))
+    }
+
+    /// Reads and verifies up to `count` consecutive pages after `after` (fewer at the end of the log).
+    private func readAndPrepare(_ count: Int, after: Int64, through end: Int64, logger: Logger) async throws -> [PreparedPage] {
+        var pages: [PreparedPage] = []
+        var cursor = after
+        while pages.count < count, cursor < end, let page = try await readAndPrepare(after: cursor, through: end, logger: logger) {
+            pages.append(page)
+            cursor = page.lastID
+        }
+        return pages
+    }
+
+    /// Applies pages side by side, each in its own transaction on its own connection; returns how many of their
+    /// events could not be verified. The order does not matter: every row is a fold of the set of its facts, rows are
+    /// locked in a fixed order, facts are written in key order, and pages that deliver one notification between them
+    /// are applied in log order (its row keeps its first delivery's content). A page that still meets a deadlock (which
+    /// PostgreSQL resolves by failing one transaction) is applied again once the others committed.
+    func applySideBySide(_ pages: [PreparedPage], logger: Logger) async throws -> Int {
+        // A notification row keeps the content of its first delivery (the lowest event id): pages that deliver one
+        // notification between them are applied one after the other, in log order, as a single writer would.
+        guard pages.count > 1, !Self.shareANotification(pages) else {
+            var rejected = 0
+            for page in pages { rejected += try await client.inTransaction(logger: logger) { try await apply(page, on: $0, logger: logger) } }
+            return rejected
+        }
+        var retry: [PreparedPage] = []
+        let rejected = try await withThrowingTaskGroup(of: (Int, PreparedPage?).self) { group in
+            for page in pages {
+                group.addTask {
+                    do {
+                        return (try await client.inTransaction(logger: logger) { try await apply(page, on: $0, logger: logger) }, nil)
+                    } catch let error as PSQLError where pages.count > 1 && error.serverInfo?[.sqlState] == "40P01" {
+                        logger.notice("rebuild: a batch met a deadlock; applying it again", metadata: ["last_event": "\(page.lastID)"])
+                        return (0, page)
+                    }
+                }
+            }
+            var rejected = 0
+            for try await (count, failed) in group {
+                rejected += count
+                if let failed { retry.append(failed) }
+            }
+            return rejected
+        }
+        var again = 0
+        for page in retry {
+            again += try await client.inTransaction(logger: logger) { try await apply(page, on: $0, logger: logger) }
+        }
+        return rejected + again
+    }
+
+    /// Whether two of `pages` deliver the same notification (Apple retries it, or two notifications share a UUID).
+    static func shareANotification(_ pages: [PreparedPage]) -> Bool {
+        var seen: Set<NotificationUUID> = []
+        for page in pages {
+            var own: Set<NotificationUUID> = []
+            for case .notification(_, let fact, _) in page.prepared {
+                guard let uuid = fact.payload.notificationUUID, own.insert(uuid).inserted else { continue }
+                if seen.contains(uuid) { return true }
+            }
+            seen.formUnion(own)
+        }
+        return false
     }
 
     /// Verifies `events` with `verificationConcurrency` tasks, each a contiguous slice; the results in event order.
