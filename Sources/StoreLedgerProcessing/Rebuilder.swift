@@ -169,24 +169,19 @@ package struct Rebuilder: Sendable {
 
     /// Applies pages side by side, each in its own transaction on its own connection; returns how many of their
     /// events could not be verified. The order does not matter: every row is a fold of the set of its facts, rows are
-    /// locked in a fixed order, facts are written in key order, and pages that deliver one notification between them
-    /// are applied in log order (its row keeps its first delivery's content). A page that still meets a deadlock (which
-    /// PostgreSQL resolves by failing one transaction) is applied again once the others committed.
+    /// locked in a fixed order, and facts are written in key order. Only a notification row's content depends on order
+    /// (it keeps its first delivery's): the events of a later page that deliver a notification an earlier page of the
+    /// window delivers too (Apple's retries) are held back and applied after the others committed, in log order. A page
+    /// that still meets a deadlock (which PostgreSQL resolves by failing one transaction) is applied again before those.
     func applySideBySide(_ pages: [PreparedPage], logger: Logger) async throws -> Int {
-        // A notification row keeps the content of its first delivery (the lowest event id): pages that deliver one
-        // notification between them are applied one after the other, in log order, as a single writer would.
-        guard pages.count > 1, !Self.shareANotification(pages) else {
-            var rejected = 0
-            for page in pages { rejected += try await client.inTransaction(logger: logger) { try await apply(page, on: $0, logger: logger) } }
-            return rejected
-        }
+        let (sideBySide, after) = Self.splitForSideBySide(pages)
         var retry: [PreparedPage] = []
         let rejected = try await withThrowingTaskGroup(of: (Int, PreparedPage?).self) { group in
-            for page in pages {
+            for page in sideBySide {
                 group.addTask {
                     do {
                         return (try await client.inTransaction(logger: logger) { try await apply(page, on: $0, logger: logger) }, nil)
-                    } catch let error as PSQLError where pages.count > 1 && error.serverInfo?[.sqlState] == "40P01" {
+                    } catch let error as PSQLError where sideBySide.count > 1 && error.serverInfo?[.sqlState] == "40P01" {
                         logger.notice("rebuild: a batch met a deadlock; applying it again", metadata: ["last_event": "\(page.lastID)"])
                         return (0, page)
                     }
@@ -199,25 +194,41 @@ package struct Rebuilder: Sendable {
             }
             return rejected
         }
-        var again = 0
-        for page in retry {
-            again += try await client.inTransaction(logger: logger) { try await apply(page, on: $0, logger: logger) }
+        var later = 0
+        for page in retry.sorted(by: { $0.lastID < $1.lastID }) + after {
+            later += try await client.inTransaction(logger: logger) { try await apply(page, on: $0, logger: logger) }
         }
-        return rejected + again
+        return rejected + later
     }
 
-    /// Whether two of `pages` deliver the same notification (Apple retries it, or two notifications share a UUID).
-    static func shareANotification(_ pages: [PreparedPage]) -> Bool {
+    /// Splits consecutive pages into those written side by side and, after them, in log order, the events of each
+    /// later page that deliver a notification an earlier page delivers too (its row keeps its first delivery's content,
+    /// so they must commit after it). Empty parts are left out.
+    static func splitForSideBySide(_ pages: [PreparedPage]) -> (sideBySide: [PreparedPage], after: [PreparedPage]) {
         var seen: Set<NotificationUUID> = []
+        var sideBySide: [PreparedPage] = []
+        var after: [PreparedPage] = []
         for page in pages {
+            var now = (events: [ClaimedEvent](), prepared: [PreparedEvent]())
+            var held = (events: [ClaimedEvent](), prepared: [PreparedEvent]())
             var own: Set<NotificationUUID> = []
-            for case .notification(_, let fact, _) in page.prepared {
-                guard let uuid = fact.payload.notificationUUID, own.insert(uuid).inserted else { continue }
-                if seen.contains(uuid) { return true }
+            for (event, prepared) in zip(page.events, page.prepared) {
+                var uuid: NotificationUUID?
+                if case .notification(_, let fact, _) = prepared { uuid = fact.payload.notificationUUID }
+                if let uuid { own.insert(uuid) }
+                if let uuid, seen.contains(uuid) {
+                    held.events.append(event)
+                    held.prepared.append(prepared)
+                } else {
+                    now.events.append(event)
+                    now.prepared.append(prepared)
+                }
             }
             seen.formUnion(own)
+            if !now.events.isEmpty { sideBySide.append(PreparedPage(events: now.events, prepared: now.prepared)) }
+            if !held.events.isEmpty { after.append(PreparedPage(events: held.events, prepared: held.prepared)) }
         }
-        return false
+        return (sideBySide, after)
     }
 
     /// Verifies `events` with `verificationConcurrency` tasks, each a contiguous slice; the results in event order.
