@@ -18,9 +18,9 @@ import StoreLedgerStore
 ///
 /// Both cores work: each batch is verified by `verificationConcurrency` tasks at once (each a contiguous slice; the
 /// results are put back in event order), `applyConcurrency` batches are written side by side in transactions of their
-/// own (a row is a fold of the set of its facts, so the order they commit in does not matter), and the next batches
-/// are read and verified while those are written: the rebuild's CPU work and PostgreSQL's overlap instead of taking
-/// turns.
+/// own (a row is a fold of the set of its facts, so the order they commit in does not matter; only re-deliveries of a
+/// notification wait for its first delivery's commit), and the next batches are read and verified while those are
+/// written: the rebuild's CPU work and PostgreSQL's overlap instead of taking turns.
 package struct Rebuilder: Sendable {
     /// The database.
     package let client: PostgresClient
