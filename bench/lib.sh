@@ -235,15 +235,15 @@ bench_machine() {
     "${STORELEDGER#"$REPO_ROOT"/}" "$BENCH_LOAD_AT_START" "$(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
-# bench_sample_rss PID FILE: appends "SECONDS RSS_KB" for PID to FILE once a second while it runs (a background
-# sampler, stopped on exit like any spawned process).
+# bench_sample_rss PID FILE [INTERVAL]: appends "SECONDS RSS_KB" for PID to FILE every INTERVAL seconds (default 1)
+# while it runs (a background sampler, stopped on exit like any spawned process).
 bench_sample_rss() {
-  local pid=$1 file=$2
+  local pid=$1 file=$2 interval=${3:-1}
   : >"$file"
   ( start=$(date +%s.%N)
     while rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null) && [ -n "$rss" ]; do
       printf '%s %s\n' "$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { printf "%.0f", a - b }')" "$rss" >>"$file"
-      sleep 1
+      sleep "$interval"
     done ) </dev/null >/dev/null 2>&1 &
   BENCH_PIDS+=("$!")
 }

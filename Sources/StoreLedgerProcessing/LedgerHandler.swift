@@ -156,7 +156,9 @@ package struct LedgerHandler: EventHandler {
             var rows: [SubscriptionKey: SubscriptionState?] = [:]
             var states: [SubscriptionKey: SubscriptionFoldState?] = [:]
             var refold: [SubscriptionKey] = []
-            let stored = incrementally ? try await FoldStateStore.subscriptionStates(subscriptionKeys, on: connection, logger: logger) : [:]
+            let stored =
+                incrementally
+                ? try await FoldStateStore.subscriptionStates(subscriptionKeys, cache: factCache.foldStates, on: connection, logger: logger) : [:]
             for key in subscriptionKeys {
                 // No state and no row: the subscription's first facts, merged into an empty state.
                 let base = stored[key].flatMap { $0.state ?? ($0.hasRow ? nil : SubscriptionFoldState(key: key)) }
@@ -176,7 +178,8 @@ package struct LedgerHandler: EventHandler {
                     states.updateValue(folded.state, forKey: key)
                 }
             }
-            try await write(rows, foldStates: states, emitWebhookEvents: emitWebhookEvents, on: connection, logger: logger)
+            try await write(
+                rows, foldStates: states, emitWebhookEvents: emitWebhookEvents, cache: factCache.foldStates, on: connection, logger: logger)
         }
         try await refoldPurchases(purchaseKeys, emitWebhookEvents: emitWebhookEvents, factCache: factCache, on: connection, logger: logger)
     }
@@ -203,7 +206,8 @@ package struct LedgerHandler: EventHandler {
                 states.updateValue(folded.row, forKey: key)
                 foldStates.updateValue(folded.state, forKey: key)
             }
-            try await write(states, foldStates: foldStates, emitWebhookEvents: emitWebhookEvents, on: connection, logger: logger)
+            try await write(
+                states, foldStates: foldStates, emitWebhookEvents: emitWebhookEvents, cache: factCache.foldStates, on: connection, logger: logger)
         }
         try await refoldPurchases(purchaseKeys, emitWebhookEvents: emitWebhookEvents, factCache: factCache, on: connection, logger: logger)
     }
@@ -212,10 +216,10 @@ package struct LedgerHandler: EventHandler {
     /// for outgoing webhooks when `emitWebhookEvents`.
     private static func write(
         _ rows: [SubscriptionKey: SubscriptionState?], foldStates: [SubscriptionKey: SubscriptionFoldState?], emitWebhookEvents: Bool,
-        on connection: PostgresConnection, logger: Logger
+        cache: FoldStateCache, on connection: PostgresConnection, logger: Logger
     ) async throws {
         try await write(rows, emitWebhookEvents: emitWebhookEvents, on: connection, logger: logger)
-        try await FoldStateStore.write(foldStates, on: connection, logger: logger)
+        try await FoldStateStore.write(foldStates, cache: cache, on: connection, logger: logger)
     }
 
     /// Refolds the (locked) purchases from all of their facts and writes them, enqueuing each entitlement change for

@@ -17,8 +17,10 @@ import StoreLedgerStore
 /// A dry run stops before the swap and reports the rows that would change.
 ///
 /// Both cores work: each batch is verified by `verificationConcurrency` tasks at once (each a contiguous slice; the
-/// results are put back in event order, so the replay is deterministic), and the next batch is read and verified
-/// while the previous one is written.
+/// results are put back in event order), `applyConcurrency` batches are written side by side in transactions of their
+/// own (a row is a fold of the set of its facts, so the order they commit in does not matter; only re-deliveries of a
+/// notification wait for its first delivery's commit), and the next batches are read and verified while those are
+/// written: the rebuild's CPU work and PostgreSQL's overlap instead of taking turns.
 package struct Rebuilder: Sendable {
     /// The database.
     package let client: PostgresClient
@@ -32,12 +34,16 @@ package struct Rebuilder: Sendable {
     package let acceptNewRejections: Bool
     /// How many tasks verify a batch at once (nil at creation: the active processor count).
     package let verificationConcurrency: Int
+    /// How many batches are written at once, each in its own transaction (the rebuild then holds this many
+    /// connections besides the one that reads).
+    package let applyConcurrency: Int
 
     /// Creates a rebuilder.
     package init(
         client: PostgresClient, handler: LedgerHandler, batchSize: Int = 500, catchUpThreshold: Int = 100, acceptNewRejections: Bool = false,
-        verificationConcurrency: Int? = nil
+        verificationConcurrency: Int? = nil, applyConcurrency: Int = 2
     ) {
+        self.applyConcurrency = max(1, applyConcurrency)
         self.acceptNewRejections = acceptNewRejections
         self.verificationConcurrency = max(1, verificationConcurrency ?? ProcessInfo.processInfo.activeProcessorCount)
         self.client = client
@@ -88,16 +94,15 @@ package struct Rebuilder: Sendable {
             let pending = try await client.withConnection { try await EventPage.count(after: state.last, through: end, on: $0, logger: logger) }
             if phase == "catch-up" && pending < catchUpThreshold { break }
             let target = state.processed + pending
-            // The next batch is read and verified while the current one is written.
-            var page = try await readAndPrepare(after: state.last, through: end, logger: logger)
-            while let current = page {
-                async let upcoming = current.lastID < end ? readAndPrepare(after: current.lastID, through: end, logger: logger) : nil
-                let rejected = try await client.inTransaction(logger: logger) { connection in
-                    try await apply(current, on: connection, logger: logger)
-                }
-                state = (current.lastID, state.processed + current.events.count, state.rejected + rejected)
+            // `applyConcurrency` batches are written side by side, each in its own transaction, while the next ones
+            // are read and verified.
+            var pages = try await readAndPrepare(applyConcurrency, after: state.last, through: end, logger: logger)
+            while let lastID = pages.last?.lastID {
+                async let upcoming = lastID < end ? readAndPrepare(applyConcurrency, after: lastID, through: end, logger: logger) : []
+                let rejected = try await applySideBySide(pages, logger: logger)
+                state = (lastID, state.processed + pages.reduce(0) { $0 + $1.events.count }, state.rejected + rejected)
                 report(phase, target: target)
-                page = try await upcoming
+                pages = try await upcoming
             }
             if phase == "replay" { phase = "catch-up" } else if pending == 0 { break }
         }
@@ -149,6 +154,81 @@ package struct Rebuilder: Sendable {
         }
         guard !events.isEmpty else { return nil }
         return PreparedPage(events: events, prepared: await prepare(events, logger: logger))
+    }
+
+    /// Reads and verifies up to `count` consecutive pages after `after` (fewer at the end of the log).
+    private func readAndPrepare(_ count: Int, after: Int64, through end: Int64, logger: Logger) async throws -> [PreparedPage] {
+        var pages: [PreparedPage] = []
+        var cursor = after
+        while pages.count < count, cursor < end, let page = try await readAndPrepare(after: cursor, through: end, logger: logger) {
+            pages.append(page)
+            cursor = page.lastID
+        }
+        return pages
+    }
+
+    /// Applies pages side by side, each in its own transaction on its own connection; returns how many of their
+    /// events could not be verified. The order does not matter: every row is a fold of the set of its facts, rows are
+    /// locked in a fixed order, and facts are written in key order. Only a notification row's content depends on order
+    /// (it keeps its first delivery's): the events of a later page that deliver a notification an earlier page of the
+    /// window delivers too (Apple's retries) are held back and applied after the others committed, in log order. A page
+    /// that still meets a deadlock (which PostgreSQL resolves by failing one transaction) is applied again before those.
+    func applySideBySide(_ pages: [PreparedPage], logger: Logger) async throws -> Int {
+        let (sideBySide, after) = Self.splitForSideBySide(pages)
+        var retry: [PreparedPage] = []
+        let rejected = try await withThrowingTaskGroup(of: (Int, PreparedPage?).self) { group in
+            for page in sideBySide {
+                group.addTask {
+                    do {
+                        return (try await client.inTransaction(logger: logger) { try await apply(page, on: $0, logger: logger) }, nil)
+                    } catch let error as PSQLError where sideBySide.count > 1 && error.serverInfo?[.sqlState] == "40P01" {
+                        logger.notice("rebuild: a batch met a deadlock; applying it again", metadata: ["last_event": "\(page.lastID)"])
+                        return (0, page)
+                    }
+                }
+            }
+            var rejected = 0
+            for try await (count, failed) in group {
+                rejected += count
+                if let failed { retry.append(failed) }
+            }
+            return rejected
+        }
+        var later = 0
+        for page in retry.sorted(by: { $0.lastID < $1.lastID }) + after {
+            later += try await client.inTransaction(logger: logger) { try await apply(page, on: $0, logger: logger) }
+        }
+        return rejected + later
+    }
+
+    /// Splits consecutive pages into those written side by side and, after them, in log order, the events of each
+    /// later page that deliver a notification an earlier page delivers too (its row keeps its first delivery's content,
+    /// so they must commit after it). Empty parts are left out.
+    static func splitForSideBySide(_ pages: [PreparedPage]) -> (sideBySide: [PreparedPage], after: [PreparedPage]) {
+        var seen: Set<NotificationUUID> = []
+        var sideBySide: [PreparedPage] = []
+        var after: [PreparedPage] = []
+        for page in pages {
+            var now = (events: [ClaimedEvent](), prepared: [PreparedEvent]())
+            var held = (events: [ClaimedEvent](), prepared: [PreparedEvent]())
+            var own: Set<NotificationUUID> = []
+            for (event, prepared) in zip(page.events, page.prepared) {
+                var uuid: NotificationUUID?
+                if case .notification(_, let fact, _) = prepared { uuid = fact.payload.notificationUUID }
+                if let uuid { own.insert(uuid) }
+                if let uuid, seen.contains(uuid) {
+                    held.events.append(event)
+                    held.prepared.append(prepared)
+                } else {
+                    now.events.append(event)
+                    now.prepared.append(prepared)
+                }
+            }
+            seen.formUnion(own)
+            if !now.events.isEmpty { sideBySide.append(PreparedPage(events: now.events, prepared: now.prepared)) }
+            if !held.events.isEmpty { after.append(PreparedPage(events: held.events, prepared: held.prepared)) }
+        }
+        return (sideBySide, after)
     }
 
     /// Verifies `events` with `verificationConcurrency` tasks, each a contiguous slice; the results in event order.

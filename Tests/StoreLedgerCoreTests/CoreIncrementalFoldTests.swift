@@ -17,6 +17,14 @@ struct CoreIncrementalFoldTests {
         var refolds = 0
     }
 
+    /// The state as the database keeps it: its `storedJSON`, which must decode to an equal state.
+    static func stored(_ state: SubscriptionFoldState, sourceLocation: SourceLocation = #_sourceLocation) throws -> Data {
+        let json = Data(try #require(state.storedJSON, sourceLocation: sourceLocation).utf8)
+        let decoded = try JSONDecoder().decode(SubscriptionFoldState.self, from: json)
+        #expect(decoded == state, "storedJSON does not decode to the state it was written from", sourceLocation: sourceLocation)
+        return json
+    }
+
     /// Delivers `facts` one at a time: merge into the state (kept as JSON, as the database keeps it), or refold all
     /// facts seen so far when the merge refuses. After each delivery (every `checkEvery`-th, and the last) the row must
     /// equal the full fold of the facts seen so far.
@@ -24,18 +32,18 @@ struct CoreIncrementalFoldTests {
         _ facts: [LedgerFact], key: SubscriptionKey, label: String, checkEvery: Int = 1, sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> Delivery {
         var seen: [LedgerFact] = []
-        var stored: Data? = try JSONEncoder().encode(SubscriptionFoldState(key: key))
+        var stored: Data? = try Self.stored(SubscriptionFoldState(key: key), sourceLocation: sourceLocation)
         var delivery = Delivery()
         for (index, fact) in facts.enumerated() {
             seen.append(fact)
             let state = try stored.map { try JSONDecoder().decode(SubscriptionFoldState.self, from: $0) }
             if let state, let merged = SubscriptionProjection.merge([fact], into: state) {
                 delivery.row = merged.row
-                stored = try JSONEncoder().encode(merged.state)
+                stored = try Self.stored(merged.state, sourceLocation: sourceLocation)
             } else {
                 let refolded = SubscriptionProjection.foldWithState(seen, key: key)
                 delivery.row = refolded.row
-                stored = try refolded.state.map { try JSONEncoder().encode($0) }
+                stored = try refolded.state.map { try Self.stored($0, sourceLocation: sourceLocation) }
                 delivery.refolds += 1
             }
             guard index % checkEvery == 0 || index == facts.count - 1 else { continue }
@@ -167,6 +175,10 @@ struct CoreIncrementalFoldTests {
         let state = try #require(SubscriptionProjection.foldWithState(b.facts, key: key).state)
         let decoded = try JSONDecoder().decode(SubscriptionFoldState.self, from: JSONEncoder().encode(state))
         #expect(decoded == state)
+        // The text the store writes decodes to the same state, and equal states give equal text.
+        let stored = try #require(state.storedJSON)
+        #expect(try JSONDecoder().decode(SubscriptionFoldState.self, from: Data(stored.utf8)) == state)
+        #expect(decoded.storedJSON == stored)
         #expect(decoded.resolve() == .row(SubscriptionProjection.fold(b.facts, key: key)))
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
-import StoreLedgerCore
 import Testing
+
+@testable import StoreLedgerCore
 
 /// The one envelope parser the receiver and the worker share: a repeated key is refused, so both always read the
 /// same `signedPayload`.
@@ -64,5 +65,41 @@ struct NotificationEnvelopeTests {
         for body in ["", "[]", "{}", #"{"signedPayload":1}"#, #"{"signedPayload":""}"#, #"{"signedPayload":"a.b.c""#] {
             #expect(refusal(body) != nil, "\(body)")
         }
+    }
+
+    /// What Foundation's parser reads as the body's `signedPayload` (nil when it reads none).
+    static func foundationSignedPayload(_ body: Data) -> String? {
+        ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any])?["signedPayload"] as? String
+    }
+
+    @Test(arguments: [
+        #"{"signedPayload":"eyJhbGciOiJFUzI1NiJ9.eyJub3RpZmljYXRpb25UeXBlIjoiVEVTVCJ9.c2ln-_"}"#,
+        #" { "signedPayload" : "a.b.c" } "#,
+        "{\n\t\"signedPayload\":\r\n\"a.b.c\"\n}\n",
+    ])
+    func applesExactShapeIsReadWithoutTheFullParserAndAgreesWithIt(_ body: String) throws {
+        let data = Data(body.utf8)
+        let fast = try #require(NotificationEnvelope.exactEnvelope(data), "Apple's shape must take the direct reading")
+        #expect(fast == Self.foundationSignedPayload(data))
+        #expect(try NotificationEnvelope.parse(data).signedPayload == fast)
+    }
+
+    @Test(arguments: [
+        #"{"signedPayload":"a\/b.c"}"#,  // an escape: the full parser decides
+        #"{"signedPayload":""}"#,
+        #"{"signedPayload":"a.b.c","signedPayload":"d.e.f"}"#,
+        #"{"signedPayload":"a.b.c","extra":1}"#,
+        #"{"signedPayload":"a.b.c",}"#,
+        #"{"signedPayload":"a.b.c"}x"#,
+        #"{"signedPayload":"a.b.c"}{}"#,
+        #"{"signedPayload":"a b.c"}"#,
+        #"{"signedPayload":"a.b.c""#,
+        #"{"signedPayload":1}"#,
+        #"{"signed\u0050ayload":"a.b.c"}"#,
+        #"["signedPayload","a.b.c"]"#,
+        "\u{FEFF}{\"signedPayload\":\"a.b.c\"}",
+    ])
+    func anyOtherBodyGoesToTheFullParser(_ body: String) {
+        #expect(NotificationEnvelope.exactEnvelope(Data(body.utf8)) == nil)
     }
 }

@@ -12,7 +12,8 @@ import Synchronization
 /// find. A digest names one content, so a hit can never be another fact.
 ///
 /// Bounded, least recently used first out, approximately: two generations of at most `capacity / 2` facts each;
-/// a hit in the older one moves the fact to the newer, and when the newer is full the older is dropped.
+/// a hit in the older one moves the fact to the newer, and when the newer is full the older is dropped. It carries
+/// the process's decoded subscription fold states too (``foldStates``, as many as facts).
 package final class DecodedFactCache: Sendable {
     /// A fact's kind and content digest (lower-case hex).
     struct Key: Hashable, Sendable {
@@ -33,9 +34,13 @@ package final class DecodedFactCache: Sendable {
 
     private let generations: Mutex<Generations>
 
-    /// Creates a cache holding at most `capacity` facts; 0 holds none.
+    /// The decoded fold states of the subscriptions this process projected, at most `capacity` of them.
+    package let foldStates: FoldStateCache
+
+    /// Creates a cache holding at most `capacity` facts (and as many fold states); 0 holds none.
     package init(capacity: Int = defaultCapacity) {
         generations = Mutex(Generations(capacity: max(capacity, 0)))
+        foldStates = FoldStateCache(capacity: capacity)
     }
 
     /// The most facts held at once.

@@ -7,7 +7,9 @@ package import StoreLedgerCore
 /// as ``LedgerFact``s for the projections. Every method runs on the caller's connection, inside the
 /// caller's transaction.
 package enum FactStore {
-    /// Records a whole batch of facts: one statement per table.
+    /// Records a whole batch of facts: one statement per table, each writing its rows in key order (notification UUID,
+    /// content digest), so two transactions recording overlapping facts at once (Apple's retries in two workers'
+    /// batches, or in two batches a rebuild applies side by side) wait for each other in one order instead of deadlocking.
     ///
     /// Equivalent to recording each fact on its own in event order: Apple's retries within the batch become
     /// deliveries of one notification row, counted; an event already recorded is not counted again. A
@@ -53,6 +55,7 @@ package enum FactStore {
                        nullif(transaction_payload, '')::jsonb, nullif(renewal_payload, '')::jsonb,
                        first_event_id, last_event_id, deliveries
                 FROM grouped
+                ORDER BY uuid
                 ON CONFLICT (notification_uuid) DO UPDATE
                 SET first_event_id = least(n.first_event_id, excluded.first_event_id),
                     last_event_id = greatest(n.last_event_id, excluded.last_event_id),
@@ -63,8 +66,10 @@ package enum FactStore {
             )
             for try await (uuid, inserted) in rows.decode((String, Bool).self) where inserted { newNotifications.insert(uuid) }
         }
-        let newTransactions = try await recordSignedFacts(Array(batch.transactions.values), table: "transactions", on: connection, logger: logger)
-        let newRenewalInfos = try await recordSignedFacts(Array(batch.renewalInfos.values), table: "renewal_infos", on: connection, logger: logger)
+        let newTransactions = try await recordSignedFacts(
+            batch.transactions.values.sorted { $0.digestHex < $1.digestHex }, table: "transactions", on: connection, logger: logger)
+        let newRenewalInfos = try await recordSignedFacts(
+            batch.renewalInfos.values.sorted { $0.digestHex < $1.digestHex }, table: "renewal_infos", on: connection, logger: logger)
         cache.remember(batch.refoldedFacts.map { (.init(kind: $0.fact.kind, digestHex: $0.digestHex), $0.fact) })
         return batch.newFacts(notifications: newNotifications, transactions: newTransactions, renewalInfos: newRenewalInfos)
     }

@@ -17,15 +17,23 @@ package enum FoldStateStore {
     }
 
     /// The stored fold state and whether a row exists, for each key, in one statement.
+    ///
+    /// With `cache`, a state held decoded under the digest stored beside it is taken from the cache (the statement
+    /// sends the digests held and returns a state's text only where the stored digest differs), and states read are
+    /// remembered there.
     package static func subscriptionStates(
-        _ keys: [SubscriptionKey], on connection: PostgresConnection, logger: Logger
+        _ keys: [SubscriptionKey], cache: FoldStateCache? = nil, on connection: PostgresConnection, logger: Logger
     ) async throws -> [SubscriptionKey: Stored] {
         guard !keys.isEmpty else { return [:] }
+        let held = cache?.entries(keys) ?? [:]
+        // Arrays carry no NULLs here: '' (never a digest) where no state is held.
         let rows = try await connection.query(
             """
-            SELECT k.i, f.state::text, s.environment IS NOT NULL
-            FROM unnest(\(keys.map(\.environment.rawValue))::text[], \(keys.map(\.originalTransactionID.rawValue))::text[])
-                WITH ORDINALITY AS k(environment, id, i)
+            SELECT k.i, CASE WHEN f.state_sha256 = decode(k.held, 'hex') THEN NULL ELSE f.state::text END,
+                   encode(f.state_sha256, 'hex'), f.environment IS NOT NULL, s.environment IS NOT NULL
+            FROM unnest(\(keys.map(\.environment.rawValue))::text[], \(keys.map(\.originalTransactionID.rawValue))::text[],
+                        \(keys.map { held[$0]?.digestHex ?? "" })::text[])
+                WITH ORDINALITY AS k(environment, id, held, i)
             LEFT JOIN subscription_fold_states f ON f.environment = k.environment AND f.original_transaction_id = k.id
             LEFT JOIN subscriptions s ON s.environment = k.environment AND s.original_transaction_id = k.id
             """,
@@ -33,26 +41,36 @@ package enum FoldStateStore {
         )
         let decoder = JSONDecoder()
         var stored: [SubscriptionKey: Stored] = [:]
-        for try await (ordinal, json, hasRow) in rows.decode((Int64, String?, Bool).self) {
+        var read: [(key: SubscriptionKey, entry: FoldStateCache.Entry)] = []
+        for try await (ordinal, json, digest, hasState, hasRow) in rows.decode((Int64, String?, String?, Bool, Bool).self) {
             let key = keys[Int(ordinal) - 1]
-            var state = json.flatMap { try? decoder.decode(SubscriptionFoldState.self, from: Data($0.utf8)) }
+            var state: SubscriptionFoldState?
+            if let json {
+                state = try? decoder.decode(SubscriptionFoldState.self, from: Data(json.utf8))
+                if let digest, let decoded = state, decoded.key == key { read.append((key, .init(digestHex: digest, state: decoded))) }
+            } else if hasState {
+                state = held[key]?.state  // the stored digest is the one held
+            }
             if state?.key != key { state = nil }
             stored[key] = Stored(state: state, hasRow: hasRow)
         }
+        cache?.remember(read)
         return stored
     }
 
-    /// Stores fold states in one statement and removes, in one more, those of keys whose state is nil (their facts
-    /// cannot be summarised exactly: every new fact refolds them from all facts).
+    /// Stores fold states in one statement, each with the digest of its text, and removes, in one more, those of keys
+    /// whose state is nil (their facts cannot be summarised exactly: every new fact refolds them from all facts). With
+    /// `cache`, the states written are remembered there under their digests (if the transaction rolls back, the stored
+    /// digests differ from those held, and the next read decodes the stored state).
     package static func write(
-        _ states: [SubscriptionKey: SubscriptionFoldState?], on connection: PostgresConnection, logger: Logger
+        _ states: [SubscriptionKey: SubscriptionFoldState?], cache: FoldStateCache? = nil, on connection: PostgresConnection, logger: Logger
     ) async throws {
-        let encoder = JSONEncoder()
-        var kept: [(key: SubscriptionKey, json: String)] = []
+        var kept: [(key: SubscriptionKey, json: String, digest: String, state: SubscriptionFoldState)] = []
         var dropped: [SubscriptionKey] = []
         for (key, state) in states {
             if let state {
-                kept.append((key, String(decoding: try encoder.encode(state), as: UTF8.self)))
+                let json = try state.storedJSON ?? String(decoding: try JSONEncoder().encode(state), as: UTF8.self)
+                kept.append((key, json, SHA256Digest.hex(of: Data(json.utf8)), state))
             } else {
                 dropped.append(key)
             }
@@ -60,16 +78,18 @@ package enum FoldStateStore {
         if !kept.isEmpty {
             try await connection.query(
                 """
-                INSERT INTO subscription_fold_states AS f (environment, original_transaction_id, state)
-                SELECT environment, id, state::jsonb
+                INSERT INTO subscription_fold_states AS f (environment, original_transaction_id, state, state_sha256)
+                SELECT environment, id, state::jsonb, decode(digest, 'hex')
                 FROM unnest(\(kept.map(\.key.environment.rawValue))::text[], \(kept.map(\.key.originalTransactionID.rawValue))::text[],
-                            \(kept.map(\.json))::text[]) AS i(environment, id, state)
-                ON CONFLICT (environment, original_transaction_id) DO UPDATE SET state = excluded.state
+                            \(kept.map(\.json))::text[], \(kept.map(\.digest))::text[]) AS i(environment, id, state, digest)
+                ON CONFLICT (environment, original_transaction_id) DO UPDATE SET state = excluded.state, state_sha256 = excluded.state_sha256
                 """,
                 logger: logger
             )
+            cache?.remember(kept.map { ($0.key, FoldStateCache.Entry(digestHex: $0.digest, state: $0.state)) })
         }
         if !dropped.isEmpty {
+            cache?.forget(dropped)
             try await connection.query(
                 """
                 DELETE FROM subscription_fold_states f

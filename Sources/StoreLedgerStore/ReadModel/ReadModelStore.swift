@@ -105,6 +105,12 @@ extension ReadModelRow {
 /// Appends `text` as a JSON string literal (RFC 8259 §7: quote, backslash and control characters escaped).
 func appendJSONString(_ text: String, to out: inout String) {
     out += "\""
+    // Almost every value needs no escape: then it is appended whole, not scalar by scalar.
+    if text.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+        out += text
+        out += "\""
+        return
+    }
     for scalar in text.unicodeScalars {
         switch scalar {
         case "\"": out += "\\\""

@@ -110,4 +110,29 @@ struct IncrementalProjectionTests {
             #expect(row["status"] as? String == "expired")
         }
     }
+
+    @Test func aRebuildWritingBatchesSideBySideGivesTheLiveRows() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.pki)
+            // Every fact delivered twice, the copies a few events apart: with batches of 3 written four at a time, the
+            // two deliveries of one notification (and its nested transaction) are recorded by concurrent transactions.
+            let facts = Self.facts()
+            var delivered: [LedgerFact] = []
+            for start in stride(from: 0, to: facts.count, by: 4) {
+                let part = Array(facts[start..<min(start + 4, facts.count)])
+                delivered += part + part.reversed()
+            }
+            try await pipeline.append(delivered)
+            try await pipeline.drain(batchSize: 9)
+            for applyConcurrency in [1, 4] {
+                let report = try await Rebuilder(
+                    client: db.client, handler: pipeline.handler, batchSize: 3, catchUpThreshold: 5, applyConcurrency: applyConcurrency
+                ).run(dryRun: true, logger: db.logger)
+                #expect(report.eventsReplayed == delivered.count)
+                #expect(
+                    report.differences.isEmpty,
+                    "apply concurrency \(applyConcurrency): \(report.differences.map { "\($0.key) \($0.live ?? "") -> \($0.rebuilt ?? "")" })")
+            }
+        }
+    }
 }
