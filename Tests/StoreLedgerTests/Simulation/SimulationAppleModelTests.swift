@@ -1,5 +1,6 @@
 import Foundation
 import StoreLedgerCore
+import StoreLedgerCoreTestSupport
 import StoreLedgerSimulation
 import Testing
 
@@ -79,7 +80,7 @@ struct SimulationAppleModelTests {
 
     @Test("the schema accepts Apple's own decoded samples (so it is not stricter than Apple)")
     func schemaAcceptsApplesSamples() throws {
-        func object(_ name: String) throws -> JSONValue { try JSONValue.parse(try AppleVectors.data("models/\(name).json")) }
+        func object(_ name: String) throws -> JSONValue { try JSONValue.parse(try AppleSampleModels.data(named: name)) }
         for name in ["signedNotification", "signedConsumptionRequestNotification"] {
             let notification = try object(name)
             #expect(AppleModelSchema.violations(of: notification, against: AppleModelSchema.notification, at: name).isEmpty)
