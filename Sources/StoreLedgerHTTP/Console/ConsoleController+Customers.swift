@@ -9,7 +9,8 @@ extension ConsoleController {
         let q = request.uri.queryParameters.get("q")?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         var values: [String: Any] = ["q": q]
         if !q.isEmpty {
-            let purchases = try await customers.purchases(matching: q, logger: context.logger)
+            let page = try await customers.purchases(matching: q, logger: context.logger)
+            let purchases = page.purchases
             var groups: [(key: String, purchases: [CustomerPurchase])] = []
             for purchase in purchases {
                 if let index = groups.firstIndex(where: { $0.key == purchase.customerKey }) {
@@ -22,6 +23,9 @@ extension ConsoleController {
             values["searched"] = true
             values["hasResults"] = !groups.isEmpty
             values["count"] = groups.count
+            if page.total > purchases.count {
+                values["partial"] = "Only the first \(purchases.count) of \(page.total) matching purchases are grouped here."
+            }
             values["results"] = groups.map { group -> [String: Any] in
                 let first = group.purchases[0]
                 return [
@@ -35,10 +39,23 @@ extension ConsoleController {
         return render("customers", session: session, title: "Customers", nav: "Customers", values)
     }
 
-    /// `GET /console/customers/{key}`: every subscription and purchase `key` names, with its state now and timeline.
+    /// Subscriptions and purchases per customer page, each with its timeline.
+    static let customerPageSize = 20
+
+    /// `GET /console/customers/{key}?page=N`: the subscriptions and purchases `key` names, ``customerPageSize`` at a
+    /// time, each with its state now and timeline.
     func customerPage(_ request: Request, session: ConsoleSignedIn, context: some RequestContext) async throws -> Response {
         let key = Self.parameter("key", of: context) ?? ""
-        let purchases = try await customers.purchases(matching: key, logger: context.logger)
+        let pageText = request.uri.queryParameters.get("page")
+        guard let pageNumber = pageText.map({ Int($0) }) ?? 1, pageNumber >= 1, pageNumber <= 1_000_000 else {
+            return render(
+                "message", status: .badRequest, session: session, title: "Bad request",
+                ["heading": "Bad request", "message": "page must be a whole number from 1 (got “\(pageText ?? "")”)."]
+            )
+        }
+        let size = Self.customerPageSize
+        let page = try await customers.purchases(matching: key, limit: size, offset: (pageNumber - 1) * size, logger: context.logger)
+        let purchases = page.purchases
         // Every purchase's timeline in one statement (a token shared by many purchases is one round trip, not one each).
         let timelines = try await customers.timelines(of: purchases.map { ($0.environment, $0.originalTransactionID) }, logger: context.logger)
         var sections: [[String: Any]] = []
@@ -60,7 +77,20 @@ extension ConsoleController {
             if timeline.count >= CustomerLookupStore.timelineLimit { section["truncated"] = true }
             sections.append(section)
         }
-        return render("customer", session: session, title: "Customer \(key)", nav: "Customers", ["key": key, "purchases": sections])
+        var values: [String: Any] = ["key": key, "purchases": sections, "total": page.total, "found": page.total > 0]
+        let pageCount = (page.total + size - 1) / size
+        if pageCount > 1 {
+            let path = "/console/customers/\(ConsoleFormat.pathComponent(key))?page="
+            let first = (pageNumber - 1) * size + 1
+            var paged: [String: Any] = [
+                "pageNumber": pageNumber, "pageCount": pageCount,
+                "showing": purchases.isEmpty ? "none (past the last page)" : "\(first)–\(first + purchases.count - 1)",
+            ]
+            if pageNumber > 1 { paged["previousPath"] = "\(path)\(min(pageNumber - 1, pageCount))" }
+            if pageNumber < pageCount { paged["nextPath"] = "\(path)\(pageNumber + 1)" }
+            values["paged"] = paged
+        }
+        return render("customer", session: session, title: "Customer \(key)", nav: "Customers", values)
     }
 
     /// Apple's `data.status` values.

@@ -9,7 +9,7 @@ package struct CustomerLookupStore: Sendable {
     /// The environments Apple signs for; lookups that do not know the environment try each, so the
     /// `(environment, …)` indexes serve them.
     package static let environments = ["Production", "Sandbox", "Xcode", "LocalTesting"]
-    /// At most this many purchases per lookup.
+    /// At most this many purchases per lookup (one page of ``purchases(matching:limit:offset:logger:)``).
     package static let purchaseLimit = 100
     /// At most this many timeline entries per purchase.
     package static let timelineLimit = 1_000
@@ -23,10 +23,16 @@ package struct CustomerLookupStore: Sendable {
     }
 
     /// The purchases `key` names as a user id, an appAccountToken (any case), an originalTransactionId or a
-    /// transactionId, with their state now; empty when it names none. Sorted by environment, kind and purchase date.
-    package func purchases(matching key: String, logger: Logger) async throws -> [CustomerPurchase] {
+    /// transactionId, with their state now; empty when it names none. Sorted by environment, kind (subscriptions
+    /// first), purchase date and original transaction id; `limit` of them from `offset` in that order, with how many
+    /// there are in all (a token shared by thousands of subscriptions is read a page at a time).
+    package func purchases(
+        matching key: String, limit: Int = purchaseLimit, offset: Int = 0, logger: Logger
+    ) async throws -> CustomerPurchasePage {
         let key = key.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !key.isEmpty, key.count <= 256 else { return [] }
+        guard !key.isEmpty, key.count <= 256 else { return CustomerPurchasePage(purchases: [], total: 0) }
+        let limit = max(0, min(limit, Self.purchaseLimit))
+        let offset = max(0, offset)
         let environments = Self.environments
         let rows = try await client.query(
             """
@@ -59,27 +65,52 @@ package struct CustomerLookupStore: Sendable {
                 SELECT environment, original_transaction_id, 'transactionId', 4
                 FROM transactions
                 WHERE environment = ANY(\(environments)) AND transaction_id = \(key) AND original_transaction_id IS NOT NULL
-            ), found AS (
+            ), matched AS (
                 SELECT DISTINCT ON (environment, original_transaction_id) environment, original_transaction_id, matched_by
                 FROM keys
                 ORDER BY environment, original_transaction_id, rank
-                LIMIT \(Self.purchaseLimit)
+            ), sorted AS (
+                -- The page's order from the rows' keys and purchase dates (primary-key probes), so only the page's
+                -- purchases are evaluated by entitlements_now; a key naming no stored row yet is not counted.
+                SELECT m.environment, m.original_transaction_id, m.matched_by, s.original_transaction_id IS NOT NULL AS is_subscription,
+                       coalesce(s.purchased_at, p.purchased_at) AS purchased_at
+                FROM matched m
+                LEFT JOIN subscriptions s ON s.environment = m.environment AND s.original_transaction_id = m.original_transaction_id
+                LEFT JOIN LATERAL (
+                    SELECT p.purchased_at FROM purchases p
+                    WHERE s.original_transaction_id IS NULL AND p.environment = m.environment
+                      AND coalesce(p.original_transaction_id, p.transaction_id) = m.original_transaction_id
+                    LIMIT 1
+                ) p ON true
+                WHERE s.original_transaction_id IS NOT NULL OR p.purchased_at IS NOT NULL
+            ), found AS (
+                SELECT *, row_number() OVER (ORDER BY environment, is_subscription DESC, purchased_at, original_transaction_id) AS position
+                FROM sorted
+                ORDER BY position
+                LIMIT \(limit) OFFSET \(offset)
+            ), counted AS (
+                SELECT count(*) AS total FROM sorted
             )
             SELECT e.kind, e.environment, e.original_transaction_id, e.transaction_id, e.product_id, e.bundle_id, e.product_type,
                    e.user_id, e.app_account_token, e.entitled_now, e.entitlement, e.reason, e.status_now, e.status,
-                   e.purchased_at, e.expires_at, e.ends_at, e.revoked_at, e.auto_renew, e.ownership, f.matched_by
-            FROM found f
-            JOIN LATERAL (
+                   e.purchased_at, e.expires_at, e.ends_at, e.revoked_at, e.auto_renew, e.ownership, f.matched_by, c.total
+            FROM counted c
+            LEFT JOIN found f ON true
+            LEFT JOIN LATERAL (
                 SELECT * FROM entitlements_now n
                 WHERE n.environment = f.environment AND n.original_transaction_id = f.original_transaction_id
             ) e ON true
-            ORDER BY e.environment, e.kind DESC, e.purchased_at, e.original_transaction_id, e.entitlement
+            ORDER BY f.position, e.entitlement
             """,
             logger: logger
         ).readToEnd()
         var purchases: [CustomerPurchase] = []
+        var total = 0
         for row in rows {
             let c = row.makeRandomAccess()
+            total = Int(try c[21].decode(Int64.self))
+            // The one row of a page past the end (or of a key naming nothing): the count alone.
+            guard try c[0].decode(String?.self) != nil else { continue }
             let entitled = try c[9].decode(Bool.self)
             let entitlement = try c[10].decode(String?.self)
             let otid = try c[2].decode(String.self)
@@ -104,7 +135,7 @@ package struct CustomerLookupStore: Sendable {
                 )
             )
         }
-        return purchases
+        return CustomerPurchasePage(purchases: purchases, total: total)
     }
 
     /// Every notification about the purchase and every transaction of it that arrived on its own, in signed order

@@ -47,19 +47,24 @@ struct ConsoleCustomerTests {
                 "INSERT INTO app_account_tokens (app_account_token, user_id, origin) VALUES (\(Self.token), 'user-42', 'purchase_intent')",
                 logger: db.logger
             )
-            let console = try ConsoleController(configuration: ConsoleConfiguration(enabled: true), client: db.client)
-            #expect(
-                try await ConsoleUserStore(client: db.client).create(
-                    name: "sam", role: .viewer, passwordHash: try ConsolePassword.hash("pw", rounds: 1_000), logger: db.logger
-                ))
-            let router = AdminApplication.router(
-                registry: PrometheusCollectorRegistry(), client: db.client, migrator: Migrator(migrations: try Migration.bundled()), console: console
-            )
-            try await Application(router: router).test(.router) { client in
-                let browser = ConsoleBrowser(client)
-                #expect(try await browser.signIn("sam", "pw").status == .seeOther)
-                try await body(db, browser, hostile.rawValue)
-            }
+            try await Self.withConsole(db) { browser in try await body(db, browser, hostile.rawValue) }
+        }
+    }
+
+    /// The admin router with the console on over `db`, and a browser signed in to it as the viewer `sam`.
+    static func withConsole(_ db: TestDatabase, _ body: @Sendable @escaping (ConsoleBrowser) async throws -> Void) async throws {
+        let console = try ConsoleController(configuration: ConsoleConfiguration(enabled: true), client: db.client)
+        #expect(
+            try await ConsoleUserStore(client: db.client).create(
+                name: "sam", role: .viewer, passwordHash: try ConsolePassword.hash("pw", rounds: 1_000), logger: db.logger
+            ))
+        let router = AdminApplication.router(
+            registry: PrometheusCollectorRegistry(), client: db.client, migrator: Migrator(migrations: try Migration.bundled()), console: console
+        )
+        try await Application(router: router).test(.router) { client in
+            let browser = ConsoleBrowser(client)
+            #expect(try await browser.signIn("sam", "pw").status == .seeOther)
+            try await body(browser)
         }
     }
 
@@ -217,7 +222,7 @@ struct ConsoleCustomerTests {
             }
             try await pipeline.drain()
             let store = CustomerLookupStore(client: db.client)
-            let purchases = try await store.purchases(matching: shared, logger: db.logger)
+            let purchases = try await store.purchases(matching: shared, logger: db.logger).purchases
             #expect(purchases.map(\.originalTransactionID) == ["60001", "60002", "60003"])
             let timelines = try await store.timelines(of: purchases.map { ($0.environment, $0.originalTransactionID) }, logger: db.logger)
             // Each purchase gets its own entries, in signed order: the purchase, then its renewals.
@@ -225,6 +230,79 @@ struct ConsoleCustomerTests {
             for timeline in timelines { #expect(timeline.map(\.signedAt) == timeline.map(\.signedAt).sorted()) }
             #expect(try await store.timelines(of: [], logger: db.logger).isEmpty)
             #expect(try await store.timelines(of: [("Sandbox", "nothing")], logger: db.logger) == [[]])
+        }
+    }
+
+    @Test func aTokenSharedByMoreSubscriptionsThanAPageIsReadAPageAtATimeInPurchaseOrder() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: ConsoleTests.pki)
+            let shared = "c2d7a3f0-6b1e-4e8a-9f3c-5d4b2a1e0f99"
+            // 45 subscriptions whose original transaction ids do not sort like their purchase dates: the page order is
+            // the purchase date's, so an order by id would fail.
+            let count = 45
+            for index in 0..<count {
+                var builder = SubscriptionLifecycleBuilder(
+                    originalTransactionID: OriginalTransactionID(String(91_000 + (index * 17) % count)),
+                    start: Timestamp(millisecondsSince1970: Double(1_700_000_000_000 + index * 60_000)),
+                    appAccountToken: AppAccountToken(shared)
+                )
+                builder.subscribe()
+                try await pipeline.append(builder.facts)
+            }
+            // One more, bought once, on another token: never on the shared token's pages.
+            var other = SubscriptionLifecycleBuilder(
+                originalTransactionID: "92000", start: 1_700_000_030_000, appAccountToken: AppAccountToken(Self.otherToken)
+            )
+            other.subscribe()
+            try await pipeline.append(other.facts)
+            try await pipeline.drain()
+            let inPurchaseOrder = (0..<count).map { String(91_000 + ($0 * 17) % count) }
+
+            let store = CustomerLookupStore(client: db.client)
+            var read: [String] = []
+            for offset in stride(from: 0, to: 60, by: 20) {
+                let page = try await store.purchases(matching: shared, limit: 20, offset: offset, logger: db.logger)
+                #expect(page.total == count)
+                #expect(page.purchases.count == min(20, max(0, count - offset)))
+                read += page.purchases.map(\.originalTransactionID)
+            }
+            #expect(read == inPurchaseOrder)
+            let past = try await store.purchases(matching: shared, limit: 20, offset: 100, logger: db.logger)
+            #expect(past == CustomerPurchasePage(purchases: [], total: count))
+            #expect(try await store.purchases(matching: "nobody", logger: db.logger) == CustomerPurchasePage(purchases: [], total: 0))
+
+            try await Self.withConsole(db) { browser in
+                let path = "/console/customers/\(shared)"
+                let first = try await browser.get(path)
+                #expect(first.status == .ok)
+                #expect(first.html.contains("Showing 1–20 of 45"))
+                #expect(try Self.captures(#"data-field="original-transaction-id">(\d+)<"#, in: first.html) == Array(inPurchaseOrder[0..<20]))
+                #expect(first.html.contains(#"<a rel="next" href="\#(path)?page=2">"#))
+                #expect(!first.html.contains(#"rel="prev""#))
+                let last = try await browser.get("\(path)?page=3")
+                #expect(last.status == .ok)
+                #expect(last.html.contains("Showing 41–45 of 45"))
+                #expect(try Self.captures(#"data-field="original-transaction-id">(\d+)<"#, in: last.html) == Array(inPurchaseOrder[40...]))
+                #expect(last.html.contains(#"<a rel="prev" href="\#(path)?page=2">"#))
+                #expect(!last.html.contains(#"rel="next""#))
+                // Past the end: nothing listed, the count still said, a way back.
+                let beyond = try await browser.get("\(path)?page=9")
+                #expect(beyond.status == .ok)
+                #expect(beyond.html.contains("Showing none (past the last page) of 45"))
+                #expect(beyond.html.contains(#"<a rel="prev" href="\#(path)?page=3">"#))
+                #expect(!beyond.html.contains(#"id="no-results""#))
+                // A page that is not a page number is a clear 400.
+                for bad in ["0", "-1", "two", ""] {
+                    let response = try await browser.get("\(path)?page=\(bad)")
+                    #expect(response.status == .badRequest, "\(bad)")
+                    #expect(response.html.contains("page must be a whole number from 1"), "\(bad)")
+                }
+                // A customer with fewer than a page has no pager.
+                let small = try await browser.get("/console/customers/\(Self.otherToken)")
+                #expect(small.status == .ok)
+                #expect(!small.html.contains("customer-pages"))
+                #expect(try Self.captures(#"data-field="original-transaction-id">(\d+)<"#, in: small.html) == ["92000"])
+            }
         }
     }
 }
