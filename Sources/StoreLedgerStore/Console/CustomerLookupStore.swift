@@ -37,63 +37,78 @@ package struct CustomerLookupStore: Sendable {
         let rows = try await client.query(
             """
             WITH keys AS (
-                SELECT environment, original_transaction_id, 'user id' AS matched_by, 1 AS rank
+                -- Each branch says what it knows of the row it found (is it a subscription, its purchase date); the
+                -- two that only know a key (user links, transactions) leave them NULL for `sorted` to look up.
+                SELECT environment, original_transaction_id, 1 AS rank, NULL::boolean AS is_subscription, NULL::timestamptz AS purchased_at
                 FROM user_links WHERE user_id = \(key)
                 UNION ALL
-                SELECT s.environment, s.original_transaction_id, 'user id', 1
+                SELECT s.environment, s.original_transaction_id, 1, true, s.purchased_at
                 FROM app_account_tokens t
                 JOIN subscriptions s ON lower(s.app_account_token) = t.app_account_token AND s.app_account_token IS NOT NULL
                 WHERE t.user_id = \(key)
                 UNION ALL
-                SELECT p.environment, coalesce(p.original_transaction_id, p.transaction_id), 'user id', 1
+                SELECT p.environment, coalesce(p.original_transaction_id, p.transaction_id), 1, false, p.purchased_at
                 FROM app_account_tokens t
                 JOIN purchases p ON lower(p.app_account_token) = t.app_account_token AND p.app_account_token IS NOT NULL
                 WHERE t.user_id = \(key)
                 UNION ALL
-                SELECT environment, original_transaction_id, 'appAccountToken', 2
+                SELECT environment, original_transaction_id, 2, true, purchased_at
                 FROM subscriptions WHERE lower(app_account_token) = lower(\(key)) AND app_account_token IS NOT NULL
                 UNION ALL
-                SELECT environment, coalesce(original_transaction_id, transaction_id), 'appAccountToken', 2
+                SELECT environment, coalesce(original_transaction_id, transaction_id), 2, false, purchased_at
                 FROM purchases WHERE lower(app_account_token) = lower(\(key)) AND app_account_token IS NOT NULL
                 UNION ALL
-                SELECT environment, original_transaction_id, 'originalTransactionId', 3
+                SELECT environment, original_transaction_id, 3, true, purchased_at
                 FROM subscriptions WHERE environment = ANY(\(environments)) AND original_transaction_id = \(key)
                 UNION ALL
-                SELECT environment, coalesce(original_transaction_id, transaction_id), 'originalTransactionId', 3
+                SELECT environment, coalesce(original_transaction_id, transaction_id), 3, false, purchased_at
                 FROM purchases WHERE environment = ANY(\(environments)) AND coalesce(original_transaction_id, transaction_id) = \(key)
                 UNION ALL
-                SELECT environment, original_transaction_id, 'transactionId', 4
+                SELECT environment, original_transaction_id, 4, NULL, NULL
                 FROM transactions
                 WHERE environment = ANY(\(environments)) AND transaction_id = \(key) AND original_transaction_id IS NOT NULL
             ), matched AS (
-                SELECT DISTINCT ON (environment, original_transaction_id) environment, original_transaction_id, matched_by
+                -- One row per key found (hashed, not sorted: a token shared by 100,000 subscriptions), with the
+                -- best way it was found (user id, then appAccountToken, originalTransactionId, transactionId).
+                SELECT environment, original_transaction_id, min(rank) AS rank, bool_or(is_subscription) AS is_subscription,
+                       min(purchased_at) AS purchased_at
                 FROM keys
-                ORDER BY environment, original_transaction_id, rank
+                GROUP BY environment, original_transaction_id
             ), sorted AS (
-                -- The page's order from the rows' keys and purchase dates (primary-key probes), so only the page's
-                -- purchases are evaluated by entitlements_now; a key naming no stored row yet is not counted.
-                SELECT m.environment, m.original_transaction_id, m.matched_by, s.original_transaction_id IS NOT NULL AS is_subscription,
-                       coalesce(s.purchased_at, p.purchased_at) AS purchased_at
+                -- Only the keys a branch could not describe are looked up; a key naming no stored row yet is neither
+                -- listed nor counted.
+                SELECT environment, original_transaction_id, rank, is_subscription, purchased_at
+                FROM matched WHERE is_subscription IS NOT NULL
+                UNION ALL
+                SELECT m.environment, m.original_transaction_id, m.rank, x.is_subscription, x.purchased_at
                 FROM matched m
-                LEFT JOIN subscriptions s ON s.environment = m.environment AND s.original_transaction_id = m.original_transaction_id
-                LEFT JOIN LATERAL (
-                    SELECT p.purchased_at FROM purchases p
-                    WHERE s.original_transaction_id IS NULL AND p.environment = m.environment
-                      AND coalesce(p.original_transaction_id, p.transaction_id) = m.original_transaction_id
+                CROSS JOIN LATERAL (
+                    SELECT true AS is_subscription, s.purchased_at FROM subscriptions s
+                    WHERE s.environment = m.environment AND s.original_transaction_id = m.original_transaction_id
+                    UNION ALL
+                    SELECT false, p.purchased_at FROM purchases p
+                    WHERE p.environment = m.environment AND coalesce(p.original_transaction_id, p.transaction_id) = m.original_transaction_id
                     LIMIT 1
-                ) p ON true
-                WHERE s.original_transaction_id IS NOT NULL OR p.purchased_at IS NOT NULL
+                ) x
+                WHERE m.is_subscription IS NULL
             ), found AS (
-                SELECT *, row_number() OVER (ORDER BY environment, is_subscription DESC, purchased_at, original_transaction_id) AS position
-                FROM sorted
-                ORDER BY position
-                LIMIT \(limit) OFFSET \(offset)
+                -- The page: a bounded sort of the keys (the "C" collation: byte order, cheaper and the same for these
+                -- ASCII keys), then numbered.
+                SELECT *, row_number() OVER (
+                           ORDER BY environment COLLATE "C", is_subscription DESC, purchased_at, original_transaction_id COLLATE "C"
+                       ) AS position
+                FROM (
+                    SELECT * FROM sorted
+                    ORDER BY environment COLLATE "C", is_subscription DESC, purchased_at, original_transaction_id COLLATE "C"
+                    LIMIT \(limit) OFFSET \(offset)
+                ) page
             ), counted AS (
                 SELECT count(*) AS total FROM sorted
             )
             SELECT e.kind, e.environment, e.original_transaction_id, e.transaction_id, e.product_id, e.bundle_id, e.product_type,
                    e.user_id, e.app_account_token, e.entitled_now, e.entitlement, e.reason, e.status_now, e.status,
-                   e.purchased_at, e.expires_at, e.ends_at, e.revoked_at, e.auto_renew, e.ownership, f.matched_by, c.total
+                   e.purchased_at, e.expires_at, e.ends_at, e.revoked_at, e.auto_renew, e.ownership,
+                   (ARRAY['user id', 'appAccountToken', 'originalTransactionId', 'transactionId'])[f.rank], c.total
             FROM counted c
             LEFT JOIN found f ON true
             LEFT JOIN LATERAL (
