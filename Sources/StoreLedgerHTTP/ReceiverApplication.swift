@@ -18,7 +18,7 @@ package func buildReceiverRouter(
     ReceiverController(
         log: EventLog(client: client, sessions: sessions, concurrentCommits: configuration.concurrentCommits), configuration: configuration
     ).addRoutes(to: router)
-    HealthController(client: client, migrator: migrator).addRoutes(to: router)
+    HealthController(client: client, migrator: migrator, timeout: configuration.readinessTimeout).addRoutes(to: router)
     appAPI?.addRoutes(to: router)
     // Last, so that it sees only what no route took and knows every route: 405 for a known path, else 404.
     router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))

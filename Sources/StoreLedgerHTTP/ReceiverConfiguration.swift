@@ -20,11 +20,15 @@ package struct ReceiverConfiguration: Sendable {
     package var concurrentCommits: Int
     /// How long the listener waits for idle connections and for slow requests.
     package var timeouts: HTTPTimeouts
+    /// How long `/readyz` may take to reach the database before it answers 503 (default 2 s: a load balancer's
+    /// probe must not hang).
+    package var readinessTimeout: Duration
 
     /// Creates a configuration.
     package init(
         host: String = "0.0.0.0", port: Int = 8080, maximumBodySize: Int = 64 * 1024, storeTimeout: Duration = .seconds(5),
-        concurrentCommits: Int = EventLog.defaultConcurrentCommits, timeouts: HTTPTimeouts = HTTPTimeouts()
+        concurrentCommits: Int = EventLog.defaultConcurrentCommits, timeouts: HTTPTimeouts = HTTPTimeouts(),
+        readinessTimeout: Duration = .seconds(2)
     ) {
         self.host = host
         self.port = port
@@ -32,5 +36,6 @@ package struct ReceiverConfiguration: Sendable {
         self.storeTimeout = storeTimeout
         self.concurrentCommits = concurrentCommits
         self.timeouts = timeouts
+        self.readinessTimeout = readinessTimeout
     }
 }

@@ -141,14 +141,25 @@ struct ReceiverTests {
     }
 
     @Test func healthAndReadiness() async throws {
+        // What readiness answers, not how fast: a generous deadline, so a first connection on a loaded CI machine
+        // is not mistaken for an unreachable database.
+        let patient = ReceiverConfiguration(port: 0, readinessTimeout: .seconds(60))
         try await TestDatabase.withFresh { db in
-            try await app(db).test(.router) { client in
+            try await app(db, configuration: patient).test(.router) { client in
                 try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
                 try await client.execute(uri: "/readyz", method: .get) { #expect($0.status == .ok) }
             }
+            // A check that cannot reach the database within its deadline answers 503, it does not hang.
+            let hasty = ReceiverConfiguration(port: 0, readinessTimeout: .nanoseconds(1))
+            try await app(db, configuration: hasty).test(.router) { client in
+                try await client.execute(uri: "/readyz", method: .get) { response in
+                    #expect(response.status == .serviceUnavailable)
+                    #expect(String(buffer: response.body).contains("database_unavailable"))
+                }
+            }
         }
         try await TestDatabase.withFresh(migrated: false) { db in
-            try await app(db).test(.router) { client in
+            try await app(db, configuration: patient).test(.router) { client in
                 try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
                 try await client.execute(uri: "/readyz", method: .get) { response in
                     #expect(response.status == .serviceUnavailable)
