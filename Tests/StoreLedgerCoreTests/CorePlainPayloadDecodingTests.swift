@@ -127,6 +127,12 @@ struct CorePlainPayloadDecodingTests {
         #"{"notificationType":"DID_RENEW","data":{"appAppleId":"123"}}"#,
         "\u{FEFF}{\"transactionId\":\"1\"}",  // a byte order mark
         " \n\t{ \"transactionId\" : \"1\" , \"price\" : 5 } \r\n",
+        "{\"transactionId\":\"abcdefghijklmnopqrstuvwxyz\t0123\"}",  // a raw tab inside a long string
+        "{\"transactionId\":\"abcdefghijklmnopqrstuvwxyz\u{7F}\u{1F}0123\"}",
+        #"{"transactionId":"abcdefghijklmnopqrstuvwxyzé0123456789"}"#,
+        #"{"transactionId":"abcdefghijklmnopqrstuvwxyz\"0123456789"}"#,
+        #"{"transactionId":"abcdefghijklmnopqrstuvwxyz0123456789abcdefgh","price":1}"#,
+        #"{"transactionId":"abcdefghijklmnopqrstuvwxyz0123456789abcdefgh"#,  // unterminated
         "[]", "{}", "", "null", #"{"a":tru}"#, #"{"a":01}"#, #"{"a":-}"#, #"{"a":1.}"#, #"{"a""#,
     ])
     func offThePlainShapeDecodesAsJSONDecoderDoes(_ text: String) {

@@ -16,18 +16,17 @@ struct PlainJSONReader {
     /// The next byte to read.
     var index = 0
 
-    /// Reads `data` with `body`, or throws ``Fallback`` when it is not plain ASCII JSON without escapes.
+    /// Reads `data` with `body`, or throws ``Fallback`` when it is not plain JSON of that shape. Outside strings the
+    /// grammar admits only ASCII; inside, ``stringBytes()`` gives up on any escape, control or non-ASCII byte, so every
+    /// string's bytes are its text, as `JSONDecoder` reads it (and no byte order mark or other encoding gets through).
     static func read<T>(_ data: Data, _ body: (inout PlainJSONReader) throws(Fallback) -> T) throws(Fallback) -> T {
         let result: Result<T, Fallback> = data.withUnsafeBytes { raw in
-            let bytes = raw.bindMemory(to: UInt8.self)
-            // ASCII only and no escapes: every string's bytes are its UTF-8 text, as JSONDecoder reads it.
-            for byte in bytes where byte >= 0x80 || byte == UInt8(ascii: "\\") { return .failure(Fallback()) }
-            var reader = PlainJSONReader(bytes: bytes)
+            var reader = PlainJSONReader(bytes: raw.bindMemory(to: UInt8.self))
             do throws(Fallback) {
                 reader.skipWhitespace()
                 let value = try body(&reader)
                 reader.skipWhitespace()
-                guard reader.index == bytes.count else { throw Fallback() }
+                guard reader.index == reader.bytes.count else { throw Fallback() }
                 return .success(value)
             } catch {
                 return .failure(error)
@@ -84,17 +83,36 @@ struct PlainJSONReader {
         }
     }
 
-    /// The bytes of a string (the reader at its opening quote, after whitespace); no control characters.
+    /// The bytes of a string (the reader at its opening quote, after whitespace): printable ASCII without escapes,
+    /// else ``Fallback``. Eight bytes at a time while none of them is a quote, a backslash, a control or a non-ASCII
+    /// byte (a nested JWS is kilobytes long).
     mutating func stringBytes() throws(Fallback) -> UnsafeBufferPointer<UInt8> {
         try expect(UInt8(ascii: "\""))
         let start = index
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while bytes.count - index >= 8 {
+                let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                // The zero-byte test on `word ^ quotes` and `word ^ backslashes`, the below-0x20 test, the high bits:
+                // no false negatives (a false positive only sends the word to the byte loop below).
+                func hasZero(_ value: UInt64) -> Bool { (value &- ones) & ~value & highs != 0 }
+                if hasZero(word ^ (ones &* 0x22)) || hasZero(word ^ (ones &* 0x5C)) || (word &- ones &* 0x20) & ~word & highs != 0
+                    || word & highs != 0
+                {
+                    break
+                }
+                index += 8
+            }
+        }
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 index += 1
                 return UnsafeBufferPointer(rebasing: bytes[start..<(index - 1)])
             }
-            guard byte >= 0x20 else { throw Fallback() }
+            guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\\") else { throw Fallback() }
             index += 1
         }
         throw Fallback()

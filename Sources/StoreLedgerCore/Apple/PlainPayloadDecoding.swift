@@ -347,10 +347,13 @@ extension PlainJSONReader {
         return (data, Stripped(object: object, kept: kept, removedBytes: removed))
     }
 
-    /// `decodeAppAccountTokenIfPresent`: a string, trimmed; empty reads as none.
+    /// `decodeAppAccountTokenIfPresent`: a string, trimmed of `.whitespaces` (for ASCII, which a plain string is: spaces
+    /// and tabs); empty reads as none.
     mutating func appAccountToken() throws(Fallback) -> AppAccountToken? {
-        guard let raw = try string() else { return nil }
-        let trimmed = raw.trimmingCharacters(in: .whitespaces)
-        return trimmed.isEmpty ? nil : AppAccountToken(trimmed)
+        if try readNull() { return nil }
+        var text = try stringBytes()[...]
+        while let first = text.first, first == 0x20 || first == 0x09 { text = text.dropFirst() }
+        while let last = text.last, last == 0x20 || last == 0x09 { text = text.dropLast() }
+        return text.isEmpty ? nil : AppAccountToken(String(decoding: UnsafeBufferPointer(rebasing: text), as: UTF8.self))
     }
 }
