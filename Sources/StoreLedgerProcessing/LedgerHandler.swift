@@ -58,18 +58,20 @@ package struct LedgerHandler: EventHandler {
     }
 
     private func decode(_ verified: VerifiedNotification, event: ClaimedEvent) throws -> PreparedEvent {
-        let decoder = JSONDecoder()
-        let payload = try decoder.decode(NotificationPayload.self, from: verified.payloadJSON)
+        // Apple's plain JSON is read without Codable, and the payload's text to store comes without the nested JWS
+        // texts (decoded and stored on their own; PostgreSQL would strip them anyway).
+        let (payload, withoutNestedJWS) = try NotificationPayload.decodeStrippingNestedJWS(json: verified.payloadJSON)
         guard payload.notificationUUID != nil else {
             return .rejected(event, reason: "malformed: the notification has no notificationUUID")
         }
         let fact = NotificationFact(
             payload: payload,
-            transaction: try verified.transaction.map { try decoder.decode(TransactionPayload.self, from: $0.payloadJSON) },
-            renewalInfo: try verified.renewalInfo.map { try decoder.decode(RenewalInfoPayload.self, from: $0.payloadJSON) }
+            transaction: try verified.transaction.map { try TransactionPayload.decode(json: $0.payloadJSON) },
+            renewalInfo: try verified.renewalInfo.map { try RenewalInfoPayload.decode(json: $0.payloadJSON) }
         )
         let bytes = PreparedEvent.VerifiedBytes(
-            payload: verified.payloadJSON, transaction: verified.transaction?.payloadJSON, renewalInfo: verified.renewalInfo?.payloadJSON
+            payload: verified.payloadJSON, payloadWithoutNestedJWS: withoutNestedJWS,
+            transaction: verified.transaction?.payloadJSON, renewalInfo: verified.renewalInfo?.payloadJSON
         )
         return .notification(event, fact, bytes)
     }
@@ -79,14 +81,13 @@ package struct LedgerHandler: EventHandler {
         guard let object = try? JSONSerialization.jsonObject(with: Data(event.body.readableBytesView)) as? [String: Any] else {
             return .rejected(event, reason: "malformed: the body is not a JSON object")
         }
-        let decoder = JSONDecoder()
         if let jws = (object["signedTransaction"] ?? object["signedTransactionInfo"]) as? String {
             let verified = try await verifiers.verifyTransaction(jws)
-            return .signedData(event, .transaction(try decoder.decode(TransactionPayload.self, from: verified.payloadJSON)), verified.payloadJSON)
+            return .signedData(event, .transaction(try TransactionPayload.decode(json: verified.payloadJSON)), verified.payloadJSON)
         }
         if let jws = object["signedRenewalInfo"] as? String {
             let verified = try await verifiers.verifyRenewalInfo(jws)
-            return .signedData(event, .renewalInfo(try decoder.decode(RenewalInfoPayload.self, from: verified.payloadJSON)), verified.payloadJSON)
+            return .signedData(event, .renewalInfo(try RenewalInfoPayload.decode(json: verified.payloadJSON)), verified.payloadJSON)
         }
         return .rejected(event, reason: "malformed: the body has no signedTransaction or signedRenewalInfo")
     }
@@ -107,7 +108,8 @@ package struct LedgerHandler: EventHandler {
                     continue
                 }
                 facts.addNotification(
-                    fact, uuid: uuid, payloadJSON: bytes.payload, transactionJSON: bytes.transaction,
+                    fact, uuid: uuid, payloadJSON: bytes.payload, payloadWithoutNestedJWS: bytes.payloadWithoutNestedJWS,
+                    transactionJSON: bytes.transaction,
                     renewalInfoJSON: bytes.renewalInfo, eventID: event.id
                 )
                 outcomes.append(.done)

@@ -16,8 +16,11 @@ package enum PreparedEvent: Sendable {
 
     /// The decoded bytes of a verified notification and of its nested signed data.
     package struct VerifiedBytes: Sendable {
-        /// The notification payload.
+        /// The notification payload, as verified (its digest is the notification's content digest).
         package var payload: Data
+        /// The same JSON without `data.signedTransactionInfo` and `data.signedRenewalInfo`, when it was read in
+        /// Apple's plain shape (nil: store `payload`, which PostgreSQL strips).
+        package var payloadWithoutNestedJWS: Data? = nil
         /// The nested transaction, if any.
         package var transaction: Data?
         /// The nested renewal info, if any.

@@ -61,7 +61,12 @@ public struct NotificationEnvelope: Sendable, Hashable, Codable {
     /// holds no escape and reads the same in every JSON parser: the full parse would return the same envelope. The
     /// worker parses every event's body, and the general parse was a twentieth of its time.
     static func exactEnvelope(_ body: some DataProtocol) -> String? {
-        let bytes = Array(body)
+        if let contiguous = body.withContiguousStorageIfAvailable({ exactEnvelope(bytes: $0) }) { return contiguous }
+        return Array(body).withUnsafeBufferPointer { exactEnvelope(bytes: $0) }
+    }
+
+    /// ``exactEnvelope(_:)`` on contiguous bytes (a claimed event's body is one: no copy).
+    private static func exactEnvelope(bytes: UnsafeBufferPointer<UInt8>) -> String? {
         var index = 0
         func skipWhitespace() {
             while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == 0x0A || bytes[index] == 0x0D { index += 1 }
@@ -82,22 +87,33 @@ public struct NotificationEnvelope: Sendable, Hashable, Codable {
         skipWhitespace()
         guard expect("\"") else { return nil }
         let start = index
-        while index < bytes.count, Self.isCompactJWSByte(bytes[index]) { index += 1 }
+        compactJWSAlphabet.withUnsafeBufferPointer { alphabet in
+            // Eight bytes a step while all are in the alphabet (a notification's JWS is about 13 kB), then one at a time.
+            while bytes.count - index >= 8 {
+                let all =
+                    alphabet[Int(bytes[index])] & alphabet[Int(bytes[index + 1])] & alphabet[Int(bytes[index + 2])]
+                    & alphabet[Int(bytes[index + 3])] & alphabet[Int(bytes[index + 4])] & alphabet[Int(bytes[index + 5])]
+                    & alphabet[Int(bytes[index + 6])] & alphabet[Int(bytes[index + 7])]
+                guard all != 0 else { break }
+                index += 8
+            }
+            while index < bytes.count, alphabet[Int(bytes[index])] != 0 { index += 1 }
+        }
         let end = index
         guard end > start, expect("\"") else { return nil }
         skipWhitespace()
         guard expect("}") else { return nil }
         skipWhitespace()
         guard index == bytes.count else { return nil }
-        return String(decoding: bytes[start..<end], as: UTF8.self)
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
     }
 
-    /// Whether `byte` belongs to the compact JWS alphabet: base64url letters, digits, `-`, `_`, and `.`.
-    private static func isCompactJWSByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
-        case UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."): true
-        default: false
+    /// 1 for each byte of the compact JWS alphabet (base64url letters, digits, `-`, `_`, and `.`), 0 for the others.
+    private static let compactJWSAlphabet: [UInt8] = (0...255).map { byte in
+        switch UInt8(byte) {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): 1
+        case UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."): 1
+        default: 0
         }
     }
 }

@@ -84,38 +84,43 @@ extension SubscriptionFoldState {
             out.field("hasNotifications", hasNotifications)
             if let lastSignedAt { out.field("lastSignedAt", number: lastSignedAt.millisecondsSince1970) }
         }
-        return out.failed ? nil : out.text
+        return out.failed ? nil : String(decoding: out.bytes, as: UTF8.self)
     }
 }
 
 /// Writes JSON text directly, in the shapes `Codable` gives the fold state's values.
 private struct StoredJSONWriter {
-    /// The text so far.
-    var text = ""
+    /// The UTF-8 text so far (bytes are cheaper to append to than a `String`).
+    var bytes: [UInt8] = []
     /// Whether a number could not be written (not finite).
     var failed = false
     /// Whether the next member of the open object is its first.
     private var first = true
 
     init() {
-        text.reserveCapacity(2048)
+        bytes.reserveCapacity(2048)
+    }
+
+    /// Appends `text`'s UTF-8 bytes.
+    mutating func append(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
     }
 
     /// An object whose members `body` writes.
     mutating func object(_ body: (inout StoredJSONWriter) -> Void) {
-        text += "{"
+        append("{")
         first = true
         body(&self)
-        text += "}"
+        append("}")
         first = false
     }
 
     /// A member's key (then its value).
     mutating func key(_ name: String) {
-        if !first { text += "," }
+        if !first { append(",") }
         first = false
         string(name)
-        text += ":"
+        append(":")
     }
 
     /// A string member.
@@ -199,48 +204,48 @@ private struct StoredJSONWriter {
     }
 
     /// `null`.
-    mutating func null() { text += "null" }
+    mutating func null() { append("null") }
 
     /// `true` or `false`.
-    mutating func bool(_ value: Bool) { text += value ? "true" : "false" }
+    mutating func bool(_ value: Bool) { append(value ? "true" : "false") }
 
     /// An integer.
-    mutating func integer(_ value: Int64) { text += String(value) }
+    mutating func integer(_ value: Int64) { append(String(value)) }
 
     /// A finite number: an integer when whole (as `Timestamp` encodes), else the shortest text that reads back exactly.
     mutating func number(_ value: Double) {
         if !value.isFinite {
             failed = true
-            text += "null"
+            append("null")
         } else if let whole = Int64(exactly: value) {
             integer(whole)
         } else {
-            text += "\(value)"
+            append("\(value)")
         }
     }
 
     /// A string literal (RFC 8259 §7: quote, backslash and control characters escaped).
     mutating func string(_ value: String) {
-        text += "\""
+        append("\"")
         // Almost every value needs no escape: then it is appended whole, not scalar by scalar.
         if value.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
-            text += value
-            text += "\""
+            append(value)
+            bytes.append(UInt8(ascii: "\""))
             return
         }
         for scalar in value.unicodeScalars {
             switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
+            case "\"": append("\\\"")
+            case "\\": append("\\\\")
+            case "\n": append("\\n")
+            case "\r": append("\\r")
+            case "\t": append("\\t")
             case _ where scalar.value < 0x20:
                 let hex = String(scalar.value, radix: 16)
-                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: text.unicodeScalars.append(scalar)
+                append("\\u" + String(repeating: "0", count: 4 - hex.count) + hex)
+            default: append(String(scalar))
             }
         }
-        text += "\""
+        append("\"")
     }
 }

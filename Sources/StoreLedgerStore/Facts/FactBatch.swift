@@ -17,7 +17,7 @@ package struct FactBatch: Sendable {
         let uuid: String
         /// SHA-256 of the verified payload bytes (nested JWS texts included), hex: its content digest.
         let digestHex: String
-        /// The decoded payload (JSON).
+        /// The decoded payload (JSON), possibly without its nested JWS texts.
         let payload: String
         /// The decoded nested transaction (JSON), if any.
         let transaction: String?
@@ -55,17 +55,20 @@ package struct FactBatch: Sendable {
     package var isEmpty: Bool { notifications.isEmpty && transactions.isEmpty && renewalInfos.isEmpty }
 
     /// Adds a verified notification delivered by `eventID`, decoded as `fact` from these verified bytes, with its
-    /// nested signed data as facts of their own.
+    /// nested signed data as facts of their own. `payloadWithoutNestedJWS`, when given, is `payloadJSON` without
+    /// `data.signedTransactionInfo` and `data.signedRenewalInfo` (``NotificationPayload/decodeStrippingNestedJWS(json:)``):
+    /// the text sent to be stored (the stored row is the same: PostgreSQL strips those members from either), while the
+    /// content digest stays that of `payloadJSON`.
     package mutating func addNotification(
-        _ fact: NotificationFact, uuid: NotificationUUID, payloadJSON: Data, transactionJSON: Data?, renewalInfoJSON: Data?,
-        eventID: EventID
+        _ fact: NotificationFact, uuid: NotificationUUID, payloadJSON: Data, payloadWithoutNestedJWS: Data? = nil, transactionJSON: Data?,
+        renewalInfoJSON: Data?, eventID: EventID
     ) {
         notifications.append(
             Notification(
                 eventID: eventID.rawValue,
                 uuid: uuid.rawValue,
                 digestHex: SHA256Digest.hex(of: payloadJSON),
-                payload: String(decoding: payloadJSON, as: UTF8.self),
+                payload: String(decoding: payloadWithoutNestedJWS ?? payloadJSON, as: UTF8.self),
                 transaction: transactionJSON.map { String(decoding: $0, as: UTF8.self) },
                 renewalInfo: renewalInfoJSON.map { String(decoding: $0, as: UTF8.self) },
                 fact: .notification(fact)

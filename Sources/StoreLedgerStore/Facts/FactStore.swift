@@ -233,31 +233,30 @@ package enum FactStore {
             """,
             logger: logger
         )
-        let decoder = JSONDecoder()
         var facts: [StoredFact.RowID: LedgerFact] = [:]
         for try await (kindName, id, payload, transaction, renewal) in result.decode((String, String, String, String?, String?).self) {
             let row = StoredFact.RowID(kind: try StoredFact.kind(named: kindName), id: id)
-            facts[row] = try decodeFact(kind: row.kind, payload: payload, transaction: transaction, renewal: renewal, decoder: decoder)
+            facts[row] = try decodeFact(kind: row.kind, payload: payload, transaction: transaction, renewal: renewal)
         }
         return facts
     }
 
     /// One stored fact back as a ``LedgerFact``.
     private static func decodeFact(
-        kind: LedgerFactKind, payload: String, transaction: String?, renewal: String?, decoder: JSONDecoder
+        kind: LedgerFactKind, payload: String, transaction: String?, renewal: String?
     ) throws -> LedgerFact {
         switch kind {
         case .notification:
             return .notification(
                 NotificationFact(
-                    payload: try decoder.decode(NotificationPayload.self, from: Data(payload.utf8)),
-                    transaction: try transaction.map { try decoder.decode(TransactionPayload.self, from: Data($0.utf8)) },
-                    renewalInfo: try renewal.map { try decoder.decode(RenewalInfoPayload.self, from: Data($0.utf8)) }
+                    payload: try NotificationPayload.decode(json: Data(payload.utf8)),
+                    transaction: try transaction.map { try TransactionPayload.decode(json: Data($0.utf8)) },
+                    renewalInfo: try renewal.map { try RenewalInfoPayload.decode(json: Data($0.utf8)) }
                 ))
         case .transaction:
-            return .transaction(try decoder.decode(TransactionPayload.self, from: Data(payload.utf8)))
+            return .transaction(try TransactionPayload.decode(json: Data(payload.utf8)))
         case .renewalInfo:
-            return .renewalInfo(try decoder.decode(RenewalInfoPayload.self, from: Data(payload.utf8)))
+            return .renewalInfo(try RenewalInfoPayload.decode(json: Data(payload.utf8)))
         }
     }
 }

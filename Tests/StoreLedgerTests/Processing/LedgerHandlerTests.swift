@@ -219,6 +219,60 @@ struct LedgerHandlerTests {
         }
     }
 
+    /// The worker sends a notification's payload without its nested JWS texts (read in Apple's plain shape): the stored
+    /// `notifications.payload` must be exactly what PostgreSQL made of the whole payload before
+    /// (`payload::jsonb #- '{data,signedTransactionInfo}' #- '{data,signedRenewalInfo}'`), its digest that of the whole
+    /// verified payload, and the event log's bodies untouched, byte for byte.
+    @Test func aNotificationStoredFromItsTextWithoutNestedJWSIsTheRowTheWholeTextGave() async throws {
+        let facts = SubscriptionLifecycles.upgradeRefundReversed().facts + SubscriptionLifecycles.renewThenExpire().facts
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.pki)
+            try await pipeline.append(facts)
+            func bodies() async throws -> [(Int64, ByteBuffer)] {
+                var rows: [(Int64, ByteBuffer)] = []
+                for try await row in try await db.client.query("SELECT id, body FROM events ORDER BY id", logger: db.logger)
+                    .decode((Int64, ByteBuffer).self)
+                { rows.append(row) }
+                return rows
+            }
+            let bodiesBefore = try await bodies()
+            try await pipeline.drain()
+            #expect(try await pipeline.count(.done) == facts.count)
+            let bodiesAfter = try await bodies()
+            #expect(bodiesAfter.map(\.0) == bodiesBefore.map(\.0) && bodiesAfter.map(\.1) == bodiesBefore.map(\.1))
+            var compared = 0
+            for (_, body) in bodiesAfter {
+                // Standalone signed data (an app posting a transaction) has no notification row.
+                guard let envelope = try? NotificationEnvelope.parse(body.readableBytesView) else { continue }
+                var segment = String(envelope.signedPayload.split(separator: ".")[1]).replacingOccurrences(of: "-", with: "+")
+                    .replacingOccurrences(of: "_", with: "/")
+                segment += String(repeating: "=", count: (4 - segment.count % 4) % 4)
+                let payload = try #require(Data(base64Encoded: segment))
+                let uuid = try #require(try JSONDecoder().decode(NotificationPayload.self, from: payload).notificationUUID?.rawValue)
+                let text = String(decoding: payload, as: UTF8.self)
+                #expect(try NotificationPayload.decodeStrippingNestedJWS(json: payload).withoutNestedJWS != nil)
+                let same = try await db.scalar(
+                    """
+                    SELECT count(*) FROM notifications
+                    WHERE notification_uuid = \(uuid)
+                      AND payload = \(text)::jsonb #- '{data,signedTransactionInfo}' #- '{data,signedRenewalInfo}'
+                      AND fact_sha256 = sha256(convert_to(\(text), 'UTF8'))
+                    """)
+                #expect(same == 1, "\(uuid)")
+                compared += 1
+            }
+            #expect(compared == facts.filter { if case .notification = $0 { true } else { false } }.count && compared >= 5)
+            // Apple's sample notification: the text without its nested JWS is, as jsonb, what `#-` leaves of the whole.
+            let sample = try AppleSampleModels.data(named: "signedNotification")
+            let without = try #require(try NotificationPayload.decodeStrippingNestedJWS(json: sample).withoutNestedJWS)
+            let (whole, stripped) = (String(decoding: sample, as: UTF8.self), String(decoding: without, as: UTF8.self))
+            #expect(
+                try await db.scalar(
+                    "SELECT count(*) WHERE \(stripped)::jsonb = \(whole)::jsonb #- '{data,signedTransactionInfo}' #- '{data,signedRenewalInfo}'"
+                ) == 1)
+        }
+    }
+
     @Test func notificationsRecordedBeforeDigestsAreReadInFull() async throws {
         let facts = SubscriptionLifecycles.renewThenExpire().facts
         let half = facts.count / 2
