@@ -50,14 +50,12 @@ extension ConsoleController {
     func freshSnapshot(context: some RequestContext) async throws -> (takenAt: Date?, behind: Bool) {
         let state = try await charts.snapshot(logger: context.logger)
         let wait: Bool
-        if state.takenAt == nil {
-            wait = try await charts.isSmall(atMost: firstSnapshotWaitTransactions, logger: context.logger)
-        } else if state.behind && state.durationMilliseconds < Self.synchronousRefreshLimit {
-            wait = true
-        } else if state.behind {
-            wait = try await charts.isSmall(atMost: firstSnapshotWaitTransactions, logger: context.logger)
+        if state.takenAt != nil, !state.behind {
+            wait = false  // current
+        } else if state.takenAt != nil, state.durationMilliseconds < Self.synchronousRefreshLimit {
+            wait = true  // outdated, and quick to take again
         } else {
-            wait = false
+            wait = try await charts.isSmall(atMost: firstSnapshotWaitTransactions, logger: context.logger)  // none, or slow to take
         }
         guard wait, try await charts.refresh(minimumAge: 0, logger: context.logger) else { return (state.takenAt, state.behind) }
         let taken = try await charts.snapshot(logger: context.logger)
