@@ -17,6 +17,19 @@ package enum SubscriptionLifecycles {
         return b
     }
 
+    /// Facts all signed at one instant: buy, the app posts the transaction, auto-renew off, the API's renewal info,
+    /// refund (only the tie-breaks by kind, id and content order them).
+    package static func signedAtOneInstant() -> SubscriptionLifecycleBuilder {
+        var b = SubscriptionLifecycleBuilder()
+        b.step = 0
+        b.subscribe()
+        b.appPostsCurrentTransaction()
+        b.setAutoRenew(false)
+        b.apiReturnsRenewalInfo()
+        b.refund()
+        return b
+    }
+
     /// buy → renewal fails into a 16-day grace period → recovers in the grace period.
     package static func graceThenRecover(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
         var b = SubscriptionLifecycleBuilder(originalTransactionID: "2000", includesStatus: includesStatus)

@@ -20,13 +20,7 @@ struct CoreFoldPropertyTests {
     /// Facts with equal signed dates still fold deterministically.
     @Test func factsSignedAtTheSameInstant() {
         // Ties on signed date are broken by kind, stable id and content: still order-independent.
-        var b = SubscriptionLifecycleBuilder()
-        b.step = 0
-        b.subscribe()
-        b.appPostsCurrentTransaction()
-        b.setAutoRenew(false)
-        b.apiReturnsRenewalInfo()
-        b.refund()
+        let b = SubscriptionLifecycles.signedAtOneInstant()
         FactPermutations.expectOrderIndependent(b.facts, salt: 77) { SubscriptionProjection.fold($0) }
         #expect(SubscriptionProjection.fold(b.facts)?.status == .revoked)
     }

@@ -102,13 +102,7 @@ struct CoreIncrementalFoldTests {
 
     /// Facts signed at the same instant (exact ties broken by content in the full fold) still give the full fold.
     @Test func factsSignedAtTheSameInstant() async throws {
-        var b = SubscriptionLifecycleBuilder()
-        b.step = 0
-        b.subscribe()
-        b.appPostsCurrentTransaction()
-        b.setAutoRenew(false)
-        b.apiReturnsRenewalInfo()
-        b.refund()
+        let b = SubscriptionLifecycles.signedAtOneInstant()
         let key = try #require(b.facts.compactMap(\.subscriptionKey).first)
         var rng = SplitMix64(seed: FactPermutations.baseSeed ^ 78)
         for iteration in 0..<200 {

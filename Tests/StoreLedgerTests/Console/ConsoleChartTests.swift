@@ -223,14 +223,7 @@ extension ConsoleChartTests {
         // As if the ledger were large.
         let large: @Sendable (inout ConsoleController) -> Void = { $0.firstSnapshotWaitTransactions = 0 }
         try await withBusiness(configure: large) { db, browser in
-            let store = ChartStore(client: db.client)
-            #expect(try await store.refresh(logger: db.logger))
-            // As if it had taken a minute and events had arrived since.
-            try await db.client.query(
-                "UPDATE console_chart_snapshot SET duration_ms = 60000, last_event_id = 0, refreshed_at = refreshed_at - interval '1 hour'",
-                logger: db.logger
-            )
-            let before = try #require(try await store.snapshot(logger: db.logger).takenAt)
+            let (store, before) = try await Self.slowOutdatedSnapshot(db)
             let page = try await browser.get("/console/charts\(Self.filters)")
             #expect(page.status == .ok)
             let asOf = Self.utcTime(before)
@@ -247,16 +240,21 @@ extension ConsoleChartTests {
 }
 
 extension ConsoleChartTests {
+    /// Takes a chart snapshot, then makes it look as if it had taken a minute (a large ledger or a busy machine) an hour
+    /// ago and events had arrived since; returns the store and when it was taken.
+    static func slowOutdatedSnapshot(_ db: TestDatabase) async throws -> (ChartStore, Date) {
+        let store = ChartStore(client: db.client)
+        #expect(try await store.refresh(logger: db.logger))
+        try await db.client.query(
+            "UPDATE console_chart_snapshot SET duration_ms = 60000, last_event_id = 0, refreshed_at = refreshed_at - interval '1 hour'",
+            logger: db.logger
+        )
+        return (store, try #require(try await store.snapshot(logger: db.logger).takenAt))
+    }
+
     @Test func onASmallLedgerAnOutdatedSnapshotIsRetakenWhileThePageWaitsHoweverLongTheLastTook() async throws {
         try await withBusiness { db, browser in
-            let store = ChartStore(client: db.client)
-            #expect(try await store.refresh(logger: db.logger))
-            // As if the last refresh had been slow (a busy machine) and events had arrived since.
-            try await db.client.query(
-                "UPDATE console_chart_snapshot SET duration_ms = 60000, last_event_id = 0, refreshed_at = refreshed_at - interval '1 hour'",
-                logger: db.logger
-            )
-            let before = try #require(try await store.snapshot(logger: db.logger).takenAt)
+            let (store, before) = try await Self.slowOutdatedSnapshot(db)
             let page = try await browser.get("/console/charts\(Self.filters)")
             #expect(page.status == .ok)
             let after = try await store.snapshot(logger: db.logger)
