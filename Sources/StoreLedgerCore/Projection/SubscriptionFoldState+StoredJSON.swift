@@ -8,7 +8,7 @@ extension SubscriptionFoldState {
     /// and transactions are written in sorted id order, so equal states give equal text. `JSONDecoder` decodes the
     /// text back to an equal state (tested over every simulated lifecycle's states).
     public var storedJSON: String? {
-        var out = StoredJSONWriter()
+        var out = JSONTextWriter(capacity: 2048)
         out.object { out in
             out.key("key")
             out.object { out in
@@ -84,71 +84,16 @@ extension SubscriptionFoldState {
             out.field("hasNotifications", hasNotifications)
             if let lastSignedAt { out.field("lastSignedAt", number: lastSignedAt.millisecondsSince1970) }
         }
-        return out.failed ? nil : String(decoding: out.bytes, as: UTF8.self)
+        return out.failed ? nil : out.text
     }
 }
 
-/// Writes JSON text directly, in the shapes `Codable` gives the fold state's values.
-private struct StoredJSONWriter {
-    /// The UTF-8 text so far (bytes are cheaper to append to than a `String`).
-    var bytes: [UInt8] = []
-    /// Whether a number could not be written (not finite).
-    var failed = false
-    /// Whether the next member of the open object is its first.
-    private var first = true
-
-    init() {
-        bytes.reserveCapacity(2048)
-    }
-
-    /// Appends `text`'s UTF-8 bytes.
-    mutating func append(_ text: String) {
-        bytes.append(contentsOf: text.utf8)
-    }
-
-    /// An object whose members `body` writes.
-    mutating func object(_ body: (inout StoredJSONWriter) -> Void) {
-        append("{")
-        first = true
-        body(&self)
-        append("}")
-        first = false
-    }
-
-    /// A member's key (then its value).
-    mutating func key(_ name: String) {
-        if !first { append(",") }
-        first = false
-        string(name)
-        append(":")
-    }
-
-    /// A string member.
-    mutating func field(_ name: String, _ value: String) {
-        key(name)
-        string(value)
-    }
-
-    /// A Boolean member.
-    mutating func field(_ name: String, _ value: Bool) {
-        key(name)
-        bool(value)
-    }
-
-    /// A number member (`Double`, as `Timestamp` and the stamps' times encode).
-    mutating func field(_ name: String, number value: Double) {
-        key(name)
-        number(value)
-    }
-
-    /// An integer member.
-    mutating func field(_ name: String, integer value: Int64) {
-        key(name)
-        integer(value)
-    }
-
+/// The fold state's own values, in the shapes `Codable` gives them.
+extension JSONTextWriter {
     /// A `Winner` member: its stamp and its value, which `body` writes.
-    mutating func winner<Value>(_ name: String, _ winner: SubscriptionFoldState.Winner<Value>, _ body: (inout StoredJSONWriter, Value) -> Void) {
+    fileprivate mutating func winner<Value>(
+        _ name: String, _ winner: SubscriptionFoldState.Winner<Value>, _ body: (inout JSONTextWriter, Value) -> Void
+    ) {
         key(name)
         object { out in
             out.key("stamp")
@@ -159,7 +104,7 @@ private struct StoredJSONWriter {
     }
 
     /// A `Stamp`.
-    mutating func stamp(_ stamp: SubscriptionFoldState.Stamp) {
+    fileprivate mutating func stamp(_ stamp: SubscriptionFoldState.Stamp) {
         object { out in
             if let time = stamp.time { out.field("time", number: time) }
             out.field("rank", integer: Int64(stamp.rank))
@@ -168,7 +113,7 @@ private struct StoredJSONWriter {
     }
 
     /// A `TransactionPayload` under Apple's keys, absent fields left out.
-    mutating func transaction(_ t: TransactionPayload) {
+    fileprivate mutating func transaction(_ t: TransactionPayload) {
         object { out in
             if let v = t.originalTransactionID { out.field("originalTransactionId", v.rawValue) }
             if let v = t.transactionID { out.field("transactionId", v.rawValue) }
@@ -201,51 +146,5 @@ private struct StoredJSONWriter {
             if let v = t.price { out.field("price", integer: v) }
             if let v = t.appTransactionID { out.field("appTransactionId", v.rawValue) }
         }
-    }
-
-    /// `null`.
-    mutating func null() { append("null") }
-
-    /// `true` or `false`.
-    mutating func bool(_ value: Bool) { append(value ? "true" : "false") }
-
-    /// An integer.
-    mutating func integer(_ value: Int64) { append(String(value)) }
-
-    /// A finite number: an integer when whole (as `Timestamp` encodes), else the shortest text that reads back exactly.
-    mutating func number(_ value: Double) {
-        if !value.isFinite {
-            failed = true
-            append("null")
-        } else if let whole = Int64(exactly: value) {
-            integer(whole)
-        } else {
-            append("\(value)")
-        }
-    }
-
-    /// A string literal (RFC 8259 §7: quote, backslash and control characters escaped).
-    mutating func string(_ value: String) {
-        append("\"")
-        // Almost every value needs no escape: then it is appended whole, not scalar by scalar.
-        if value.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
-            append(value)
-            bytes.append(UInt8(ascii: "\""))
-            return
-        }
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": append("\\\"")
-            case "\\": append("\\\\")
-            case "\n": append("\\n")
-            case "\r": append("\\r")
-            case "\t": append("\\t")
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                append("\\u" + String(repeating: "0", count: 4 - hex.count) + hex)
-            default: append(String(scalar))
-            }
-        }
-        append("\"")
     }
 }

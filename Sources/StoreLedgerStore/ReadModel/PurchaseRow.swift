@@ -11,31 +11,31 @@ package struct PurchaseRow: ReadModelRow {
         "storefront", "revoked_at", "revocation_reason", "revocation_type", "entitled", "last_signed_at",
     ]
 
-    /// The values by column; nil is SQL NULL.
-    package let values: [String: Any?]
+    /// The values, in ``columns`` order.
+    package let values: [ColumnValue]
 
     /// The row for a projected state.
     package init(_ state: PurchaseState) {
         values = [
-            "environment": state.environment.rawValue,
-            "transaction_id": state.transactionID.rawValue,
-            "original_transaction_id": state.originalTransactionID?.rawValue,
-            "bundle_id": state.bundleID?.rawValue,
-            "product_id": state.productID?.rawValue,
-            "product_type": state.productType?.rawValue,
-            "purchased_at": isoTimestamp(state.purchasedAt),
-            "expires_at": isoTimestamp(state.expiresAt),
-            "quantity": state.quantity,
-            "price": state.price,
-            "currency": state.currency,
-            "ownership": state.ownership?.rawValue,
-            "app_account_token": state.appAccountToken?.rawValue,
-            "storefront": state.storefront,
-            "revoked_at": isoTimestamp(state.revokedAt),
-            "revocation_reason": state.revocationReason?.rawValue,
-            "revocation_type": state.revocationType?.rawValue,
-            "entitled": state.entitled,
-            "last_signed_at": isoTimestamp(state.lastSignedAt),
+            .init(state.environment.rawValue),  // environment
+            .init(state.transactionID.rawValue),  // transaction_id
+            .init(state.originalTransactionID?.rawValue),  // original_transaction_id
+            .init(state.bundleID?.rawValue),  // bundle_id
+            .init(state.productID?.rawValue),  // product_id
+            .init(state.productType?.rawValue),  // product_type
+            .init(state.purchasedAt),  // purchased_at
+            .init(state.expiresAt),  // expires_at
+            .init(state.quantity),  // quantity
+            .init(state.price),  // price
+            .init(state.currency),  // currency
+            .init(state.ownership?.rawValue),  // ownership
+            .init(state.appAccountToken?.rawValue),  // app_account_token
+            .init(state.storefront),  // storefront
+            .init(state.revokedAt),  // revoked_at
+            .init(state.revocationReason?.rawValue),  // revocation_reason
+            .init(state.revocationType?.rawValue),  // revocation_type
+            .init(state.entitled),  // entitled
+            .init(state.lastSignedAt),  // last_signed_at
         ]
     }
 }

@@ -13,39 +13,39 @@ package struct SubscriptionRow: ReadModelRow {
         "revocation_reason", "revocation_type", "price", "currency", "storefront", "last_signed_at",
     ]
 
-    /// The values by column; nil is SQL NULL.
-    package let values: [String: Any?]
+    /// The values, in ``columns`` order.
+    package let values: [ColumnValue]
 
     /// The row for a projected state.
     package init(_ state: SubscriptionState) {
         values = [
-            "environment": state.environment.rawValue,
-            "original_transaction_id": state.originalTransactionID.rawValue,
-            "bundle_id": state.bundleID?.rawValue,
-            "product_id": state.productID?.rawValue,
-            "subscription_group": state.subscriptionGroup?.rawValue,
-            "status": state.status.rawValue,
-            "entitled": state.entitled,
-            "latest_transaction_id": state.latestTransactionID?.rawValue,
-            "purchased_at": isoTimestamp(state.purchasedAt),
-            "original_purchased_at": isoTimestamp(state.originalPurchasedAt),
-            "expires_at": isoTimestamp(state.expiresAt),
-            "grace_period_expires_at": isoTimestamp(state.gracePeriodExpiresAt),
-            "auto_renew": state.autoRenew,
-            "auto_renew_product_id": state.autoRenewProductID?.rawValue,
-            "expiration_intent": state.expirationIntent?.rawValue,
-            "price_increase_status": state.priceIncreaseStatus?.rawValue,
-            "offer_type": state.offerType?.rawValue,
-            "offer_id": state.offerID?.rawValue,
-            "ownership": state.ownership?.rawValue,
-            "app_account_token": state.appAccountToken?.rawValue,
-            "revoked_at": isoTimestamp(state.revokedAt),
-            "revocation_reason": state.revocationReason?.rawValue,
-            "revocation_type": state.revocationType?.rawValue,
-            "price": state.price,
-            "currency": state.currency,
-            "storefront": state.storefront,
-            "last_signed_at": isoTimestamp(state.lastSignedAt),
+            .init(state.environment.rawValue),  // environment
+            .init(state.originalTransactionID.rawValue),  // original_transaction_id
+            .init(state.bundleID?.rawValue),  // bundle_id
+            .init(state.productID?.rawValue),  // product_id
+            .init(state.subscriptionGroup?.rawValue),  // subscription_group
+            .init(state.status.rawValue),  // status
+            .init(state.entitled),  // entitled
+            .init(state.latestTransactionID?.rawValue),  // latest_transaction_id
+            .init(state.purchasedAt),  // purchased_at
+            .init(state.originalPurchasedAt),  // original_purchased_at
+            .init(state.expiresAt),  // expires_at
+            .init(state.gracePeriodExpiresAt),  // grace_period_expires_at
+            .init(state.autoRenew),  // auto_renew
+            .init(state.autoRenewProductID?.rawValue),  // auto_renew_product_id
+            .init(state.expirationIntent?.rawValue),  // expiration_intent
+            .init(state.priceIncreaseStatus?.rawValue),  // price_increase_status
+            .init(state.offerType?.rawValue),  // offer_type
+            .init(state.offerID?.rawValue),  // offer_id
+            .init(state.ownership?.rawValue),  // ownership
+            .init(state.appAccountToken?.rawValue),  // app_account_token
+            .init(state.revokedAt),  // revoked_at
+            .init(state.revocationReason?.rawValue),  // revocation_reason
+            .init(state.revocationType?.rawValue),  // revocation_type
+            .init(state.price),  // price
+            .init(state.currency),  // currency
+            .init(state.storefront),  // storefront
+            .init(state.lastSignedAt),  // last_signed_at
         ]
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import PostgresNIO
 import StoreLedgerCore
 import StoreLedgerStore
@@ -87,6 +88,108 @@ struct ReadModelStoreTests {
                 let readPurchase = try #require(purchases?[purchase.key])
                 #expect(readPurchase.entitled && readPurchase.familyTransactionID == "4" && readPurchase.productID == "com.example.level")
                 #expect(PurchaseState.change(from: readPurchase, to: purchase) == nil)
+            }
+        }
+    }
+
+    /// Every column of the row `table` holds for `id`, as PostgreSQL's text of it (timestamps in UTC).
+    static func storedColumns(
+        _ table: String, _ idColumn: String, _ id: String, on connection: PostgresConnection, db: TestDatabase
+    ) async throws
+        -> [String: String?]
+    {
+        try await connection.query("SET TIME ZONE 'UTC'", logger: db.logger)
+        let rows = try await connection.query(
+            "SELECT c.key, c.value FROM \(unescaped: table) t, jsonb_each_text(to_jsonb(t)) c WHERE t.\(unescaped: idColumn) = \(id)",
+            logger: db.logger)
+        var columns: [String: String?] = [:]
+        for try await (key, value) in rows.decode((String, String?).self) { columns[key] = value }
+        return columns
+    }
+
+    /// Whole seconds from `seconds` since 2026-01-01T00:00:00Z, and the text PostgreSQL gives the instant in UTC.
+    static func instant(_ seconds: Int64) -> (Timestamp, String) {
+        let date = Date(timeIntervalSince1970: Double(1_767_225_600 + seconds))
+        return (Timestamp(date), Date.ISO8601FormatStyle().format(date).replacingOccurrences(of: "Z", with: "+00:00"))
+    }
+
+    @Test func everyColumnOfBothKindsHoldsItsOwnField() async throws {
+        // Each field a value no other field has, so that a value written under another column's name shows.
+        let times = (1...6).map { Self.instant(Int64($0) * 86_400 + Int64($0)) }
+        var subscription = SubscriptionState(environment: .sandbox, originalTransactionID: "1000", status: .gracePeriod)
+        subscription.bundleID = "com.example.bundle"
+        subscription.productID = "com.example.product"
+        subscription.subscriptionGroup = "group-21"
+        subscription.entitled = true
+        subscription.latestTransactionID = "1007"
+        subscription.purchasedAt = times[0].0
+        subscription.originalPurchasedAt = times[1].0
+        subscription.expiresAt = times[2].0
+        subscription.gracePeriodExpiresAt = times[3].0
+        subscription.autoRenew = false
+        subscription.autoRenewProductID = "com.example.next"
+        subscription.expirationIntent = ExpirationIntent(rawValue: 2)
+        subscription.priceIncreaseStatus = PriceIncreaseStatus(rawValue: 1)
+        subscription.offerType = OfferType(rawValue: 3)
+        subscription.offerID = "offer-9"
+        subscription.ownership = .familyShared
+        subscription.appAccountToken = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        subscription.revokedAt = times[4].0
+        subscription.revocationReason = RevocationReason(rawValue: 1)
+        subscription.revocationType = .refundProrated
+        subscription.price = 4_990
+        subscription.currency = "EUR"
+        subscription.storefront = "FRA"
+        subscription.lastSignedAt = times[5].0
+        var purchase = PurchaseState(environment: .production, transactionID: "2000")
+        purchase.originalTransactionID = "2001"
+        purchase.bundleID = "com.example.bundle"
+        purchase.productID = "com.example.coins"
+        purchase.productType = .consumable
+        purchase.purchasedAt = times[0].0
+        purchase.expiresAt = times[1].0
+        purchase.quantity = 3
+        purchase.price = 1_990
+        purchase.currency = "JPY"
+        purchase.ownership = .purchased
+        purchase.appAccountToken = "0b7e5c9e-4e0f-4bd4-9c55-3b1d1f6a2c11"
+        purchase.storefront = "JPN"
+        purchase.revokedAt = times[2].0
+        purchase.revocationReason = RevocationReason(rawValue: 0)
+        purchase.revocationType = .refundFull
+        purchase.entitled = false
+        purchase.lastSignedAt = times[3].0
+        try await TestDatabase.withFresh { [subscription, purchase] db in
+            try await db.client.withConnection { connection in
+                try await ReadModelStore.write([subscription.key: subscription], on: connection, logger: db.logger)
+                try await ReadModelStore.write([purchase.key: purchase], on: connection, logger: db.logger)
+                let storedSubscription = try await Self.storedColumns("subscriptions", "original_transaction_id", "1000", on: connection, db: db)
+                let expectedSubscription: [String: String?] = [
+                    "environment": "Sandbox", "original_transaction_id": "1000", "bundle_id": "com.example.bundle",
+                    "product_id": "com.example.product", "subscription_group": "group-21", "status": SubscriptionStatus.gracePeriod.rawValue,
+                    "entitled": "true", "latest_transaction_id": "1007", "purchased_at": times[0].1, "original_purchased_at": times[1].1,
+                    "expires_at": times[2].1, "grace_period_expires_at": times[3].1, "auto_renew": "false",
+                    "auto_renew_product_id": "com.example.next", "expiration_intent": "2", "price_increase_status": "1", "offer_type": "3",
+                    "offer_id": "offer-9", "ownership": "FAMILY_SHARED", "app_account_token": "7e3fb20b-4cdb-47cc-936d-99d65f608138",
+                    "revoked_at": times[4].1, "revocation_reason": "1", "revocation_type": "REFUND_PRORATED", "price": "4990",
+                    "currency": "EUR", "storefront": "FRA", "last_signed_at": times[5].1,
+                ]
+                for column in SubscriptionRow.columns {
+                    #expect(storedSubscription[column] == expectedSubscription[column], "subscriptions.\(column)")
+                }
+                #expect(Set(expectedSubscription.keys) == Set(SubscriptionRow.columns))
+                let storedPurchase = try await Self.storedColumns("purchases", "transaction_id", "2000", on: connection, db: db)
+                let expectedPurchase: [String: String?] = [
+                    "environment": "Production", "transaction_id": "2000", "original_transaction_id": "2001", "bundle_id": "com.example.bundle",
+                    "product_id": "com.example.coins", "product_type": "Consumable", "purchased_at": times[0].1, "expires_at": times[1].1,
+                    "quantity": "3", "price": "1990", "currency": "JPY", "ownership": "PURCHASED",
+                    "app_account_token": "0b7e5c9e-4e0f-4bd4-9c55-3b1d1f6a2c11", "storefront": "JPN", "revoked_at": times[2].1,
+                    "revocation_reason": "0", "revocation_type": "REFUND_FULL", "entitled": "false", "last_signed_at": times[3].1,
+                ]
+                for column in PurchaseRow.columns {
+                    #expect(storedPurchase[column] == expectedPurchase[column], "purchases.\(column)")
+                }
+                #expect(Set(expectedPurchase.keys) == Set(PurchaseRow.columns))
             }
         }
     }
