@@ -10,7 +10,7 @@ extension Settings {
     package func worker() throws(SettingsError) -> WorkerConfiguration {
         WorkerConfiguration(
             concurrency: try int("WORKER_CONCURRENCY", default: 2, in: 1...64),
-            batchSize: try int("WORKER_BATCH_SIZE", default: 50, in: 1...1000),
+            batchSize: try int("WORKER_BATCH_SIZE", default: 500, in: 1...1000),
             lease: .seconds(try int("WORKER_LEASE_SECONDS", default: 30, in: 1...3600)),
             pollInterval: .seconds(try int("WORKER_POLL_SECONDS", default: 2, in: 1...300)),
             retryPolicy: try retryPolicy()

@@ -23,7 +23,7 @@ package struct WorkerConfiguration: Sendable {
     /// Creates a configuration; every value has a production default.
     package init(
         concurrency: Int = 2,
-        batchSize: Int = 50,
+        batchSize: Int = 500,
         lease: Duration = .seconds(30),
         pollInterval: Duration = .seconds(2),
         rescueInterval: Duration = .seconds(5),
