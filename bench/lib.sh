@@ -209,6 +209,20 @@ with open(path, "w") as f: f.write(body(cert))
 PY
 }
 
+# bench_verify_limit LINES ITERATIONS: the verification limit per core (per CPU second) on signed notifications, one body
+# per line in LINES (signed for com.example.storeledger, Sandbox, trusted through APPLE_ROOT_CAS_DER_BASE64): sets
+# VERIFY_RATE (`verify --benchmark ITERATIONS --each-line`: the lines in turn) and VERIFY_ONE_RATE (the first line
+# VERIFY_ITERATIONS times, default 3000: warm caches, a higher limit); outputs in $RESULTS/verify.txt, verify-one.txt.
+bench_verify_limit() {
+  "$STORELEDGER" verify --benchmark "$2" --each-line --bundle-id com.example.storeledger --environment Sandbox \
+    "$1" >"$RESULTS/verify.txt" 2>>"$RESULTS/verify.log" || bench_die "verify --benchmark failed (see $RESULTS/verify.log)"
+  VERIFY_RATE=$(awk '/^verifications\/s:/ { print $2 }' "$RESULTS/verify.txt")
+  head -n 1 "$1" >"$RESULTS/verify-input.json"
+  "$STORELEDGER" verify --benchmark "${VERIFY_ITERATIONS:-3000}" --bundle-id com.example.storeledger --environment Sandbox \
+    "$RESULTS/verify-input.json" >"$RESULTS/verify-one.txt" 2>>"$RESULTS/verify.log" || bench_die "verify --benchmark failed (see $RESULTS/verify.log)"
+  VERIFY_ONE_RATE=$(awk '/^verifications\/s:/ { print $2 }' "$RESULTS/verify-one.txt")
+}
+
 # bench_ratio A B: A / B with two decimals ("n/a" when B is 0 or empty).
 bench_ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b }'; }
 
