@@ -18,7 +18,9 @@ import Synchronization
 /// of its events is tried again in a transaction of its own: one bad input never costs the others their
 /// acknowledgement. Any other failure (the connection lost, mid-`COMMIT` perhaps) is every caller's error: the
 /// receiver answers 503 and Apple retries, and a retry of a notification that did commit is a duplicate the ledger
-/// already absorbs.
+/// already absorbs. So is a transaction that does not finish within `commitTimeout` (a connection left hanging by a
+/// database crash): its callers get the error and its slot is freed for the next batch, instead of holding the slot,
+/// and with it every later caller, for as long as the connection hangs.
 final class GroupCommit: Sendable {
     /// One caller waiting for its event's commit.
     private struct Waiter: Sendable {
@@ -46,12 +48,18 @@ final class GroupCommit: Sendable {
     let maxBatchEvents: Int
     /// The most body bytes one transaction takes (a batch always takes at least one event).
     let maxBatchBytes: Int
+    /// How long one transaction may take before its callers are answered with an error and its slot is freed.
+    let commitTimeout: Duration
     /// The waiting callers and the transactions in flight.
     private let state = Mutex(State())
 
     /// Creates a group commit over `client`.
-    init(client: PostgresClient, sessions: DatabaseSessions, concurrentCommits: Int, maxBatchEvents: Int = 128, maxBatchBytes: Int = 8 << 20) {
+    init(
+        client: PostgresClient, sessions: DatabaseSessions, concurrentCommits: Int, maxBatchEvents: Int = 128, maxBatchBytes: Int = 8 << 20,
+        commitTimeout: Duration = .seconds(10)
+    ) {
         precondition(concurrentCommits >= 1 && maxBatchEvents >= 1)
+        self.commitTimeout = commitTimeout
         self.client = client
         self.sessions = sessions
         self.concurrentCommits = concurrentCommits
@@ -126,9 +134,12 @@ final class GroupCommit: Sendable {
     }
 
     /// Appends `events` in one transaction and returns their ids in order, once `COMMIT` answered `COMMIT`.
+    /// A transaction still running after ``commitTimeout`` is left behind: the callers get ``DeadlineExceeded``.
     private func insert(_ events: [NewEvent], logger: Logger) async throws -> [AppendedEvent] {
-        try await client.inTransaction(logger: logger, sessions: sessions) { [sessions] connection in
-            try await EventLog.append(events, on: connection, sessions: sessions, logger: logger)
+        try await withDeadline(commitTimeout) { [client, sessions] in
+            try await client.inTransaction(logger: logger, sessions: sessions) { connection in
+                try await EventLog.append(events, on: connection, sessions: sessions, logger: logger)
+            }
         }
     }
 

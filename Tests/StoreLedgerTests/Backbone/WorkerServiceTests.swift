@@ -16,13 +16,33 @@ final class SeenEvents: Sendable {
     let value = Mutex<[EventID]>([])
 }
 
-/// A handler whose behaviour the test scripts: a delay per event, and bodies whose batch fails.
+/// A gate a handler waits at until the test opens it.
+final class Gate: Sendable {
+    /// Whether it is open.
+    let isOpen = Mutex(false)
+    /// How many events have arrived at it.
+    let arrived = Mutex(0)
+
+    /// Opens it for good.
+    func open() { isOpen.withLock { $0 = true } }
+
+    /// Waits (polling) until it is open.
+    func pass() async {
+        arrived.withLock { $0 += 1 }
+        while !isOpen.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(10)) }
+    }
+}
+
+/// A handler whose behaviour the test scripts: a delay per event, a gate every event waits at, and bodies whose
+/// batch fails.
 struct ScriptedHandler: EventHandler {
     var delay: Duration = .zero
+    var gate: Gate? = nil
     var poison: String? = nil
     let seen = SeenEvents()
 
     func prepare(_ event: ClaimedEvent, logger: Logger) async -> ClaimedEvent {
+        await gate?.pass()
         if delay > .zero { try? await Task.sleep(for: delay) }
         seen.value.withLock { $0.append(event.id) }
         return event
@@ -105,12 +125,16 @@ struct WorkerServiceTests {
     @Test func gracefulShutdownFinishesTheBatchInFlightAndClaimsNoMore() async throws {
         try await TestDatabase.withFresh { db in
             try await append(db, Array(repeating: Self.envelope, count: 4))
-            let handler = ScriptedHandler(delay: .milliseconds(300))
+            // The batch is held at the gate until shutdown has begun, however slow the machine: no race with a timer.
+            let gate = Gate()
+            let handler = ScriptedHandler(gate: gate)
             let worker = WorkerService(client: db.client, handler: handler, configuration: .init(concurrency: 1, batchSize: 4), logger: db.logger)
-            try await running(worker) { _ in
-                let settled = try await eventually { handler.seen.value.withLock { !$0.isEmpty } }
+            try await running(worker) { group in
+                let settled = try await eventually { gate.arrived.withLock { $0 > 0 } }
                 #expect(settled)
                 try await append(db, [Self.envelope])  // arrives during the batch: must not be claimed after shutdown
+                await group.triggerGracefulShutdown()
+                gate.open()
             }
             #expect(try await count(db, .done) == 4)
             #expect(try await count(db, .processing) == 0)
