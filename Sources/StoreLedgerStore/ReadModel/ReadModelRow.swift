@@ -23,11 +23,4 @@ extension ReadModelRow {
             }
         }
     }
-
-    /// The row as a JSON object (see ``write(to:)``).
-    func json() throws -> String {
-        var out = JSONTextWriter()
-        try write(to: &out)
-        return out.text
-    }
 }
