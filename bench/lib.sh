@@ -223,6 +223,15 @@ bench_verify_limit() {
   VERIFY_ONE_RATE=$(awk '/^verifications\/s:/ { print $2 }' "$RESULTS/verify-one.txt")
 }
 
+# bench_cpu_against_limit CPU_SECONDS EVENTS: "X ms (verification alone Y ms): ratio Z (against one notification
+# repeated, W ms: R)": a process's CPU time per event against the limits bench_verify_limit set (VERIFY_RATE,
+# VERIFY_ONE_RATE): the goal's ratio by CPU time.
+bench_cpu_against_limit() {
+  awk -v c="$1" -v n="$2" -v v="$VERIFY_RATE" -v o="$VERIFY_ONE_RATE" 'BEGIN {
+    printf "%.3f ms (verification alone %.3f ms): ratio %.2f (against one notification repeated, %.3f ms: %.2f)\n",
+      1000 * c / n, 1000 / v, n / (c * v), 1000 / o, n / (c * o) }'
+}
+
 # bench_ratio A B: A / B with two decimals ("n/a" when B is 0 or empty).
 bench_ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b }'; }
 
