@@ -9,6 +9,9 @@
 #
 # Environment:
 #   STORELEDGER_BIN     the binary to measure (default .build/release/storeledger)
+#   BENCH_MALLOC        the allocator the storeledger processes run with: jemalloc (default: Debian's libjemalloc2,
+#                       preloaded as deploy/ runs the processes; `apt-get install -y libjemalloc2`) or glibc (the C
+#                       library's malloc). Only storeledger's processes get it: PostgreSQL, psql and pgbench do not.
 #   LOG_LEVEL           passed to storeledger (default warning: per-request info logs cost throughput)
 #   ADMIN_PORT          passed to storeledger (default off: two workers, or anything else on the machine,
 #                       would collide on the fixed defaults 9090/9091 and exit; metrics are still recorded,
@@ -21,6 +24,9 @@
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$BENCH_DIR/.." && pwd)
 STORELEDGER=${STORELEDGER_BIN:-$REPO_ROOT/.build/release/storeledger}
+BENCH_MALLOC=${BENCH_MALLOC:-jemalloc}
+# How every script runs storeledger: the binary, preloaded with the allocator (`env` execs it: the PID is storeledger's).
+STORELEDGER_RUN=("$STORELEDGER")
 export LOG_LEVEL=${LOG_LEVEL:-warning}
 export ADMIN_PORT=${ADMIN_PORT:-off}
 PGBENCH_MODE=${PGBENCH_MODE:-prepared}
@@ -52,6 +58,14 @@ bench_init() {
   trap 'exit 130' INT
   trap 'exit 143' TERM
   [ -x "$STORELEDGER" ] || bench_die "$STORELEDGER not found; build it: swift build -c release --product storeledger"
+  case $BENCH_MALLOC in
+    jemalloc)
+      BENCH_MALLOC_LIBRARY=$(ldconfig -p | awk '$1 == "libjemalloc.so.2" { print $NF; exit }')
+      [ -n "$BENCH_MALLOC_LIBRARY" ] || bench_die "libjemalloc.so.2 is not installed (apt-get install -y libjemalloc2), or run with BENCH_MALLOC=glibc"
+      STORELEDGER_RUN=(env "LD_PRELOAD=$BENCH_MALLOC_LIBRARY" "$STORELEDGER") ;;
+    glibc) ;;
+    *) bench_die "BENCH_MALLOC must be jemalloc or glibc, not $BENCH_MALLOC" ;;
+  esac
   bench_require psql python3 curl
   BENCH_LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
   bench_log "results in ${RESULTS#"$REPO_ROOT"/} (load average $BENCH_LOAD_AT_START)"
@@ -128,7 +142,7 @@ bench_start_cluster() {
   bench_log "PostgreSQL at $DATABASE_URL"
 }
 
-bench_migrate() { "$STORELEDGER" migrate >"$RESULTS/migrate.log" 2>&1 || { cat "$RESULTS/migrate.log" >&2; bench_die "migrate failed"; }; }
+bench_migrate() { "${STORELEDGER_RUN[@]}" migrate >"$RESULTS/migrate.log" 2>&1 || { cat "$RESULTS/migrate.log" >&2; bench_die "migrate failed"; }; }
 
 # bench_sql SQL: runs SQL, prints unaligned tuples only.
 bench_sql() { psql "$DATABASE_URL" -X -q -t -A -v ON_ERROR_STOP=1 -c "$1"; }
@@ -141,7 +155,7 @@ bench_free_port() {
 bench_start_receiver() {
   local port
   port=$(bench_free_port)
-  HOST=127.0.0.1 PORT=$port bench_spawn "$RESULTS/receiver.log" "$STORELEDGER" serve
+  HOST=127.0.0.1 PORT=$port bench_spawn "$RESULTS/receiver.log" "${STORELEDGER_RUN[@]}" serve
   RECEIVER_PID=$BENCH_LAST_PID
   RECEIVER_URL="http://127.0.0.1:$port"
   bench_wait_http "$RECEIVER_URL/readyz" 60 || { tail -20 "$RESULTS/receiver.log" >&2; bench_die "the receiver did not become ready"; }
@@ -214,11 +228,11 @@ PY
 # VERIFY_RATE (`verify --benchmark ITERATIONS --each-line`: the lines in turn) and VERIFY_ONE_RATE (the first line
 # VERIFY_ITERATIONS times, default 3000: warm caches, a higher limit); outputs in $RESULTS/verify.txt, verify-one.txt.
 bench_verify_limit() {
-  "$STORELEDGER" verify --benchmark "$2" --each-line --bundle-id com.example.storeledger --environment Sandbox \
+  "${STORELEDGER_RUN[@]}" verify --benchmark "$2" --each-line --bundle-id com.example.storeledger --environment Sandbox \
     "$1" >"$RESULTS/verify.txt" 2>>"$RESULTS/verify.log" || bench_die "verify --benchmark failed (see $RESULTS/verify.log)"
   VERIFY_RATE=$(awk '/^verifications\/s:/ { print $2 }' "$RESULTS/verify.txt")
   head -n 1 "$1" >"$RESULTS/verify-input.json"
-  "$STORELEDGER" verify --benchmark "${VERIFY_ITERATIONS:-3000}" --bundle-id com.example.storeledger --environment Sandbox \
+  "${STORELEDGER_RUN[@]}" verify --benchmark "${VERIFY_ITERATIONS:-3000}" --bundle-id com.example.storeledger --environment Sandbox \
     "$RESULTS/verify-input.json" >"$RESULTS/verify-one.txt" 2>>"$RESULTS/verify.log" || bench_die "verify --benchmark failed (see $RESULTS/verify.log)"
   VERIFY_ONE_RATE=$(awk '/^verifications\/s:/ { print $2 }' "$RESULTS/verify-one.txt")
 }
@@ -252,10 +266,10 @@ bench_cpu_seconds() {
 bench_machine() {
   local cpu
   cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
-  printf 'machine: %s cores (%s), %s MiB RAM; %s; %s; load average at start %s, now %s\n' "$(nproc)" "$cpu" \
+  printf 'machine: %s cores (%s), %s MiB RAM; %s; %s with %s; load average at start %s, now %s\n' "$(nproc)" "$cpu" \
     "$(awk '/MemTotal/ { printf "%d", $2 / 1024 }' /proc/meminfo)" \
     "$(psql "$DATABASE_URL" -X -t -A -c 'SHOW server_version' 2>/dev/null | sed 's/^/PostgreSQL /')" \
-    "${STORELEDGER#"$REPO_ROOT"/}" "$BENCH_LOAD_AT_START" "$(cut -d' ' -f1-3 /proc/loadavg)"
+    "${STORELEDGER#"$REPO_ROOT"/}" "${BENCH_MALLOC_LIBRARY:-glibc malloc}" "$BENCH_LOAD_AT_START" "$(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
 # bench_sample_rss PID FILE [INTERVAL]: appends "SECONDS RSS_KB" for PID to FILE every INTERVAL seconds (default 1)
