@@ -107,9 +107,15 @@ public struct JSONTextWriter: Sendable {
     /// A string literal (RFC 8259 §7: quote, backslash and control characters escaped).
     public mutating func string(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
-        // Almost every value needs no escape: then it is appended whole, not scalar by scalar.
-        if value.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
-            bytes.append(contentsOf: value.utf8)
+        // Almost every value needs no escape: then it is appended whole, not scalar by scalar (from the string's own
+        // UTF-8 storage when it has one: a plain loop over bytes, no iterator).
+        let appendedWhole =
+            value.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+                for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return false }
+                bytes.append(contentsOf: utf8)
+                return true
+            } ?? false
+        if appendedWhole {
             bytes.append(UInt8(ascii: "\""))
             return
         }

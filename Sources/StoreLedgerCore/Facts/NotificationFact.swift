@@ -4,12 +4,51 @@
 /// JWS texts, certificates included, three quarters of a notification's size) are dropped, as in the
 /// `notifications` table. The raw JWS stays in the event log, byte for byte.
 public struct NotificationFact: Hashable, Sendable, Codable {
+    /// The three payloads, behind one reference: a fact is copied often (into a batch, a cache, a row's fact list, an
+    /// enum case), and copying three structs of a few dozen strings each retained every string; now it retains one
+    /// object. Mutation copies the storage first when it is shared (copy on write), so the fact is still a value.
+    private final class Storage: @unchecked Sendable {
+        // Mutated only through `NotificationFact`'s `_modify` accessors, after `isKnownUniquelyReferenced`: a storage
+        // seen by more than one fact (or thread) is never written to, so sharing one across threads is safe.
+        var payload: NotificationPayload
+        var transaction: TransactionPayload?
+        var renewalInfo: RenewalInfoPayload?
+
+        init(payload: NotificationPayload, transaction: TransactionPayload?, renewalInfo: RenewalInfoPayload?) {
+            self.payload = payload
+            self.transaction = transaction
+            self.renewalInfo = renewalInfo
+        }
+    }
+
+    private var storage: Storage
+
     /// The decoded notification, without the JWS texts of its nested signed data.
-    public var payload: NotificationPayload
+    public var payload: NotificationPayload {
+        _read { yield storage.payload }
+        _modify {
+            makeStorageUnique()
+            yield &storage.payload
+        }
+    }
+
     /// The decoded `data.signedTransactionInfo`, when present and verified.
-    public var transaction: TransactionPayload?
+    public var transaction: TransactionPayload? {
+        _read { yield storage.transaction }
+        _modify {
+            makeStorageUnique()
+            yield &storage.transaction
+        }
+    }
+
     /// The decoded `data.signedRenewalInfo`, when present and verified.
-    public var renewalInfo: RenewalInfoPayload?
+    public var renewalInfo: RenewalInfoPayload? {
+        _read { yield storage.renewalInfo }
+        _modify {
+            makeStorageUnique()
+            yield &storage.renewalInfo
+        }
+    }
 
     /// Wraps a decoded notification and its decoded nested payloads; the nested JWS texts are dropped.
     public init(
@@ -20,9 +59,48 @@ public struct NotificationFact: Hashable, Sendable, Codable {
         var payload = payload
         payload.data?.signedTransactionInfo = nil
         payload.data?.signedRenewalInfo = nil
-        self.payload = payload
-        self.transaction = transaction
-        self.renewalInfo = renewalInfo
+        storage = Storage(payload: payload, transaction: transaction, renewalInfo: renewalInfo)
+    }
+
+    private mutating func makeStorageUnique() {
+        if !isKnownUniquelyReferenced(&storage) {
+            storage = Storage(payload: storage.payload, transaction: storage.transaction, renewalInfo: storage.renewalInfo)
+        }
+    }
+
+    /// Equal when the three payloads are.
+    public static func == (lhs: NotificationFact, rhs: NotificationFact) -> Bool {
+        lhs.storage === rhs.storage
+            || (lhs.payload == rhs.payload && lhs.transaction == rhs.transaction && lhs.renewalInfo == rhs.renewalInfo)
+    }
+
+    /// Hashes the three payloads.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(payload)
+        hasher.combine(transaction)
+        hasher.combine(renewalInfo)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case payload, transaction, renewalInfo
+    }
+
+    /// Decodes the form ``encode(to:)`` writes (the members' names, absent payloads left out).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        storage = Storage(
+            payload: try container.decode(NotificationPayload.self, forKey: .payload),
+            transaction: try container.decodeIfPresent(TransactionPayload.self, forKey: .transaction),
+            renewalInfo: try container.decodeIfPresent(RenewalInfoPayload.self, forKey: .renewalInfo)
+        )
+    }
+
+    /// Encodes `payload`, `transaction` and `renewalInfo`, absent ones left out (as the synthesized form did).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(payload, forKey: .payload)
+        try container.encodeIfPresent(transaction, forKey: .transaction)
+        try container.encodeIfPresent(renewalInfo, forKey: .renewalInfo)
     }
 
     /// The notification's type.

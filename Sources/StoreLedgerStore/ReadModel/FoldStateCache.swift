@@ -11,12 +11,19 @@ import Synchronization
 ///
 /// Bounded, least recently used first out, approximately (``TwoGenerationCache``).
 package final class FoldStateCache: Sendable {
-    /// A state and the digest (lower-case hex) of its stored text.
-    package struct Entry: Sendable {
+    /// A state and the digest (lower-case hex) of its stored text; immutable, and a reference, so that handing one
+    /// in and out of the cache retains one object rather than every string of the state.
+    package final class Entry: Sendable {
         /// SHA-256 of the stored text, hex.
-        package var digestHex: String
+        package let digestHex: String
         /// The decoded state.
-        package var state: SubscriptionFoldState
+        package let state: SubscriptionFoldState
+
+        /// An entry for `state`, stored as the text whose digest is `digestHex`.
+        package init(digestHex: String, state: SubscriptionFoldState) {
+            self.digestHex = digestHex
+            self.state = state
+        }
     }
 
     private let states: Mutex<TwoGenerationCache<SubscriptionKey, Entry>>
