@@ -224,22 +224,32 @@ PY
 }
 
 # bench_verify_limit LINES ITERATIONS: the verification limit per core (per CPU second) on signed notifications, one body
-# per line in LINES (signed for com.example.storeledger, Sandbox, trusted through APPLE_ROOT_CAS_DER_BASE64): sets
-# VERIFY_RATE (`verify --benchmark ITERATIONS --each-line`: the lines in turn) and VERIFY_ONE_RATE (the first line
-# VERIFY_ITERATIONS times, default 3000: warm caches, a higher limit); outputs in $RESULTS/verify.txt, verify-one.txt.
+# per line in LINES (signed for com.example.storeledger, Sandbox, trusted through APPLE_ROOT_CAS_DER_BASE64):
+# `verify --benchmark ITERATIONS --each-line` (the lines in turn) and the first line VERIFY_ITERATIONS times (default
+# 3000: warm caches, a higher limit); outputs in $RESULTS/verify-K.txt and verify-one-K.txt, K counting the calls.
+# A script calls it before and after what it measures: this shared machine's speed drifts (the same 20,000
+# verifications were seen at 4,600/s and at 3,500/s a few minutes apart), so VERIFY_RATE and VERIFY_ONE_RATE are the
+# highest of the calls so far (the fastest verification seen: the strictest limit) and VERIFY_RATES lists every
+# measurement ("4523.5 4601.2").
+VERIFY_CALLS=0 VERIFY_RATE=0 VERIFY_ONE_RATE=0 VERIFY_RATES=""
 bench_verify_limit() {
+  local rate one
+  VERIFY_CALLS=$((VERIFY_CALLS + 1))
   "${STORELEDGER_RUN[@]}" verify --benchmark "$2" --each-line --bundle-id com.example.storeledger --environment Sandbox \
-    "$1" >"$RESULTS/verify.txt" 2>>"$RESULTS/verify.log" || bench_die "verify --benchmark failed (see $RESULTS/verify.log)"
-  VERIFY_RATE=$(awk '/^verifications\/s:/ { print $2 }' "$RESULTS/verify.txt")
+    "$1" >"$RESULTS/verify-$VERIFY_CALLS.txt" 2>>"$RESULTS/verify.log" || bench_die "verify --benchmark failed (see $RESULTS/verify.log)"
+  rate=$(awk '/^verifications\/s:/ { print $2 }' "$RESULTS/verify-$VERIFY_CALLS.txt")
   head -n 1 "$1" >"$RESULTS/verify-input.json"
   "${STORELEDGER_RUN[@]}" verify --benchmark "${VERIFY_ITERATIONS:-3000}" --bundle-id com.example.storeledger --environment Sandbox \
-    "$RESULTS/verify-input.json" >"$RESULTS/verify-one.txt" 2>>"$RESULTS/verify.log" || bench_die "verify --benchmark failed (see $RESULTS/verify.log)"
-  VERIFY_ONE_RATE=$(awk '/^verifications\/s:/ { print $2 }' "$RESULTS/verify-one.txt")
+    "$RESULTS/verify-input.json" >"$RESULTS/verify-one-$VERIFY_CALLS.txt" 2>>"$RESULTS/verify.log" || bench_die "verify --benchmark failed (see $RESULTS/verify.log)"
+  one=$(awk '/^verifications\/s:/ { print $2 }' "$RESULTS/verify-one-$VERIFY_CALLS.txt")
+  VERIFY_RATES="${VERIFY_RATES:+$VERIFY_RATES }$rate"
+  VERIFY_RATE=$(awk -v a="$VERIFY_RATE" -v b="$rate" 'BEGIN { print (b + 0 > a + 0) ? b : a }')
+  VERIFY_ONE_RATE=$(awk -v a="$VERIFY_ONE_RATE" -v b="$one" 'BEGIN { print (b + 0 > a + 0) ? b : a }')
 }
 
 # bench_cpu_against_limit CPU_SECONDS EVENTS: "X ms (verification alone Y ms): ratio Z (against one notification
 # repeated, W ms: R)": a process's CPU time per event against the limits bench_verify_limit set (VERIFY_RATE,
-# VERIFY_ONE_RATE): the goal's ratio by CPU time.
+# VERIFY_ONE_RATE: the fastest of its calls): the goal's ratio by CPU time.
 bench_cpu_against_limit() {
   awk -v c="$1" -v n="$2" -v v="$VERIFY_RATE" -v o="$VERIFY_ONE_RATE" 'BEGIN {
     printf "%.3f ms (verification alone %.3f ms): ratio %.2f (against one notification repeated, %.3f ms: %.2f)\n",
@@ -260,6 +270,12 @@ bench_ms() {
 # bench_cpu_seconds PID: user+system CPU seconds the process has used so far.
 bench_cpu_seconds() {
   awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f\n", ($14 + $15) / hz }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+
+# bench_minor_faults PID: the minor page faults the process has taken so far (pages the kernel zeroed or copied for
+# it: memory the allocator handed back to the system and touched again shows here).
+bench_minor_faults() {
+  awk '{ print $10 }' "/proc/$1/stat" 2>/dev/null || echo 0
 }
 
 # bench_machine: one line describing the machine, for summaries.

@@ -58,8 +58,9 @@ struct ClaimStatement: PostgresPreparedStatement {
         return bindings
     }
 
-    /// Decodes one claimed row.
+    /// Decodes one claimed row, its body copied out of the connection's read buffer (``NIOCore/ByteBuffer/inOwnStorage()``).
     func decodeRow(_ row: PostgresRow) throws -> Row {
-        try row.decode(Row.self)
+        let (id, attempt, receivedAt, source, hint, body, requestID) = try row.decode(Row.self)
+        return (id, attempt, receivedAt, source, hint, body.inOwnStorage(), requestID)
     }
 }

@@ -39,7 +39,7 @@ package enum EventPage {
             events.append(
                 ClaimedEvent(
                     id: EventID(id), attempt: 1, receivedAt: receivedAt, source: EventSource(rawValue: source) ?? .appleNotification,
-                    environmentHint: hint.flatMap(EnvironmentHint.init(rawValue:)), body: body, requestID: requestID
+                    environmentHint: hint.flatMap(EnvironmentHint.init(rawValue:)), body: body.inOwnStorage(), requestID: requestID
                 ))
         }
         return events

@@ -65,6 +65,47 @@ struct EventQueueTests {
         }
     }
 
+    /// Bodies the size of real notifications (a JWS with three certificate chains is ~15 kB), each different.
+    static func largeEnvelope(_ index: Int) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        let payload = String((0..<15_000).map { alphabet[($0 * 7 + index * 13) % alphabet.count] })
+        return #"{"signedPayload":""# + payload + #""}"#
+    }
+
+    @Test func claimedAndReplayedBodiesAreExactAndHoldNoReadBufferOfTheConnection() async throws {
+        try await TestDatabase.withFresh { db in
+            let log = EventLog(client: db.client)
+            var ids: [EventID] = []
+            for index in 0..<40 {
+                let body = ByteBuffer(string: Self.largeEnvelope(index))
+                ids.append(try await log.append(NewEvent(source: .appleNotification, body: body), logger: db.logger).id)
+            }
+            let claimed = try await EventQueue(client: db.client).claim(limit: 40, owner: "w", lease: .seconds(30), logger: db.logger)
+            let replayed = try await db.client.withConnection { connection in
+                try await EventPage.read(after: 0, through: ids.last!.rawValue, limit: 40, on: connection, logger: db.logger)
+            }
+            for events in [claimed, replayed] {
+                #expect(events.map(\.id) == ids)
+                for (index, event) in events.enumerated() {
+                    #expect(String(buffer: event.body) == Self.largeEnvelope(index))
+                    // A slice of the connection's read buffer would keep that whole buffer (64 kB or more) alive.
+                    #expect(event.body.storageCapacity <= 2 * event.body.readableBytes)
+                }
+            }
+        }
+    }
+
+    @Test func aSliceOfALargerBufferIsCopiedIntoItsOwnStorageAndASmallOneIsKept() {
+        var large = ByteBuffer(repeating: 0x41, count: 65_536)
+        large.moveReaderIndex(forwardBy: 1_000)
+        let slice = large.getSlice(at: large.readerIndex, length: 100)!
+        let own = slice.inOwnStorage()
+        #expect(own == slice)
+        #expect(own.storageCapacity < 1_000)
+        let small = ByteBuffer(string: "exactly this")
+        #expect(small.inOwnStorage().storageCapacity == small.storageCapacity)
+    }
+
     @Test func concurrentClaimersNeverHoldTheSameEvent() async throws {
         try await TestDatabase.withFresh(maximumConnections: 12) { db in
             try await append(db, count: 400)
