@@ -5,7 +5,7 @@ extension ByteBuffer {
     ///
     /// A `bytea` column PostgresNIO decodes is a slice of the connection's read buffer, and its decoder, finding that
     /// buffer shared after each large row, copies what is left of it into a new buffer of the same size: so every event
-    /// body of a claimed batch (about 15 kB) held on to a read buffer of 64 kB or more, for as long as the batch lived.
+    /// body of a claimed batch (about 15 kB) held on to a read buffer of 32 or 64 kB, for as long as the batch lived.
     /// Copied out as each row is decoded, a body costs its own size, and the read buffers go back to the allocator at
     /// once, to be reused instead of taken afresh from the kernel.
     package func inOwnStorage() -> ByteBuffer {
