@@ -288,14 +288,16 @@ bench_machine() {
     "${STORELEDGER#"$REPO_ROOT"/}" "${BENCH_MALLOC_LIBRARY:-glibc malloc}" "$BENCH_LOAD_AT_START" "$(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
-# bench_sample_rss PID FILE [INTERVAL]: appends "SECONDS RSS_KB" for PID to FILE every INTERVAL seconds (default 1)
-# while it runs (a background sampler, stopped on exit like any spawned process).
+# bench_sample_rss PID FILE [INTERVAL]: appends "SECONDS RSS_KB CPU_SECONDS" for PID to FILE every INTERVAL seconds
+# (default 1) while it runs (a background sampler, stopped on exit like any spawned process). The CPU column shows
+# where in a run the process spent its CPU time (e.g. the rebuild's replay against its swap).
 bench_sample_rss() {
   local pid=$1 file=$2 interval=${3:-1}
   : >"$file"
   ( start=$(date +%s.%N)
     while rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null) && [ -n "$rss" ]; do
-      printf '%s %s\n' "$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { printf "%.0f", a - b }')" "$rss" >>"$file"
+      printf '%s %s %s\n' "$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { printf "%.0f", a - b }')" "$rss" \
+        "$(bench_cpu_seconds "$pid")" >>"$file"
       sleep "$interval"
     done ) </dev/null >/dev/null 2>&1 &
   BENCH_PIDS+=("$!")
