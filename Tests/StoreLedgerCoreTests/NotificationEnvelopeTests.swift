@@ -102,4 +102,38 @@ struct NotificationEnvelopeTests {
     func anyOtherBodyGoesToTheFullParser(_ body: String) {
         #expect(NotificationEnvelope.exactEnvelope(Data(body.utf8)) == nil)
     }
+
+    /// The alphabet scan reads eight bytes a step: every byte value, at positions across the steps' edges and in the
+    /// tail of a token several steps long, must stop it exactly where a byte-by-byte scan stops.
+    @Test func theAlphabetScanStopsWhereAByteByByteScanStops() {
+        let alphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.".utf8)
+        let token = Array(String(repeating: "eyJhbGciOiJFUzI1NiJ9.x-_Z09az", count: 3).utf8)  // 87 bytes
+        for byte in UInt8.min...UInt8.max {
+            for position in [0, 1, 7, 8, 9, 15, 16, 31, 63, 64, 79, 80, 81, 85, 86] {
+                var bytes = token
+                bytes[position] = byte
+                let expected = bytes.firstIndex { !alphabet.contains($0) } ?? bytes.count
+                let found = bytes.withUnsafeBufferPointer { NotificationEnvelope.endOfCompactJWSAlphabet($0, from: 0) }
+                #expect(found == expected, "byte \(byte) at \(position)")
+            }
+        }
+        for start in 0...token.count {
+            #expect(token.withUnsafeBufferPointer { NotificationEnvelope.endOfCompactJWSAlphabet($0, from: start) } == token.count)
+        }
+    }
+
+    /// A notification-sized body of Apple's shape takes the direct reading, and one bad byte anywhere in its token
+    /// sends it to the full parser, which reads what Foundation reads.
+    @Test func aLongTokenIsReadDirectlyUnlessOneOfItsBytesIsOutsideTheAlphabet() throws {
+        let token = String(repeating: "eyJhbGciOiJFUzI1NiJ9", count: 700) + ".payload_-." + String(repeating: "c2ln", count: 30)
+        let body = Data(#"{"signedPayload":"\#(token)"}"#.utf8)
+        #expect(NotificationEnvelope.exactEnvelope(body) == token)
+        for position in [0, 7, 16, 5_000, 13_999, token.utf8.count - 1] {
+            var broken = Array(token.utf8)
+            broken[position] = UInt8(ascii: "+")
+            let brokenBody = Data(#"{"signedPayload":""#.utf8) + Data(broken) + Data(#""}"#.utf8)
+            #expect(NotificationEnvelope.exactEnvelope(brokenBody) == nil, "+ at \(position)")
+            #expect(try NotificationEnvelope.parse(brokenBody).signedPayload == Self.foundationSignedPayload(brokenBody))
+        }
+    }
 }
