@@ -58,18 +58,20 @@ extension NotificationPayload {
 
     /// `json` with the `data` object's text replaced by its kept members (`Stripped`).
     private static func removing(_ stripped: PlainJSONReader.Stripped, from json: Data) -> Data {
-        var result = Data()
-        result.reserveCapacity(json.count - stripped.removedBytes)
-        let base = json.startIndex
-        result.append(json[base..<(base + stripped.object.lowerBound)])
-        result.append(UInt8(ascii: "{"))
-        for (offset, member) in stripped.kept.enumerated() {
-            if offset > 0 { result.append(UInt8(ascii: ",")) }
-            result.append(json[(base + member.lowerBound)..<(base + member.upperBound)])
+        json.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            var result = Data(capacity: bytes.count - stripped.removedBytes)
+            func append(_ range: Range<Int>) { result.append(UnsafeBufferPointer(rebasing: bytes[range])) }
+            append(0..<stripped.object.lowerBound)
+            result.append(UInt8(ascii: "{"))
+            for (offset, member) in stripped.kept.enumerated() {
+                if offset > 0 { result.append(UInt8(ascii: ",")) }
+                append(member)
+            }
+            result.append(UInt8(ascii: "}"))
+            append(stripped.object.upperBound..<bytes.count)
+            return result
         }
-        result.append(UInt8(ascii: "}"))
-        result.append(json[(base + stripped.object.upperBound)..<json.endIndex])
-        return result
     }
 }
 

@@ -28,8 +28,10 @@ struct TwoGenerationCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         guard capacity > 0 else { return }
         older.removeValue(forKey: key)
         if newer[key] == nil, newer.count >= (capacity + 1) / 2 {
-            older = newer
-            newer = [:]
+            // The older generation's storage becomes the newer's, emptied: it already has the room, so the newer
+            // generation does not grow (and rehash) its way up to a full generation again.
+            swap(&older, &newer)
+            newer.removeAll(keepingCapacity: true)
         }
         newer[key] = value
     }
