@@ -235,16 +235,15 @@ VERIFY_CALLS=0 VERIFY_RATE=0 VERIFY_ONE_RATE=0 VERIFY_RATES=""
 bench_verify_limit() {
   local rate one
   VERIFY_CALLS=$((VERIFY_CALLS + 1))
-  "${STORELEDGER_RUN[@]}" verify --benchmark "$2" --each-line --bundle-id com.example.storeledger --environment Sandbox \
-    "$1" >"$RESULTS/verify-$VERIFY_CALLS.txt" 2>>"$RESULTS/verify.log" || bench_die "verify --benchmark failed (see $RESULTS/verify.log)"
-  rate=$(awk '/^verifications\/s:/ { print $2 }' "$RESULTS/verify-$VERIFY_CALLS.txt")
+  bench_verify "$RESULTS/verify-$VERIFY_CALLS.txt" "$2" --each-line "$1" || bench_die "verify --benchmark failed (see $RESULTS/verify.log)"
+  rate=$(bench_verify_rate "$RESULTS/verify-$VERIFY_CALLS.txt")
   head -n 1 "$1" >"$RESULTS/verify-input.json"
-  "${STORELEDGER_RUN[@]}" verify --benchmark "${VERIFY_ITERATIONS:-3000}" --bundle-id com.example.storeledger --environment Sandbox \
-    "$RESULTS/verify-input.json" >"$RESULTS/verify-one-$VERIFY_CALLS.txt" 2>>"$RESULTS/verify.log" || bench_die "verify --benchmark failed (see $RESULTS/verify.log)"
-  one=$(awk '/^verifications\/s:/ { print $2 }' "$RESULTS/verify-one-$VERIFY_CALLS.txt")
+  bench_verify "$RESULTS/verify-one-$VERIFY_CALLS.txt" "${VERIFY_ITERATIONS:-3000}" "$RESULTS/verify-input.json" \
+    || bench_die "verify --benchmark failed (see $RESULTS/verify.log)"
+  one=$(bench_verify_rate "$RESULTS/verify-one-$VERIFY_CALLS.txt")
   VERIFY_RATES="${VERIFY_RATES:+$VERIFY_RATES }$rate"
-  VERIFY_RATE=$(awk -v a="$VERIFY_RATE" -v b="$rate" 'BEGIN { print (b + 0 > a + 0) ? b : a }')
-  VERIFY_ONE_RATE=$(awk -v a="$VERIFY_ONE_RATE" -v b="$one" 'BEGIN { print (b + 0 > a + 0) ? b : a }')
+  VERIFY_RATE=$(bench_max "$VERIFY_RATE" "$rate")
+  VERIFY_ONE_RATE=$(bench_max "$VERIFY_ONE_RATE" "$one")
 }
 
 # bench_verify_limit_all_cores LINES ITERATIONS: the same `verify --benchmark ITERATIONS --each-line` as bench_verify_limit,
@@ -253,17 +252,32 @@ bench_verify_limit() {
 # (a process that verifies on both cores, like the rebuild, meets that rate, not the one-process limit).
 VERIFY_ALL_CORES_RATE=0
 bench_verify_limit_all_cores() {
-  local k rate pids=()
+  local k pids=()
   VERIFY_CALLS=$((VERIFY_CALLS + 1))
   for k in $(seq "$(nproc)"); do
-    "${STORELEDGER_RUN[@]}" verify --benchmark "$2" --each-line --bundle-id com.example.storeledger --environment Sandbox \
-      "$1" >"$RESULTS/verify-$VERIFY_CALLS-core$k.txt" 2>>"$RESULTS/verify.log" &
+    bench_verify "$RESULTS/verify-$VERIFY_CALLS-core$k.txt" "$2" --each-line "$1" &
     pids+=("$!")
   done
   for k in "${pids[@]}"; do wait "$k" || bench_die "verify --benchmark failed (see $RESULTS/verify.log)"; done
-  rate=$(cat "$RESULTS/verify-$VERIFY_CALLS"-core*.txt | awk '/^verifications\/s:/ { s += $2; n++ } END { if (n) printf "%.1f", s / n }')
-  VERIFY_ALL_CORES_RATE=$(awk -v a="$VERIFY_ALL_CORES_RATE" -v b="$rate" 'BEGIN { print (b + 0 > a + 0) ? b : a }')
+  VERIFY_ALL_CORES_RATE=$(bench_max "$VERIFY_ALL_CORES_RATE" "$(bench_verify_rate "$RESULTS/verify-$VERIFY_CALLS"-core*.txt)")
 }
+
+# bench_verify OUT ITERATIONS ARGS...: `storeledger verify --benchmark ITERATIONS ARGS...` on notifications signed for
+# com.example.storeledger in Sandbox, its report in OUT (errors appended to $RESULTS/verify.log).
+bench_verify() {
+  local out=$1 iterations=$2
+  shift 2
+  "${STORELEDGER_RUN[@]}" verify --benchmark "$iterations" --bundle-id com.example.storeledger --environment Sandbox "$@" \
+    >"$out" 2>>"$RESULTS/verify.log"
+}
+
+# bench_verify_rate REPORT...: the verifications per CPU second of `verify --benchmark` reports (their mean, if several).
+bench_verify_rate() {
+  cat "$@" | awk '/^verifications\/s:/ { s += $2; n++ } END { if (n) printf "%.1f\n", s / n }'
+}
+
+# bench_max A B: the larger of two numbers.
+bench_max() { awk -v a="$1" -v b="$2" 'BEGIN { print (b + 0 > a + 0) ? b : a }'; }
 
 # bench_cpu_against_limit CPU_SECONDS EVENTS: "X ms (verification alone Y ms): ratio Z (against one notification
 # repeated, W ms: R)": a process's CPU time per event against the limits bench_verify_limit set (VERIFY_RATE,
@@ -294,6 +308,17 @@ bench_cpu_seconds() {
 # it: memory the allocator handed back to the system and touched again shows here).
 bench_minor_faults() {
   awk '{ print $10 }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+
+# bench_perf_record PID NAME [-- COMMAND...]: `perf record` of PID at BENCH_PERF_FREQ Hz (default 499), stacks by
+# BENCH_PERF_CALL_GRAPH (default fp; dwarf unwinds frames without a frame pointer), into $RESULTS/perf-NAME.data, until
+# COMMAND ends or perf gets SIGINT. It replaces the calling shell: run it as `bench_perf_record ... &`, so that $! is
+# perf itself (SIGINT to $! then stops it cleanly).
+bench_perf_record() {
+  local pid=$1 name=$2
+  shift 2
+  exec perf record --call-graph "${BENCH_PERF_CALL_GRAPH:-fp}" -F "${BENCH_PERF_FREQ:-499}" -o "$RESULTS/perf-$name.data" -p "$pid" "$@" \
+    >"$RESULTS/perf-$name.log" 2>&1
 }
 
 # bench_machine: one line describing the machine, for summaries.
