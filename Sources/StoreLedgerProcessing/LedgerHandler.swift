@@ -70,7 +70,7 @@ package struct LedgerHandler: EventHandler {
             renewalInfo: try verified.renewalInfo.map { try RenewalInfoPayload.decode(json: $0.payloadJSON) }
         )
         let bytes = PreparedEvent.VerifiedBytes(
-            payload: verified.payloadJSON, payloadWithoutNestedJWS: withoutNestedJWS,
+            payload: verified.payloadJSON, contentDigest: verified.signingInputDigest, payloadWithoutNestedJWS: withoutNestedJWS,
             transaction: verified.transaction?.payloadJSON, renewalInfo: verified.renewalInfo?.payloadJSON
         )
         return .notification(event, fact, bytes)
@@ -108,7 +108,8 @@ package struct LedgerHandler: EventHandler {
                     continue
                 }
                 facts.addNotification(
-                    fact, uuid: uuid, payloadJSON: bytes.payload, payloadWithoutNestedJWS: bytes.payloadWithoutNestedJWS,
+                    fact, uuid: uuid, contentDigest: bytes.contentDigest, payloadJSON: bytes.payload,
+                    payloadWithoutNestedJWS: bytes.payloadWithoutNestedJWS,
                     transactionJSON: bytes.transaction,
                     renewalInfoJSON: bytes.renewalInfo, eventID: event.id
                 )

@@ -16,8 +16,11 @@ package enum PreparedEvent: Sendable {
 
     /// The decoded bytes of a verified notification and of its nested signed data.
     package struct VerifiedBytes: Sendable {
-        /// The notification payload, as verified (its digest is the notification's content digest).
+        /// The notification payload, as verified.
         package var payload: Data
+        /// The notification's content digest: SHA-256 of the signing input the verifier checked
+        /// (``VerifiedNotification/signingInputDigest``).
+        package var contentDigest: [UInt8]
         /// The same JSON without `data.signedTransactionInfo` and `data.signedRenewalInfo`, when it was read in
         /// Apple's plain shape (nil: store `payload`, which PostgreSQL strips).
         package var payloadWithoutNestedJWS: Data? = nil

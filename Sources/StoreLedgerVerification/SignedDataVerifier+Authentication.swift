@@ -17,6 +17,9 @@ struct AuthenticatedJWS: Sendable {
     let environment: String?
     /// Accepted as Xcode / LocalTesting data without chain or signature checks.
     let isLocalTestData: Bool
+    /// SHA-256 of the signing input (`header.payload` as received): what the signature check hashed, and for local
+    /// test data, hashed for this.
+    let signingInputDigest: SHA256.Digest
 
     /// The public result for this JWS.
     var result: VerifiedSignedData {
@@ -56,7 +59,8 @@ extension SignedDataVerifier {
                 claims: claims,
                 signedDate: signedDate,
                 environment: stated,
-                isLocalTestData: true
+                isLocalTestData: true,
+                signingInputDigest: SHA256.hash(data: jws.signingInput)
             )
         }
 
@@ -97,13 +101,14 @@ extension SignedDataVerifier {
                 at: validationTime
             )
         }
-        try checkSignature(of: jws, with: chain.leafKey)
+        let digest = try checkSignature(of: jws, with: chain.leafKey)
         return AuthenticatedJWS(
             jws: jws,
             claims: claims,
             signedDate: signedDate,
             environment: stated,
-            isLocalTestData: false
+            isLocalTestData: false,
+            signingInputDigest: digest
         )
     }
 
@@ -173,17 +178,19 @@ extension SignedDataVerifier {
 
     /// Checks the ES256 signature (RFC 7518 §3.4: the 64-byte `R || S` over SHA-256 of the ASCII
     /// `header.payload`) with the leaf's key, through swift-crypto's P-256 — the same call jwt-kit's ES256 makes,
-    /// without re-splitting and re-decoding a token already parsed.
-    private func checkSignature(of jws: CompactJWS, with key: P256.Signing.PublicKey) throws(VerificationError) {
+    /// without re-splitting and re-decoding a token already parsed. Returns the digest it checked.
+    private func checkSignature(of jws: CompactJWS, with key: P256.Signing.PublicKey) throws(VerificationError) -> SHA256.Digest {
         let signature: P256.Signing.ECDSASignature
         do {
             signature = try P256.Signing.ECDSASignature(rawRepresentation: jws.signature)
         } catch {
             throw .badSignature("the signature is not a valid ES256 signature (\(jws.signature.count) bytes, not 64)")
         }
-        guard key.isValidSignature(signature, for: SHA256.hash(data: jws.signingInput)) else {
+        let digest = SHA256.hash(data: jws.signingInput)
+        guard key.isValidSignature(signature, for: digest) else {
             throw .badSignature("the ES256 signature does not match the signed header and payload")
         }
+        return digest
     }
 
     /// A precise reason for a chain that did not validate.

@@ -116,7 +116,8 @@ package struct SignedDataVerifier: Sendable {
             transaction: transaction,
             renewalInfo: renewalInfo,
             appTransaction: appTransaction,
-            isLocalTestData: outer.isLocalTestData
+            isLocalTestData: outer.isLocalTestData,
+            signingInputDigest: Array(outer.signingInputDigest)
         )
     }
 

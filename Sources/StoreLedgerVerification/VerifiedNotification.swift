@@ -16,6 +16,10 @@ package struct VerifiedNotification: Hashable, Sendable {
     package let appTransaction: VerifiedSignedData?
     /// `true` when accepted as Xcode / LocalTesting data without any chain or signature check.
     package let isLocalTestData: Bool
+    /// SHA-256 of the outer JWS's signing input (`header.payload` of `signedPayload`, as received): the digest its
+    /// signature covers, computed once by the signature check. It names the signed header and payload bytes, so it
+    /// serves as the notification's content digest without hashing the payload again.
+    package let signingInputDigest: [UInt8]
 
     /// Creates a value; normally only a ``SignedDataVerifier`` does.
     package init(
@@ -25,7 +29,8 @@ package struct VerifiedNotification: Hashable, Sendable {
         transaction: VerifiedSignedData?,
         renewalInfo: VerifiedSignedData?,
         appTransaction: VerifiedSignedData?,
-        isLocalTestData: Bool
+        isLocalTestData: Bool,
+        signingInputDigest: [UInt8]
     ) {
         self.signedPayload = signedPayload
         self.payloadJSON = payloadJSON
@@ -34,5 +39,6 @@ package struct VerifiedNotification: Hashable, Sendable {
         self.renewalInfo = renewalInfo
         self.appTransaction = appTransaction
         self.isLocalTestData = isLocalTestData
+        self.signingInputDigest = signingInputDigest
     }
 }

@@ -15,7 +15,7 @@ package struct FactBatch: Sendable {
         let eventID: Int64
         /// Its notificationUUID.
         let uuid: String
-        /// SHA-256 of the verified payload bytes (nested JWS texts included), hex: its content digest.
+        /// Its content digest, hex: the SHA-256 of the signed JWS's signing input (header and payload as received).
         let digestHex: String
         /// The decoded payload (JSON), possibly without its nested JWS texts.
         let payload: String
@@ -55,19 +55,20 @@ package struct FactBatch: Sendable {
     package var isEmpty: Bool { notifications.isEmpty && transactions.isEmpty && renewalInfos.isEmpty }
 
     /// Adds a verified notification delivered by `eventID`, decoded as `fact` from these verified bytes, with its
-    /// nested signed data as facts of their own. `payloadWithoutNestedJWS`, when given, is `payloadJSON` without
-    /// `data.signedTransactionInfo` and `data.signedRenewalInfo` (``NotificationPayload/decodeStrippingNestedJWS(json:)``):
-    /// the text sent to be stored (the stored row is the same: PostgreSQL strips those members from either), while the
-    /// content digest stays that of `payloadJSON`.
+    /// nested signed data as facts of their own. `contentDigest` is the SHA-256 of the notification JWS's signing
+    /// input, which the signature check computed (the payload is not hashed again: it names the same signed bytes).
+    /// `payloadWithoutNestedJWS`, when given, is `payloadJSON` without `data.signedTransactionInfo` and
+    /// `data.signedRenewalInfo` (``NotificationPayload/decodeStrippingNestedJWS(json:)``): the text sent to be stored
+    /// (the stored row is the same: PostgreSQL strips those members from either).
     package mutating func addNotification(
-        _ fact: NotificationFact, uuid: NotificationUUID, payloadJSON: Data, payloadWithoutNestedJWS: Data? = nil, transactionJSON: Data?,
-        renewalInfoJSON: Data?, eventID: EventID
+        _ fact: NotificationFact, uuid: NotificationUUID, contentDigest: [UInt8], payloadJSON: Data, payloadWithoutNestedJWS: Data? = nil,
+        transactionJSON: Data?, renewalInfoJSON: Data?, eventID: EventID
     ) {
         notifications.append(
             Notification(
                 eventID: eventID.rawValue,
                 uuid: uuid.rawValue,
-                digestHex: SHA256Digest.hex(of: payloadJSON),
+                digestHex: SHA256Digest.hex(contentDigest),
                 payload: String(decoding: payloadWithoutNestedJWS ?? payloadJSON, as: UTF8.self),
                 transaction: transactionJSON.map { String(decoding: $0, as: UTF8.self) },
                 renewalInfo: renewalInfoJSON.map { String(decoding: $0, as: UTF8.self) },

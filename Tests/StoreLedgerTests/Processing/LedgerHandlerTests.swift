@@ -221,8 +221,9 @@ struct LedgerHandlerTests {
 
     /// The worker sends a notification's payload without its nested JWS texts (read in Apple's plain shape): the stored
     /// `notifications.payload` must be exactly what PostgreSQL made of the whole payload before
-    /// (`payload::jsonb #- '{data,signedTransactionInfo}' #- '{data,signedRenewalInfo}'`), its digest that of the whole
-    /// verified payload, and the event log's bodies untouched, byte for byte.
+    /// (`payload::jsonb #- '{data,signedTransactionInfo}' #- '{data,signedRenewalInfo}'`), its digest that of the signing
+    /// input the signature covers (header and whole payload, as received), and the event log's bodies untouched, byte
+    /// for byte.
     @Test func aNotificationStoredFromItsTextWithoutNestedJWSIsTheRowTheWholeTextGave() async throws {
         let facts = SubscriptionLifecycles.upgradeRefundReversed().facts + SubscriptionLifecycles.renewThenExpire().facts
         try await TestDatabase.withFresh { db in
@@ -250,13 +251,15 @@ struct LedgerHandlerTests {
                 let payload = try #require(Data(base64Encoded: segment))
                 let uuid = try #require(try JSONDecoder().decode(NotificationPayload.self, from: payload).notificationUUID?.rawValue)
                 let text = String(decoding: payload, as: UTF8.self)
+                // The content digest is that of what the signature covers: `header.payload` as received.
+                let signingInput = String(envelope.signedPayload[..<envelope.signedPayload.lastIndex(of: ".")!])
                 #expect(try NotificationPayload.decodeStrippingNestedJWS(json: payload).withoutNestedJWS != nil)
                 let same = try await db.scalar(
                     """
                     SELECT count(*) FROM notifications
                     WHERE notification_uuid = \(uuid)
                       AND payload = \(text)::jsonb #- '{data,signedTransactionInfo}' #- '{data,signedRenewalInfo}'
-                      AND fact_sha256 = sha256(convert_to(\(text), 'UTF8'))
+                      AND fact_sha256 = sha256(convert_to(\(signingInput), 'UTF8'))
                     """)
                 #expect(same == 1, "\(uuid)")
                 compared += 1
