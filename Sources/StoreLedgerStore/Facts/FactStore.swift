@@ -48,23 +48,26 @@ package enum FactStore {
                            (array_agg(i.renewal_payload ORDER BY d.event_id))[1] AS renewal_payload
                     FROM delivery d JOIN input i ON i.event_id = d.event_id
                     GROUP BY d.notification_uuid
+                ), recorded AS (
+                    INSERT INTO notifications AS n (notification_uuid, fact_sha256, payload, transaction_payload, renewal_payload,
+                                                    first_event_id, last_event_id, delivery_count)
+                    SELECT uuid, decode(digest, 'hex'), payload::jsonb #- '{data,signedTransactionInfo}' #- '{data,signedRenewalInfo}',
+                           nullif(transaction_payload, '')::jsonb, nullif(renewal_payload, '')::jsonb,
+                           first_event_id, last_event_id, deliveries
+                    FROM grouped
+                    ORDER BY uuid
+                    ON CONFLICT (notification_uuid) DO UPDATE
+                    SET first_event_id = least(n.first_event_id, excluded.first_event_id),
+                        last_event_id = greatest(n.last_event_id, excluded.last_event_id),
+                        delivery_count = n.delivery_count + excluded.delivery_count
+                    RETURNING n.notification_uuid, n.xmax = 0 AS inserted
                 )
-                INSERT INTO notifications AS n (notification_uuid, fact_sha256, payload, transaction_payload, renewal_payload,
-                                                first_event_id, last_event_id, delivery_count)
-                SELECT uuid, decode(digest, 'hex'), payload::jsonb #- '{data,signedTransactionInfo}' #- '{data,signedRenewalInfo}',
-                       nullif(transaction_payload, '')::jsonb, nullif(renewal_payload, '')::jsonb,
-                       first_event_id, last_event_id, deliveries
-                FROM grouped
-                ORDER BY uuid
-                ON CONFLICT (notification_uuid) DO UPDATE
-                SET first_event_id = least(n.first_event_id, excluded.first_event_id),
-                    last_event_id = greatest(n.last_event_id, excluded.last_event_id),
-                    delivery_count = n.delivery_count + excluded.delivery_count
-                RETURNING n.notification_uuid, n.xmax = 0
+                SELECT coalesce(array_agg(notification_uuid) FILTER (WHERE inserted), '{}') FROM recorded
                 """,
                 logger: logger
             )
-            for try await (uuid, inserted) in rows.decode((String, Bool).self) where inserted { newNotifications.insert(uuid) }
+            // One row (the UUIDs inserted, as one array) rather than a row per notification.
+            for try await inserted in rows.decode([String].self) { newNotifications.formUnion(inserted) }
         }
         let newTransactions = try await recordSignedFacts(
             batch.transactions.values.sorted { $0.digestHex < $1.digestHex }, table: "transactions", on: connection, logger: logger)
@@ -74,25 +77,28 @@ package enum FactStore {
         return batch.newFacts(notifications: newNotifications, transactions: newTransactions, renewalInfos: newRenewalInfos)
     }
 
-    /// Upserts distinct transactions or renewal infos in one statement; returns the digests of those not recorded before.
+    /// Upserts distinct transactions or renewal infos in one statement; returns the digests of the standalone ones not
+    /// recorded before (nested signed data is part of its notification: whether it is new is never asked, so the
+    /// statement sends no row for it, and none for signed data recorded before).
     private static func recordSignedFacts(
         _ facts: [FactBatch.SignedFact], table: String, on connection: PostgresConnection, logger: Logger
     ) async throws -> Set<String> {
         guard !facts.isEmpty else { return [] }
         let query: PostgresQuery = """
-            INSERT INTO \(unescaped: table) AS f (fact_sha256, payload, standalone, first_event_id)
-            SELECT decode(digest, 'hex'), payload::jsonb, standalone, first_event_id
-            FROM unnest(\(facts.map(\.digestHex))::text[], \(facts.map(\.payload))::text[], \(facts.map(\.standalone))::bool[],
-                        \(facts.map(\.firstEventID))::int8[]) AS i(digest, payload, standalone, first_event_id)
-            ON CONFLICT (fact_sha256) DO UPDATE
-            SET standalone = f.standalone OR excluded.standalone,
-                first_event_id = least(f.first_event_id, excluded.first_event_id)
-            RETURNING encode(f.fact_sha256, 'hex'), f.xmax = 0
+            WITH recorded AS (
+                INSERT INTO \(unescaped: table) AS f (fact_sha256, payload, standalone, first_event_id)
+                SELECT decode(digest, 'hex'), payload::jsonb, standalone, first_event_id
+                FROM unnest(\(facts.map(\.digestHex))::text[], \(facts.map(\.payload))::text[], \(facts.map(\.standalone))::bool[],
+                            \(facts.map(\.firstEventID))::int8[]) AS i(digest, payload, standalone, first_event_id)
+                ON CONFLICT (fact_sha256) DO UPDATE
+                SET standalone = f.standalone OR excluded.standalone,
+                    first_event_id = least(f.first_event_id, excluded.first_event_id)
+                RETURNING f.fact_sha256, f.xmax = 0 AS inserted, f.standalone
+            )
+            SELECT encode(fact_sha256, 'hex') FROM recorded WHERE inserted AND standalone
             """
         var inserted: Set<String> = []
-        for try await (digest, isNew) in try await connection.query(query, logger: logger).decode((String, Bool).self) where isNew {
-            inserted.insert(digest)
-        }
+        for try await digest in try await connection.query(query, logger: logger).decode(String.self) { inserted.insert(digest) }
         return inserted
     }
 

@@ -10,14 +10,18 @@ package enum ReadModelStore {
     /// locking overlapping sets cannot deadlock).
     package static func lock(_ rowKeys: [String], on connection: PostgresConnection, logger: Logger) async throws {
         guard !rowKeys.isEmpty else { return }
-        // A volatile function in the target list is evaluated after the ORDER BY: locks are taken in order.
+        // A volatile function in the target list is evaluated after the ORDER BY: locks are taken in order (the plan
+        // is one scan of the array WITH ORDINALITY, already in that order, calling the function row by row). Counting
+        // the locks sends one row back instead of one per key; it is read, so an error after the locks cannot go unseen.
         try await connection.query(
             """
-            SELECT pg_advisory_xact_lock(hashtextextended(k, 0))
-            FROM unnest(\(rowKeys)::text[]) WITH ORDINALITY AS t(k, i) ORDER BY i
+            SELECT count(*) FROM (
+                SELECT pg_advisory_xact_lock(hashtextextended(k, 0))
+                FROM unnest(\(rowKeys)::text[]) WITH ORDINALITY AS t(k, i) ORDER BY i
+            ) AS locked
             """,
             logger: logger
-        )
+        ).readToEnd()
     }
 
     /// Writes many rows of one kind: upserts the projected states in one statement and deletes, in one more, the rows

@@ -57,6 +57,34 @@ struct ReadModelStoreTests {
         }
     }
 
+    /// Advisory locks granted in this test's database (other tests' databases take theirs at the same time).
+    static var advisoryLocksHere: PostgresQuery {
+        """
+        SELECT count(*) FROM pg_locks
+        WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+        """
+    }
+
+    /// The row locks are taken (one statement, one row back) and held to the end of the transaction: another session
+    /// can take none of them until it ends, and every key's lock is taken, not only the first.
+    @Test func rowLocksAreHeldUntilTheTransactionEnds() async throws {
+        try await TestDatabase.withFresh { db in
+            let keys = (0..<300).map { "subscription/Sandbox/\($0)" }
+            func othersCanTake(_ key: String) async throws -> Bool {
+                try await db.scalar("SELECT count(*) FROM (SELECT pg_try_advisory_lock(hashtextextended(\(key), 0)) AS taken) t WHERE taken")
+                    == 1
+            }
+            try await db.client.withConnection { connection in
+                try await connection.query("BEGIN", logger: db.logger).readToEnd()
+                try await ReadModelStore.lock(keys, on: connection, logger: db.logger)
+                #expect(try await db.scalar(Self.advisoryLocksHere) == keys.count)
+                for key in [keys[0], keys[150], keys[299]] { #expect(try await !othersCanTake(key), "\(key)") }
+                try await connection.query("COMMIT", logger: db.logger).readToEnd()
+            }
+            #expect(try await db.scalar(Self.advisoryLocksHere) == 0)
+        }
+    }
+
     @Test func storedStatesAreReadBackOnlyWhileAWebhookEndpointIsActive() async throws {
         try await TestDatabase.withFresh { db in
             try await db.client.withConnection { connection in
