@@ -76,6 +76,7 @@ struct NotificationEnvelopeTests {
         #"{"signedPayload":"eyJhbGciOiJFUzI1NiJ9.eyJub3RpZmljYXRpb25UeXBlIjoiVEVTVCJ9.c2ln-_"}"#,
         #" { "signedPayload" : "a.b.c" } "#,
         "{\n\t\"signedPayload\":\r\n\"a.b.c\"\n}\n",
+        "{\"signedPayload\":\"a b+c/=~!\u{7F}\"}",  // printable ASCII outside the JWS alphabet reads the same in any parser
     ])
     func applesExactShapeIsReadWithoutTheFullParserAndAgreesWithIt(_ body: String) throws {
         let data = Data(body.utf8)
@@ -92,7 +93,8 @@ struct NotificationEnvelopeTests {
         #"{"signedPayload":"a.b.c",}"#,
         #"{"signedPayload":"a.b.c"}x"#,
         #"{"signedPayload":"a.b.c"}{}"#,
-        #"{"signedPayload":"a b.c"}"#,
+        "{\"signedPayload\":\"a\u{1F}b.c\"}",  // a control byte: invalid JSON, the full parser refuses it
+        "{\"signedPayload\":\"a\u{E9}b.c\"}",  // non-ASCII: the full parser decides
         #"{"signedPayload":"a.b.c""#,
         #"{"signedPayload":1}"#,
         #"{"signed\u0050ayload":"a.b.c"}"#,
@@ -103,37 +105,40 @@ struct NotificationEnvelopeTests {
         #expect(NotificationEnvelope.exactEnvelope(Data(body.utf8)) == nil)
     }
 
-    /// The alphabet scan reads eight bytes a step: every byte value, at positions across the steps' edges and in the
-    /// tail of a token several steps long, must stop it exactly where a byte-by-byte scan stops.
-    @Test func theAlphabetScanStopsWhereAByteByByteScanStops() {
-        let alphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.".utf8)
+    /// The plain-string scan reads eight bytes a step: every byte value, at positions across the steps' edges and in
+    /// the tail of a token several steps long, must stop it exactly where a byte-by-byte scan stops (at a quote, a
+    /// backslash, a control or a non-ASCII byte).
+    @Test func thePlainStringScanStopsWhereAByteByByteScanStops() {
+        func isPlain(_ byte: UInt8) -> Bool { byte >= 0x20 && byte < 0x80 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") }
         let token = Array(String(repeating: "eyJhbGciOiJFUzI1NiJ9.x-_Z09az", count: 3).utf8)  // 87 bytes
         for byte in UInt8.min...UInt8.max {
             for position in [0, 1, 7, 8, 9, 15, 16, 31, 63, 64, 79, 80, 81, 85, 86] {
                 var bytes = token
                 bytes[position] = byte
-                let expected = bytes.firstIndex { !alphabet.contains($0) } ?? bytes.count
-                let found = bytes.withUnsafeBufferPointer { NotificationEnvelope.endOfCompactJWSAlphabet($0, from: 0) }
+                let expected = bytes.firstIndex { !isPlain($0) } ?? bytes.count
+                let found = bytes.withUnsafeBufferPointer { PlainJSONReader.endOfPlainStringBytes($0, from: 0) }
                 #expect(found == expected, "byte \(byte) at \(position)")
             }
         }
         for start in 0...token.count {
-            #expect(token.withUnsafeBufferPointer { NotificationEnvelope.endOfCompactJWSAlphabet($0, from: start) } == token.count)
+            #expect(token.withUnsafeBufferPointer { PlainJSONReader.endOfPlainStringBytes($0, from: start) } == token.count)
         }
     }
 
-    /// A notification-sized body of Apple's shape takes the direct reading, and one bad byte anywhere in its token
-    /// sends it to the full parser, which reads what Foundation reads.
-    @Test func aLongTokenIsReadDirectlyUnlessOneOfItsBytesIsOutsideTheAlphabet() throws {
+    /// A notification-sized body of Apple's shape takes the direct reading, and an escape, a control or a non-ASCII
+    /// byte anywhere in its token sends it to the full parser, which reads what Foundation reads (or refuses it).
+    @Test func aLongTokenIsReadDirectlyUnlessItHoldsAnEscapeAControlOrANonASCIIByte() throws {
         let token = String(repeating: "eyJhbGciOiJFUzI1NiJ9", count: 700) + ".payload_-." + String(repeating: "c2ln", count: 30)
         let body = Data(#"{"signedPayload":"\#(token)"}"#.utf8)
         #expect(NotificationEnvelope.exactEnvelope(body) == token)
-        for position in [0, 7, 16, 5_000, 13_999, token.utf8.count - 1] {
-            var broken = Array(token.utf8)
-            broken[position] = UInt8(ascii: "+")
-            let brokenBody = Data(#"{"signedPayload":""#.utf8) + Data(broken) + Data(#""}"#.utf8)
-            #expect(NotificationEnvelope.exactEnvelope(brokenBody) == nil, "+ at \(position)")
-            #expect(try NotificationEnvelope.parse(brokenBody).signedPayload == Self.foundationSignedPayload(brokenBody))
+        for position in [0, 7, 16, 5_000, 13_999, token.utf8.count - 2] {
+            for replacement: [UInt8] in [Array(#"\/"#.utf8), [0x1F, 0x41], [0xC3, 0xA9], [0xE9, 0x41]] {
+                var broken = Array(token.utf8)
+                broken.replaceSubrange(position..<(position + 2), with: replacement)
+                let brokenBody = Data(#"{"signedPayload":""#.utf8) + Data(broken) + Data(#""}"#.utf8)
+                #expect(NotificationEnvelope.exactEnvelope(brokenBody) == nil, "\(replacement) at \(position)")
+                #expect((try? NotificationEnvelope.parse(brokenBody).signedPayload) == Self.foundationSignedPayload(brokenBody))
+            }
         }
     }
 }

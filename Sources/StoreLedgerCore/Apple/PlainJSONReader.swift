@@ -89,15 +89,27 @@ struct PlainJSONReader {
     mutating func stringBytes() throws(Fallback) -> UnsafeBufferPointer<UInt8> {
         try expect(UInt8(ascii: "\""))
         let start = index
+        index = Self.endOfPlainStringBytes(bytes, from: start)
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw Fallback() }
+        index += 1
+        return UnsafeBufferPointer(rebasing: bytes[start..<(index - 1)])
+    }
+
+    /// The index of the first byte from `start` on that cannot be part of a plain string's text — a quote, a
+    /// backslash, a control or a non-ASCII byte — or `bytes.count`. Eight bytes at a time while none of them is one
+    /// (a nested JWS is kilobytes long); between quotes, the bytes before it are the string's text exactly as
+    /// `JSONDecoder` and `JSONSerialization` read it. Shared by this reader and ``NotificationEnvelope``.
+    static func endOfPlainStringBytes(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var index = start
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         if let base = bytes.baseAddress {
             let raw = UnsafeRawPointer(base)
+            // The zero-byte test on `word ^ quotes` and `word ^ backslashes`, the below-0x20 test, the high bits: no
+            // false negatives (a false positive only sends the word to the byte loop below).
+            func hasZero(_ value: UInt64) -> Bool { (value &- ones) & ~value & highs != 0 }
             while bytes.count - index >= 8 {
                 let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                // The zero-byte test on `word ^ quotes` and `word ^ backslashes`, the below-0x20 test, the high bits:
-                // no false negatives (a false positive only sends the word to the byte loop below).
-                func hasZero(_ value: UInt64) -> Bool { (value &- ones) & ~value & highs != 0 }
                 if hasZero(word ^ (ones &* 0x22)) || hasZero(word ^ (ones &* 0x5C)) || (word &- ones &* 0x20) & ~word & highs != 0
                     || word & highs != 0
                 {
@@ -108,14 +120,10 @@ struct PlainJSONReader {
         }
         while index < bytes.count {
             let byte = bytes[index]
-            if byte == UInt8(ascii: "\"") {
-                index += 1
-                return UnsafeBufferPointer(rebasing: bytes[start..<(index - 1)])
-            }
-            guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\\") else { throw Fallback() }
+            guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") else { break }
             index += 1
         }
-        throw Fallback()
+        return index
     }
 
     /// Consumes `null` if it comes next.
