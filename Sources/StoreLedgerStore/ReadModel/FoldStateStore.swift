@@ -65,12 +65,14 @@ package enum FoldStateStore {
     package static func write(
         _ states: [SubscriptionKey: SubscriptionFoldState?], cache: FoldStateCache? = nil, on connection: PostgresConnection, logger: Logger
     ) async throws {
-        var kept: [(key: SubscriptionKey, json: String, digest: String, state: SubscriptionFoldState)] = []
+        // Each state is copied once, into the cache entry the statement's values and the cache then share.
+        var kept: [(key: SubscriptionKey, json: String, entry: FoldStateCache.Entry)] = []
         var dropped: [SubscriptionKey] = []
         for (key, state) in states {
             if let state {
-                let json = try state.storedJSON ?? String(decoding: try JSONEncoder().encode(state), as: UTF8.self)
-                kept.append((key, json, SHA256Digest.hex(of: Data(json.utf8)), state))
+                var json = try state.storedJSON ?? String(decoding: try JSONEncoder().encode(state), as: UTF8.self)
+                let digest = json.withUTF8 { SHA256Digest.hex(of: UnsafeRawBufferPointer($0)) }
+                kept.append((key, json, FoldStateCache.Entry(digestHex: digest, state: state)))
             } else {
                 dropped.append(key)
             }
@@ -81,12 +83,12 @@ package enum FoldStateStore {
                 INSERT INTO subscription_fold_states AS f (environment, original_transaction_id, state, state_sha256)
                 SELECT environment, id, state::jsonb, decode(digest, 'hex')
                 FROM unnest(\(kept.map(\.key.environment.rawValue))::text[], \(kept.map(\.key.originalTransactionID.rawValue))::text[],
-                            \(kept.map(\.json))::text[], \(kept.map(\.digest))::text[]) AS i(environment, id, state, digest)
+                            \(kept.map(\.json))::text[], \(kept.map(\.entry.digestHex))::text[]) AS i(environment, id, state, digest)
                 ON CONFLICT (environment, original_transaction_id) DO UPDATE SET state = excluded.state, state_sha256 = excluded.state_sha256
                 """,
                 logger: logger
             )
-            cache?.remember(kept.map { ($0.key, FoldStateCache.Entry(digestHex: $0.digest, state: $0.state)) })
+            cache?.remember(kept.map { ($0.key, $0.entry) })
         }
         if !dropped.isEmpty {
             cache?.forget(dropped)
