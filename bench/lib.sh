@@ -310,14 +310,18 @@ bench_minor_faults() {
   awk '{ print $10 }' "/proc/$1/stat" 2>/dev/null || echo 0
 }
 
-# bench_perf_record PID NAME [-- COMMAND...]: `perf record` of PID at BENCH_PERF_FREQ Hz (default 499), stacks by
-# BENCH_PERF_CALL_GRAPH (default fp; dwarf unwinds frames without a frame pointer), into $RESULTS/perf-NAME.data, until
-# COMMAND ends or perf gets SIGINT. It replaces the calling shell: run it as `bench_perf_record ... &`, so that $! is
-# perf itself (SIGINT to $! then stops it cleanly).
+# bench_perf_record PID NAME [-- COMMAND...]: `perf record` of the whole machine (-a) at BENCH_PERF_FREQ Hz (default
+# 499), stacks by BENCH_PERF_CALL_GRAPH (default fp; dwarf unwinds frames without a frame pointer), into
+# $RESULTS/perf-NAME.data, until COMMAND ends or perf gets SIGINT; PID, the process of interest, is written to
+# $RESULTS/perf-NAME.pid (read its samples with `perf report -i FILE --pid PID`, or PostgreSQL's beside them). Whole
+# machine because `perf record -p PID` stopped recording any sample on this VM in the middle of a session (2026-11-27;
+# `perf stat --per-thread -p` still counted) while `-a` kept working. It replaces the calling shell: run it as
+# `bench_perf_record ... &`, so that $! is perf itself (SIGINT to $! then stops it cleanly).
 bench_perf_record() {
   local pid=$1 name=$2
   shift 2
-  exec perf record --call-graph "${BENCH_PERF_CALL_GRAPH:-fp}" -F "${BENCH_PERF_FREQ:-499}" -o "$RESULTS/perf-$name.data" -p "$pid" "$@" \
+  echo "$pid" >"$RESULTS/perf-$name.pid"
+  exec perf record -a --call-graph "${BENCH_PERF_CALL_GRAPH:-fp}" -F "${BENCH_PERF_FREQ:-499}" -o "$RESULTS/perf-$name.data" "$@" \
     >"$RESULTS/perf-$name.log" 2>&1
 }
 
