@@ -18,11 +18,11 @@ package struct FactBatch: Sendable {
         /// Its content digest, hex: the SHA-256 of the signed JWS's signing input (header and payload as received).
         let digestHex: String
         /// The decoded payload (JSON), possibly without its nested JWS texts.
-        let payload: String
+        let payload: UTF8Text
         /// The decoded nested transaction (JSON), if any.
-        let transaction: String?
+        let transaction: UTF8Text?
         /// The decoded nested renewal info (JSON), if any.
-        let renewalInfo: String?
+        let renewalInfo: UTF8Text?
         /// The decoded fact.
         let fact: LedgerFact
     }
@@ -32,7 +32,7 @@ package struct FactBatch: Sendable {
         /// SHA-256 of the decoded payload, hex: the row's identity.
         let digestHex: String
         /// The decoded payload (JSON).
-        let payload: String
+        let payload: UTF8Text
         /// Whether any occurrence arrived on its own rather than nested.
         var standalone: Bool
         /// The lowest event id it arrived in.
@@ -69,9 +69,9 @@ package struct FactBatch: Sendable {
                 eventID: eventID.rawValue,
                 uuid: uuid.rawValue,
                 digestHex: SHA256Digest.hex(contentDigest),
-                payload: String(decoding: payloadWithoutNestedJWS ?? payloadJSON, as: UTF8.self),
-                transaction: transactionJSON.map { String(decoding: $0, as: UTF8.self) },
-                renewalInfo: renewalInfoJSON.map { String(decoding: $0, as: UTF8.self) },
+                payload: UTF8Text(payloadWithoutNestedJWS ?? payloadJSON),
+                transaction: transactionJSON.map(UTF8Text.init),
+                renewalInfo: renewalInfoJSON.map(UTF8Text.init),
                 fact: .notification(fact)
             ))
         if let transactionJSON, let transaction = fact.transaction {
@@ -127,7 +127,7 @@ package struct FactBatch: Sendable {
             facts[digest] = existing
         } else {
             facts[digest] = SignedFact(
-                digestHex: digest, payload: String(decoding: payloadJSON, as: UTF8.self),
+                digestHex: digest, payload: UTF8Text(payloadJSON),
                 standalone: standalone, firstEventID: eventID.rawValue, fact: fact
             )
         }

@@ -31,8 +31,8 @@ package enum FactStore {
                 WITH input AS (
                     SELECT * FROM unnest(\(notifications.map(\.eventID))::int8[], \(notifications.map(\.uuid))::text[],
                                          \(notifications.map(\.digestHex))::text[],
-                                         \(notifications.map(\.payload))::text[], \(notifications.map { $0.transaction ?? "" })::text[],
-                                         \(notifications.map { $0.renewalInfo ?? "" })::text[])
+                                         \(notifications.map(\.payload))::text[], \(notifications.map { $0.transaction ?? UTF8Text(Data()) })::text[],
+                                         \(notifications.map { $0.renewalInfo ?? UTF8Text(Data()) })::text[])
                         AS i(event_id, uuid, digest, payload, transaction_payload, renewal_payload)
                 ), delivery AS (
                     INSERT INTO notification_deliveries (event_id, notification_uuid)
