@@ -61,7 +61,8 @@ public struct NotificationEnvelope: Sendable, Hashable, Codable {
     /// base64url and dots), so it holds no escape and reads the same in every JSON parser: the full parse would
     /// return the same envelope. The worker parses every event's body, and the general parse was a twentieth of its
     /// time; the value is scanned eight bytes a step (``PlainJSONReader/endOfPlainStringBytes(_:from:)``, the scan
-    /// the payload reader uses: twice as fast as the byte table that looked for the JWS alphabet).
+    /// the payload reader uses; in the worker's profile 0.9 % of its samples against 1.2 % for the byte table of the
+    /// JWS alphabet it replaced).
     static func exactEnvelope(_ body: some DataProtocol) -> String? {
         if let contiguous = body.withContiguousStorageIfAvailable({ exactEnvelope(bytes: $0) }) { return contiguous }
         return Array(body).withUnsafeBufferPointer { exactEnvelope(bytes: $0) }
