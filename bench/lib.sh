@@ -299,6 +299,33 @@ bench_ms() {
     printf "%.2f\n", n }'
 }
 
+# bench_sign FILE SEED SELECTION...: `storeledger simulate SELECTION... --output FILE`, signed by the development CA in
+# bench/.work/dev-ca (renewed when it does not cover the run's dates) for com.example.storeledger in Sandbox.
+bench_sign() {
+  local file=$1 seed=$2
+  shift 2
+  bench_log "signing: storeledger simulate $* --seed $seed --output"
+  timeout 3600 "${STORELEDGER_RUN[@]}" simulate "$@" --seed "$seed" --ca-dir "$BENCH_DIR/.work/dev-ca" --renew-ca \
+    --bundle-id com.example.storeledger --environment Sandbox --output "$file" 2>>"$RESULTS/simulate.log" \
+    || bench_die "simulate failed (see $RESULTS/simulate.log)"
+}
+
+# bench_sign_random FILE N: N notifications of random simulated lifecycles (seed 42) into FILE.
+bench_sign_random() { bench_sign "$1" 42 --random --rate 1000 --duration "$(awk -v n="$2" 'BEGIN { print n / 1000 }')"; }
+
+# bench_trust_dev_ca: exports what a storeledger process needs to accept what bench_sign signed
+# (APPLE_ROOT_CAS_DER_BASE64, APP_BUNDLE_ID, APPLE_ENVIRONMENTS=Sandbox).
+bench_trust_dev_ca() {
+  APPLE_ROOT_CAS_DER_BASE64=$("${STORELEDGER_RUN[@]}" simulate --print-root --ca-dir "$BENCH_DIR/.work/dev-ca")
+  export APPLE_ROOT_CAS_DER_BASE64 APP_BUNDLE_ID=com.example.storeledger APPLE_ENVIRONMENTS=Sandbox
+}
+
+# bench_queue_states [CONDITION]: "state=count ..." of event_queue's rows (those matching the SQL CONDITION, if given).
+bench_queue_states() {
+  bench_sql "SELECT string_agg(state || '=' || n, ' ' ORDER BY state)
+             FROM (SELECT state, count(*) n FROM event_queue WHERE ${1:-true} GROUP BY state) s"
+}
+
 # bench_cpu_seconds PID: user+system CPU seconds the process has used so far.
 bench_cpu_seconds() {
   awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f\n", ($14 + $15) / hz }' "/proc/$1/stat" 2>/dev/null || echo 0
