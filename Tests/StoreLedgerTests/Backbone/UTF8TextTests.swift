@@ -13,16 +13,14 @@ struct UTF8TextTests {
         let texts = ["{\"a\":1}", "", "plain ASCII", "é, ü, 🍎 and \u{1F}", String(repeating: "x", count: 20_000)]
         try await TestDatabase.withFresh { db in
             for text in texts {
-                let rows = try await db.client.query("SELECT \(UTF8Text(Data(text.utf8)))::text = \(text)", logger: db.logger)
-                var same: [Bool] = []
-                for try await value in rows.decode(Bool.self) { same.append(value) }
+                let same = try await db.client.query("SELECT \(UTF8Text(Data(text.utf8)))::text = \(text)", logger: db.logger)
+                    .decode(Bool.self).readToEnd()
                 #expect(same == [true], "\(text.prefix(20))")
             }
             let array = texts.map { UTF8Text(Data($0.utf8)) }
-            let rows = try await db.client.query(
-                "SELECT t, i FROM unnest(\(array)::text[]) WITH ORDINALITY AS u(t, i) ORDER BY i", logger: db.logger)
-            var read: [String] = []
-            for try await (text, _) in rows.decode((String, Int64).self) { read.append(text) }
+            let read = try await db.client.query(
+                "SELECT t FROM unnest(\(array)::text[]) WITH ORDINALITY AS u(t, i) ORDER BY i", logger: db.logger
+            ).decode(String.self).readToEnd()
             #expect(read == texts)
         }
     }
