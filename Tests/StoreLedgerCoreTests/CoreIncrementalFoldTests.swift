@@ -17,11 +17,15 @@ struct CoreIncrementalFoldTests {
         var refolds = 0
     }
 
-    /// The state as the database keeps it: its `storedJSON`, which must decode to an equal state.
+    /// The state as the database keeps it: its `storedJSON`, which must decode to an equal state, through
+    /// `JSONDecoder` and through the plain reader the store uses (which must not need `JSONDecoder` for it).
     static func stored(_ state: SubscriptionFoldState, sourceLocation: SourceLocation = #_sourceLocation) throws -> Data {
         let json = Data(try #require(state.storedJSON, sourceLocation: sourceLocation).utf8)
         let decoded = try JSONDecoder().decode(SubscriptionFoldState.self, from: json)
         #expect(decoded == state, "storedJSON does not decode to the state it was written from", sourceLocation: sourceLocation)
+        #expect(
+            SubscriptionFoldState.plain(storedJSON: json) == state, "the plain reader does not read storedJSON back to the state",
+            sourceLocation: sourceLocation)
         return json
     }
 
@@ -36,7 +40,7 @@ struct CoreIncrementalFoldTests {
         var delivery = Delivery()
         for (index, fact) in facts.enumerated() {
             seen.append(fact)
-            let state = try stored.map { try JSONDecoder().decode(SubscriptionFoldState.self, from: $0) }
+            let state = try stored.map { try SubscriptionFoldState.decode(storedJSON: $0) }
             if let state, let merged = SubscriptionProjection.merge([fact], into: state) {
                 delivery.row = merged.row
                 stored = try Self.stored(merged.state, sourceLocation: sourceLocation)

@@ -302,4 +302,7 @@ struct SeenKeys {
         guard bits & bit == 0 else { throw PlainJSONReader.Fallback() }
         bits |= bit
     }
+
+    /// Whether key `number` was read.
+    func contains(_ number: Int) -> Bool { bits & (1 << UInt64(number)) != 0 }
 }

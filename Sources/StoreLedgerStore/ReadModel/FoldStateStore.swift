@@ -39,14 +39,13 @@ package enum FoldStateStore {
             """,
             logger: logger
         )
-        let decoder = JSONDecoder()
         var stored: [SubscriptionKey: Stored] = [:]
         var read: [(key: SubscriptionKey, entry: FoldStateCache.Entry)] = []
         for try await (ordinal, json, digest, hasState, hasRow) in rows.decode((Int64, String?, String?, Bool, Bool).self) {
             let key = keys[Int(ordinal) - 1]
             var state: SubscriptionFoldState?
             if let json {
-                state = try? decoder.decode(SubscriptionFoldState.self, from: Data(json.utf8))
+                state = try? SubscriptionFoldState.decode(storedJSON: Data(json.utf8))
                 if let digest, let decoded = state, decoded.key == key { read.append((key, .init(digestHex: digest, state: decoded))) }
             } else if hasState {
                 state = held[key]?.state  // the stored digest is the one held
