@@ -172,7 +172,7 @@ extension SubscriptionFoldState {
 extension SubscriptionFoldState.Stamp {
     /// A stamp as stored: a raw instant, a raw rank and an id.
     fileprivate init(time: Double?, rawRank: Int, id: String?) {
-        self.init(time: time, rank: .transaction)
+        self.time = time
         self.rank = rawRank
         self.id = id
     }
