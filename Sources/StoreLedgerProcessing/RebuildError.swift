@@ -5,6 +5,7 @@ package struct RebuildError: Error, Hashable, Sendable, CustomStringConvertible 
     package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case newRejections
+            case shadowLost
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -12,6 +13,9 @@ package struct RebuildError: Error, Hashable, Sendable, CustomStringConvertible 
         /// Events the workers verified do not verify in this rebuild: its trust or app configuration differs from the
         /// workers' (`--accept-new-rejections` swaps anyway).
         package static let newRejections = Code(.newRejections)
+        /// PostgreSQL restarted after a crash during the rebuild and emptied the shadow's unlogged tables: nothing was
+        /// swapped; run the rebuild again.
+        package static let shadowLost = Code(.shadowLost)
 
         /// The code's name.
         package var description: String { base.rawValue }

@@ -111,6 +111,14 @@ package struct Rebuilder: Sendable {
         let last = state.last
         let (differences, changed, tail, tailRejected) = try await client.inTransaction(logger: logger) { connection in
             try await ShadowSchema.lockLiveTables(on: connection, logger: logger)
+            // Checked inside the swap's transaction: a crash after this point ends the transaction too.
+            guard try await ShadowSchema.isIntact(on: connection, logger: logger) else {
+                throw RebuildError(
+                    .shadowLost,
+                    "PostgreSQL restarted after a crash during the rebuild, which emptied the shadow tables (they are unlogged); "
+                        + "nothing was swapped or compared: run the rebuild again"
+                )
+            }
             let end = try await EventPage.highestID(on: connection, logger: logger)
             var cursor = last
             var tail = 0

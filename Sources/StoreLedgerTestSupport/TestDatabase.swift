@@ -32,14 +32,16 @@ package struct TestDatabase: Sendable {
         return logger
     }
 
-    /// Creates a fresh database (migrated with this build's migrations unless `migrated` is false),
-    /// runs `body` with a running client, and drops the database afterwards.
+    /// Creates a fresh database (migrated with this build's migrations unless `migrated` is false) on `server` (the
+    /// configured server unless given: a test's private ``ThrowawayCluster``), runs `body` with a running client, and
+    /// drops the database afterwards.
     package static func withFresh<Result: Sendable>(
         migrated: Bool = true,
         maximumConnections: Int = 10,
+        server: DatabaseURL? = nil,
         _ body: @Sendable (TestDatabase) async throws -> Result
     ) async throws -> Result {
-        let server = try serverURL()
+        let server = try server ?? serverURL()
         let name = "sl_test_\(UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: ""))"
         let logger = makeLogger()
         _ = try await withClient(server, maximumConnections: 1) { admin in

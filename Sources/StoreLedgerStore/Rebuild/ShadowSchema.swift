@@ -10,9 +10,19 @@ import StoreLedgerCore
 /// The shadow lives in its own schema with the same table definitions (`LIKE … INCLUDING ALL`). The handler writes
 /// into it unchanged, by running with `search_path` set to the shadow schema first, so rebuild and the live worker
 /// share every line of processing code.
+///
+/// The shadow's tables are `UNLOGGED`: a rebuild rewrites its facts, fold states and read model rows over and over
+/// (a subscription's fold state once per event), and none of that needs the write-ahead log, because the shadow is
+/// scratch: only the merge into the live tables, which are logged, has to survive a crash. A PostgreSQL crash empties
+/// unlogged tables, so the shadow also holds one row in ``intactTable``, written when it is created, and the swap
+/// checks it (``isIntact(on:logger:)``) before it compares or merges: a shadow emptied halfway through a rebuild
+/// would otherwise delete from the live tables every row it no longer holds.
 package enum ShadowSchema {
     /// The schema's name.
     package static let name = "storeledger_rebuild"
+
+    /// The shadow's one-row table that a crash would have emptied along with the rest.
+    package static let intactTable = "shadow_intact"
 
     /// A derived table, its key and the columns that do not take part in comparisons.
     package struct Table: Sendable {
@@ -41,15 +51,30 @@ package enum ShadowSchema {
         Table(name: "subscription_fold_states", key: ["environment", "original_transaction_id"], ignored: [], reported: false),
     ]
 
-    /// Drops any earlier shadow and creates an empty one.
+    /// Drops any earlier shadow and creates an empty one: unlogged tables, and the row of ``intactTable``.
     package static func create(on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \(name) CASCADE"), logger: logger)
         try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA \(name)"), logger: logger)
         for table in tables {
             try await connection.query(
-                PostgresQuery(unsafeSQL: "CREATE TABLE \(name).\(table.name) (LIKE public.\(table.name) INCLUDING ALL)"), logger: logger
+                PostgresQuery(unsafeSQL: "CREATE UNLOGGED TABLE \(name).\(table.name) (LIKE public.\(table.name) INCLUDING ALL)"),
+                logger: logger
             )
         }
+        try await connection.query(
+            PostgresQuery(unsafeSQL: "CREATE UNLOGGED TABLE \(name).\(intactTable) (created_at timestamptz NOT NULL)"), logger: logger
+        )
+        try await connection.query(PostgresQuery(unsafeSQL: "INSERT INTO \(name).\(intactTable) VALUES (now())"), logger: logger)
+    }
+
+    /// Whether the shadow still holds everything written to it since ``create(on:logger:)``: false once a PostgreSQL
+    /// crash has emptied its unlogged tables.
+    package static func isIntact(on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        var rows = 0
+        for try await count in try await connection.query(
+            PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(name).\(intactTable)"), logger: logger
+        ).decode(Int.self) { rows = count }
+        return rows == 1
     }
 
     /// Drops the shadow.

@@ -142,6 +142,63 @@ extension RebuildTests {
     }
 }
 
+extension RebuildTests {
+    @Test func aPostgresCrashThatEmptiesTheUnloggedShadowStopsTheSwapAndLeavesTheLiveTablesAlone() async throws {
+        let cluster = try await ThrowawayCluster.start()
+        do {
+            try await TestDatabase.withFresh(server: cluster.url) { db in
+                let pipeline = try LedgerPipeline(db, pki: Self.pki)
+                try await pipeline.append(Self.workload())
+                try await pipeline.drain()
+                let healthy = try await Self.derived(db)
+                #expect(healthy.count > 20)
+
+                let persistence = Persistence()
+                await #expect {
+                    _ = try await rebuilder(pipeline).run(
+                        dryRun: false, logger: db.logger,
+                        beforeSwap: {
+                            // The whole log is in the shadow now; the crash empties its unlogged tables.
+                            for try await (table, kind) in try await db.client.query(
+                                """
+                                SELECT relname::text, relpersistence::text FROM pg_class
+                                WHERE relnamespace = \(ShadowSchema.name)::regnamespace AND relkind = 'r'
+                                """,
+                                logger: db.logger
+                            ).decode((String, String).self) { persistence.record(table, kind) }
+                            try await cluster.crash()
+                            try await cluster.restart()
+                        })
+                } throws: { ($0 as? RebuildError)?.code == .shadowLost }
+
+                // Every shadow table was unlogged; nothing reached the live tables; the shadow is gone.
+                #expect(persistence.tables == Set(ShadowSchema.tables.map(\.name) + [ShadowSchema.intactTable]))
+                #expect(persistence.kinds == ["u"])
+                #expect(try await Self.derived(db) == healthy)
+                #expect(try await db.scalar("SELECT count(*) FROM pg_namespace WHERE nspname = \(ShadowSchema.name)") == 0)
+                // Run again, it rebuilds the same state.
+                let again = try await rebuilder(pipeline).run(dryRun: false, logger: db.logger)
+                #expect(again.swapped && again.differences.isEmpty && again.eventsReplayed == Self.workload().count)
+                #expect(try await Self.derived(db) == healthy)
+            }
+            await cluster.destroy()
+        } catch {
+            await cluster.destroy()
+            throw error
+        }
+    }
+}
+
+/// The shadow tables' names and `relpersistence` values seen from a `@Sendable` callback.
+final class Persistence: @unchecked Sendable {
+    private let lock = NSLock()
+    private var seen: [(table: String, kind: String)] = []
+
+    func record(_ table: String, _ kind: String) { lock.withLock { seen.append((table, kind)) } }
+    var tables: Set<String> { lock.withLock { Set(seen.map(\.table)) } }
+    var kinds: Set<String> { lock.withLock { Set(seen.map(\.kind)) } }
+}
+
 /// Collects progress lines from a `@Sendable` callback.
 final class ProgressLines: @unchecked Sendable {
     private let lock = NSLock()
