@@ -6,6 +6,7 @@ package struct RebuildError: Error, Hashable, Sendable, CustomStringConvertible 
         private enum Base: String, Hashable, Sendable {
             case newRejections
             case shadowLost
+            case shadowReplaced
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -16,6 +17,9 @@ package struct RebuildError: Error, Hashable, Sendable, CustomStringConvertible 
         /// PostgreSQL restarted after a crash during the rebuild and emptied the shadow's unlogged tables: nothing was
         /// swapped; run the rebuild again.
         package static let shadowLost = Code(.shadowLost)
+        /// Another rebuild started meanwhile and replaced this one's shadow with its own (the later one goes on):
+        /// nothing was swapped by this one.
+        package static let shadowReplaced = Code(.shadowReplaced)
 
         /// The code's name.
         package var description: String { base.rawValue }

@@ -62,19 +62,20 @@ package struct Rebuilder: Sendable {
         progress: @Sendable (RebuildProgress) -> Void = { _ in },
         beforeSwap: @Sendable () async throws -> Void = {}
     ) async throws -> RebuildReport {
-        try await client.withConnection { try await ShadowSchema.create(on: $0, logger: logger) }
+        let shadow = UUID()
+        try await client.withConnection { try await ShadowSchema.create(for: shadow, on: $0, logger: logger) }
         do {
-            let report = try await rebuild(dryRun: dryRun, logger: logger, progress: progress, beforeSwap: beforeSwap)
-            try await client.withConnection { try await ShadowSchema.drop(on: $0, logger: logger) }
+            let report = try await rebuild(shadow, dryRun: dryRun, logger: logger, progress: progress, beforeSwap: beforeSwap)
+            try await client.withConnection { try await ShadowSchema.drop(ifHeldBy: shadow, on: $0, logger: logger) }
             return report
         } catch {
-            try? await client.withConnection { try await ShadowSchema.drop(on: $0, logger: logger) }
+            try? await client.withConnection { try await ShadowSchema.drop(ifHeldBy: shadow, on: $0, logger: logger) }
             throw error
         }
     }
 
     private func rebuild(
-        dryRun: Bool, logger: Logger, progress: @Sendable (RebuildProgress) -> Void, beforeSwap: @Sendable () async throws -> Void
+        _ shadow: UUID, dryRun: Bool, logger: Logger, progress: @Sendable (RebuildProgress) -> Void, beforeSwap: @Sendable () async throws -> Void
     ) async throws -> RebuildReport {
         let start = ContinuousClock.now
         var state = (last: Int64(0), processed: 0, rejected: 0)
@@ -99,7 +100,7 @@ package struct Rebuilder: Sendable {
             var pages = try await readAndPrepare(applyConcurrency, after: state.last, through: end, logger: logger)
             while let lastID = pages.last?.lastID {
                 async let upcoming = lastID < end ? readAndPrepare(applyConcurrency, after: lastID, through: end, logger: logger) : []
-                let rejected = try await applySideBySide(pages, logger: logger)
+                let rejected = try await applySideBySide(pages, into: shadow, logger: logger)
                 state = (lastID, state.processed + pages.reduce(0) { $0 + $1.events.count }, state.rejected + rejected)
                 report(phase, target: target)
                 pages = try await upcoming
@@ -111,14 +112,9 @@ package struct Rebuilder: Sendable {
         let last = state.last
         let (differences, changed, tail, tailRejected) = try await client.inTransaction(logger: logger) { connection in
             try await ShadowSchema.lockLiveTables(on: connection, logger: logger)
-            // Checked inside the swap's transaction: a crash after this point ends the transaction too.
-            guard try await ShadowSchema.isIntact(on: connection, logger: logger) else {
-                throw RebuildError(
-                    .shadowLost,
-                    "PostgreSQL restarted after a crash during the rebuild, which emptied the shadow tables (they are unlogged); "
-                        + "nothing was swapped or compared: run the rebuild again"
-                )
-            }
+            // Checked inside the swap's transaction: a crash or another rebuild's start after this point waits for it
+            // or ends it too.
+            try await checkHolder(shadow, on: connection, logger: logger)
             let end = try await EventPage.highestID(on: connection, logger: logger)
             var cursor = last
             var tail = 0
@@ -126,7 +122,7 @@ package struct Rebuilder: Sendable {
             while cursor < end {
                 let events = try await EventPage.read(after: cursor, through: end, limit: batchSize, on: connection, logger: logger)
                 guard let lastID = events.last?.id.rawValue else { break }
-                tailRejected += try await replay(events, on: connection, logger: logger)
+                tailRejected += try await replay(events, into: shadow, on: connection, logger: logger)
                 tail += events.count
                 cursor = lastID
             }
@@ -181,14 +177,14 @@ package struct Rebuilder: Sendable {
     /// (it keeps its first delivery's): the events of a later page that deliver a notification an earlier page of the
     /// window delivers too (Apple's retries) are held back and applied after the others committed, in log order. A page
     /// that still meets a deadlock (which PostgreSQL resolves by failing one transaction) is applied again before those.
-    func applySideBySide(_ pages: [PreparedPage], logger: Logger) async throws -> Int {
+    func applySideBySide(_ pages: [PreparedPage], into shadow: UUID, logger: Logger) async throws -> Int {
         let (sideBySide, after) = Self.splitForSideBySide(pages)
         var retry: [PreparedPage] = []
         let rejected = try await withThrowingTaskGroup(of: (Int, PreparedPage?).self) { group in
             for page in sideBySide {
                 group.addTask {
                     do {
-                        return (try await client.inTransaction(logger: logger) { try await apply(page, on: $0, logger: logger) }, nil)
+                        return (try await client.inTransaction(logger: logger) { try await apply(page, into: shadow, on: $0, logger: logger) }, nil)
                     } catch let error as PSQLError where sideBySide.count > 1 && error.serverInfo?[.sqlState] == "40P01" {
                         logger.notice("rebuild: a batch met a deadlock; applying it again", metadata: ["last_event": "\(page.lastID)"])
                         return (0, page)
@@ -204,7 +200,7 @@ package struct Rebuilder: Sendable {
         }
         var later = 0
         for page in retry.sorted(by: { $0.lastID < $1.lastID }) + after {
-            later += try await client.inTransaction(logger: logger) { try await apply(page, on: $0, logger: logger) }
+            later += try await client.inTransaction(logger: logger) { try await apply(page, into: shadow, on: $0, logger: logger) }
         }
         return rejected + later
     }
@@ -267,14 +263,35 @@ package struct Rebuilder: Sendable {
 
     /// Verifies and applies `events` into the shadow tables within the caller's transaction; returns how many
     /// could not be verified.
-    private func replay(_ events: [ClaimedEvent], on connection: PostgresConnection, logger: Logger) async throws -> Int {
-        try await apply(PreparedPage(events: events, prepared: await prepare(events, logger: logger)), on: connection, logger: logger)
+    private func replay(_ events: [ClaimedEvent], into shadow: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Int {
+        try await apply(PreparedPage(events: events, prepared: await prepare(events, logger: logger)), into: shadow, on: connection, logger: logger)
+    }
+
+    /// Throws unless the shadow is still the one this rebuild created and holds everything it wrote: a crash empties
+    /// it (its tables are unlogged), another rebuild's start replaces it. Merging either would delete live rows.
+    private func checkHolder(_ shadow: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+        switch try await ShadowSchema.holder(for: shadow, on: connection, logger: logger) {
+        case .this: return
+        case .emptied:
+            throw RebuildError(
+                .shadowLost,
+                "PostgreSQL restarted after a crash during the rebuild, which emptied the shadow tables (they are unlogged); "
+                    + "nothing was swapped: run the rebuild again"
+            )
+        case .another:
+            throw RebuildError(
+                .shadowReplaced,
+                "another rebuild started meanwhile and replaced this one's shadow tables with its own; it goes on, this one "
+                    + "swapped nothing"
+            )
+        }
     }
 
     /// Applies a verified page into the shadow tables within the caller's transaction; returns how many of its events
     /// could not be verified.
-    private func apply(_ page: PreparedPage, on connection: PostgresConnection, logger: Logger) async throws -> Int {
+    private func apply(_ page: PreparedPage, into shadow: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Int {
         let events = page.events
+        try await checkHolder(shadow, on: connection, logger: logger)
         try await ShadowSchema.use(on: connection, logger: logger)
         let outcomes = try await handler.apply(page.prepared, in: connection, logger: logger)
         try await ShadowSchema.leave(on: connection, logger: logger)

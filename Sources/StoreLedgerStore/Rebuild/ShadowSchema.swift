@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 package import Logging
 import NIOCore
 package import PostgresNIO
@@ -13,16 +13,28 @@ import StoreLedgerCore
 ///
 /// The shadow's tables are `UNLOGGED`: a rebuild rewrites its facts, fold states and read model rows over and over
 /// (a subscription's fold state once per event), and none of that needs the write-ahead log, because the shadow is
-/// scratch: only the merge into the live tables, which are logged, has to survive a crash. A PostgreSQL crash empties
-/// unlogged tables, so the shadow also holds one row in ``intactTable``, written when it is created, and the swap
-/// checks it (``isIntact(on:logger:)``) before it compares or merges: a shadow emptied halfway through a rebuild
-/// would otherwise delete from the live tables every row it no longer holds.
+/// scratch: only the merge into the live tables, which are logged, has to survive a crash.
+///
+/// The shadow holds one row in ``intactTable``: the id of the rebuild that created it. Every batch and the swap check
+/// it (``holder(for:on:logger:)``) in their own transactions: a PostgreSQL crash empties unlogged tables (the row is
+/// gone), and a second rebuild started meanwhile replaces the shadow with its own (another id). Either way this
+/// rebuild must stop, because merging a shadow that does not hold all of its replay would delete live rows.
 package enum ShadowSchema {
     /// The schema's name.
     package static let name = "storeledger_rebuild"
 
-    /// The shadow's one-row table that a crash would have emptied along with the rest.
+    /// The shadow's one-row table naming the rebuild that created it (a crash empties it along with the rest).
     package static let intactTable = "shadow_intact"
+
+    /// Whose shadow the current one is, as one rebuild sees it.
+    package enum Holder: Sendable, Equatable {
+        /// The rebuild asking: its shadow holds everything it wrote.
+        case this
+        /// A PostgreSQL crash emptied the shadow's unlogged tables.
+        case emptied
+        /// Another rebuild replaced the shadow with its own (or finished and dropped it).
+        case another
+    }
 
     /// A derived table, its key and the columns that do not take part in comparisons.
     package struct Table: Sendable {
@@ -51,8 +63,9 @@ package enum ShadowSchema {
         Table(name: "subscription_fold_states", key: ["environment", "original_transaction_id"], ignored: [], reported: false),
     ]
 
-    /// Drops any earlier shadow and creates an empty one: unlogged tables, and the row of ``intactTable``.
-    package static func create(on connection: PostgresConnection, logger: Logger) async throws {
+    /// Drops any earlier shadow (a crashed rebuild's, or a running one's: the later rebuild wins) and creates an empty
+    /// one for the rebuild `id`: unlogged tables, and ``intactTable``'s row naming it.
+    package static func create(for id: UUID, on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \(name) CASCADE"), logger: logger)
         try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA \(name)"), logger: logger)
         for table in tables {
@@ -62,22 +75,45 @@ package enum ShadowSchema {
             )
         }
         try await connection.query(
-            PostgresQuery(unsafeSQL: "CREATE UNLOGGED TABLE \(name).\(intactTable) (created_at timestamptz NOT NULL)"), logger: logger
+            PostgresQuery(unsafeSQL: "CREATE UNLOGGED TABLE \(name).\(intactTable) (rebuild_id uuid NOT NULL, created_at timestamptz NOT NULL)"),
+            logger: logger
         )
-        try await connection.query(PostgresQuery(unsafeSQL: "INSERT INTO \(name).\(intactTable) VALUES (now())"), logger: logger)
+        try await connection.query("INSERT INTO \(unescaped: name).\(unescaped: intactTable) VALUES (\(id), now())", logger: logger)
     }
 
-    /// Whether the shadow still holds everything written to it since ``create(on:logger:)``: false once a PostgreSQL
-    /// crash has emptied its unlogged tables.
-    package static func isIntact(on connection: PostgresConnection, logger: Logger) async throws -> Bool {
-        var rows = 0
-        for try await count in try await connection.query(
-            PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(name).\(intactTable)"), logger: logger
-        ).decode(Int.self) { rows = count }
-        return rows == 1
+    /// Whose the current shadow is, from the rebuild `id`'s point of view (read to the end).
+    package static func holder(for id: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Holder {
+        var exists = false
+        for try await present in try await connection.query(
+            PostgresQuery(unsafeSQL: "SELECT to_regclass('\(name).\(intactTable)') IS NOT NULL"), logger: logger
+        ).decode(Bool.self) { exists = present }
+        guard exists else { return .another }
+        var holders: [UUID] = []
+        for try await holder in try await connection.query(
+            PostgresQuery(unsafeSQL: "SELECT rebuild_id FROM \(name).\(intactTable)"), logger: logger
+        ).decode(UUID.self) { holders.append(holder) }
+        guard let holder = holders.first else { return .emptied }
+        return holder == id ? .this : .another
     }
 
-    /// Drops the shadow.
+    /// Drops the shadow unless another rebuild holds it now (its crash-emptied or absent shadow is dropped too).
+    package static func drop(ifHeldBy id: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    DO $$ BEGIN
+                        IF to_regclass('\(name).\(intactTable)') IS NULL THEN
+                            DROP SCHEMA IF EXISTS \(name) CASCADE;
+                        ELSIF NOT EXISTS (SELECT 1 FROM \(name).\(intactTable) WHERE rebuild_id <> '\(id.uuidString)') THEN
+                            DROP SCHEMA \(name) CASCADE;
+                        END IF;
+                    END $$
+                    """),
+            logger: logger
+        )
+    }
+
+    /// Drops the shadow, whoever holds it.
     package static func drop(on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \(name) CASCADE"), logger: logger)
     }

@@ -189,6 +189,87 @@ extension RebuildTests {
     }
 }
 
+extension RebuildTests {
+    @Test func aRebuildStartedDuringAnotherReplacesItsShadowAndTheEarlierOneSwapsNothing() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.pki)
+            try await pipeline.append(Self.workload())
+            try await pipeline.drain()
+            let healthy = try await Self.derived(db)
+            // Damage a row, so that a swap has something to write.
+            try await db.client.query("DELETE FROM purchases WHERE transaction_id = (SELECT min(transaction_id) FROM purchases)", logger: db.logger)
+
+            let later = Reports()
+            await #expect {
+                _ = try await rebuilder(pipeline).run(
+                    dryRun: false, logger: db.logger,
+                    beforeSwap: {
+                        // A second rebuild starts after the first replayed everything, replaces its shadow and finishes.
+                        later.append(try await rebuilder(pipeline).run(dryRun: false, logger: db.logger))
+                    })
+            } throws: { ($0 as? RebuildError)?.code == .shadowReplaced }
+            #expect(later.all.count == 1 && later.all.first?.swapped == true)
+            #expect(later.all.first?.rowsChanged["purchases"] == 1)
+            #expect(try await Self.derived(db) == healthy)
+            #expect(try await db.scalar("SELECT count(*) FROM pg_namespace WHERE nspname = \(ShadowSchema.name)") == 0)
+        }
+    }
+
+    @Test func aRebuildWhoseShadowAnotherHasJustReplacedSwapsNothing() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.pki)
+            try await pipeline.append(Self.workload())
+            try await pipeline.drain()
+            let healthy = try await Self.derived(db)
+            let other = UUID()
+            await #expect {
+                _ = try await rebuilder(pipeline).run(
+                    dryRun: false, logger: db.logger,
+                    beforeSwap: {
+                        // Another rebuild has just started: its shadow is still empty.
+                        try await db.client.withConnection { try await ShadowSchema.create(for: other, on: $0, logger: db.logger) }
+                    })
+            } throws: { ($0 as? RebuildError)?.code == .shadowReplaced }
+            #expect(try await Self.derived(db) == healthy)
+            // The replaced rebuild left the other's shadow alone.
+            #expect(try await db.client.withConnection { try await ShadowSchema.holder(for: other, on: $0, logger: db.logger) } == .this)
+        }
+    }
+
+    @Test func theShadowKnowsWhichRebuildHoldsItAndIsDroppedOnlyByThatOne() async throws {
+        try await TestDatabase.withFresh { db in
+            let (first, second) = (UUID(), UUID())
+            try await db.client.withConnection { connection in
+                try await ShadowSchema.create(for: first, on: connection, logger: db.logger)
+                #expect(try await ShadowSchema.holder(for: first, on: connection, logger: db.logger) == .this)
+                try await ShadowSchema.create(for: second, on: connection, logger: db.logger)
+                #expect(try await ShadowSchema.holder(for: first, on: connection, logger: db.logger) == .another)
+                #expect(try await ShadowSchema.holder(for: second, on: connection, logger: db.logger) == .this)
+                // The replaced rebuild's clean-up leaves the other's shadow alone; the holder's drops it.
+                try await ShadowSchema.drop(ifHeldBy: first, on: connection, logger: db.logger)
+                #expect(try await ShadowSchema.holder(for: second, on: connection, logger: db.logger) == .this)
+                try await connection.query("DELETE FROM \(unescaped: ShadowSchema.name).\(unescaped: ShadowSchema.intactTable)", logger: db.logger)
+                #expect(try await ShadowSchema.holder(for: second, on: connection, logger: db.logger) == .emptied)
+                try await ShadowSchema.drop(ifHeldBy: first, on: connection, logger: db.logger)
+                #expect(try await ShadowSchema.holder(for: second, on: connection, logger: db.logger) == .another)
+                try await ShadowSchema.create(for: second, on: connection, logger: db.logger)
+                try await ShadowSchema.drop(ifHeldBy: second, on: connection, logger: db.logger)
+                #expect(try await ShadowSchema.holder(for: second, on: connection, logger: db.logger) == .another)
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM pg_namespace WHERE nspname = \(ShadowSchema.name)") == 0)
+        }
+    }
+}
+
+/// Rebuild reports collected from a `@Sendable` callback.
+final class Reports: @unchecked Sendable {
+    private let lock = NSLock()
+    private var reports: [RebuildReport] = []
+
+    func append(_ report: RebuildReport) { lock.withLock { reports.append(report) } }
+    var all: [RebuildReport] { lock.withLock { reports } }
+}
+
 /// The shadow tables' names and `relpersistence` values seen from a `@Sendable` callback.
 final class Persistence: @unchecked Sendable {
     private let lock = NSLock()
