@@ -36,17 +36,23 @@ struct RebuildTests {
         return lines
     }
 
+    /// A pipeline on `db` that processed the whole workload, and the derived rows it left.
+    static func healthyLedger(_ db: TestDatabase) async throws -> (LedgerPipeline, [String]) {
+        let pipeline = try LedgerPipeline(db, pki: pki)
+        try await pipeline.append(workload())
+        try await pipeline.drain()
+        let healthy = try await derived(db)
+        #expect(healthy.count > 20)
+        return (pipeline, healthy)
+    }
+
     func rebuilder(_ pipeline: LedgerPipeline, batchSize: Int = 13) -> Rebuilder {
         Rebuilder(client: pipeline.db.client, handler: pipeline.handler, batchSize: batchSize, catchUpThreshold: 5)
     }
 
     @Test func aRebuildEqualsTheLiveStateAndRepairsWhateverWasDamaged() async throws {
         try await TestDatabase.withFresh { db in
-            let pipeline = try LedgerPipeline(db, pki: Self.pki)
-            try await pipeline.append(Self.workload())
-            try await pipeline.drain()
-            let healthy = try await Self.derived(db)
-            #expect(healthy.count > 20)
+            let (pipeline, healthy) = try await Self.healthyLedger(db)
 
             let clean = try await rebuilder(pipeline).run(dryRun: true, logger: db.logger)
             #expect(clean.differences.isEmpty)
@@ -147,11 +153,7 @@ extension RebuildTests {
         let cluster = try await ThrowawayCluster.start()
         do {
             try await TestDatabase.withFresh(server: cluster.url) { db in
-                let pipeline = try LedgerPipeline(db, pki: Self.pki)
-                try await pipeline.append(Self.workload())
-                try await pipeline.drain()
-                let healthy = try await Self.derived(db)
-                #expect(healthy.count > 20)
+                let (pipeline, healthy) = try await Self.healthyLedger(db)
 
                 let persistence = Persistence()
                 await #expect {
@@ -192,10 +194,7 @@ extension RebuildTests {
 extension RebuildTests {
     @Test func aRebuildStartedDuringAnotherReplacesItsShadowAndTheEarlierOneSwapsNothing() async throws {
         try await TestDatabase.withFresh { db in
-            let pipeline = try LedgerPipeline(db, pki: Self.pki)
-            try await pipeline.append(Self.workload())
-            try await pipeline.drain()
-            let healthy = try await Self.derived(db)
+            let (pipeline, healthy) = try await Self.healthyLedger(db)
             // Damage a row, so that a swap has something to write.
             try await db.client.query("DELETE FROM purchases WHERE transaction_id = (SELECT min(transaction_id) FROM purchases)", logger: db.logger)
 
@@ -217,10 +216,7 @@ extension RebuildTests {
 
     @Test func aRebuildWhoseShadowAnotherHasJustReplacedSwapsNothing() async throws {
         try await TestDatabase.withFresh { db in
-            let pipeline = try LedgerPipeline(db, pki: Self.pki)
-            try await pipeline.append(Self.workload())
-            try await pipeline.drain()
-            let healthy = try await Self.derived(db)
+            let (pipeline, healthy) = try await Self.healthyLedger(db)
             let other = UUID()
             await #expect {
                 _ = try await rebuilder(pipeline).run(
