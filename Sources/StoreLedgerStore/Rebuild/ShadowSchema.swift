@@ -113,11 +113,6 @@ package enum ShadowSchema {
         )
     }
 
-    /// Drops the shadow, whoever holds it.
-    package static func drop(on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \(name) CASCADE"), logger: logger)
-    }
-
     /// Makes the rest of the caller's transaction read and write the shadow tables.
     package static func use(on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL search_path TO \(name), public"), logger: logger)

@@ -7,6 +7,7 @@ import StoreLedgerProcessing
 import StoreLedgerSimulation
 import StoreLedgerStore
 import StoreLedgerTestSupport
+import Synchronization
 import Testing
 
 @Suite("Rebuild: replay the log into shadow tables, catch up, swap")
@@ -78,13 +79,14 @@ struct RebuildTests {
             #expect(try await Self.derived(db) != healthy)
             #expect(try await db.scalar("SELECT count(*) FROM pg_namespace WHERE nspname = \(ShadowSchema.name)") == 0)
 
-            let lines = ProgressLines()
-            let repaired = try await rebuilder(pipeline).run(dryRun: false, logger: db.logger, progress: { lines.append($0.line) })
+            let lines = Mutex<[String]>([])
+            let repaired = try await rebuilder(pipeline).run(
+                dryRun: false, logger: db.logger, progress: { progress in lines.withLock { $0.append(progress.line) } })
             #expect(repaired.swapped)
             #expect(repaired.rowsChanged.values.reduce(0, +) == 4)
             #expect(try await Self.derived(db) == healthy)
-            #expect(lines.all.contains { $0.hasPrefix("replay: ") && $0.contains("/s") && $0.contains("ETA") })
-            #expect(lines.all.last?.hasPrefix("swap: \(Self.workload().count)/") == true)
+            #expect(lines.withLock { $0 }.contains { $0.hasPrefix("replay: ") && $0.contains("/s") && $0.contains("ETA") })
+            #expect(lines.withLock { $0 }.last?.hasPrefix("swap: \(Self.workload().count)/") == true)
         }
     }
 
@@ -155,7 +157,7 @@ extension RebuildTests {
             try await TestDatabase.withFresh(server: cluster.url) { db in
                 let (pipeline, healthy) = try await Self.healthyLedger(db)
 
-                let persistence = Persistence()
+                let persistence = Mutex<[(table: String, kind: String)]>([])
                 await #expect {
                     _ = try await rebuilder(pipeline).run(
                         dryRun: false, logger: db.logger,
@@ -167,15 +169,15 @@ extension RebuildTests {
                                 WHERE relnamespace = \(ShadowSchema.name)::regnamespace AND relkind = 'r'
                                 """,
                                 logger: db.logger
-                            ).decode((String, String).self) { persistence.record(table, kind) }
+                            ).decode((String, String).self) { persistence.withLock { $0.append((table, kind)) } }
                             try await cluster.crash()
                             try await cluster.restart()
                         })
                 } throws: { ($0 as? RebuildError)?.code == .shadowLost }
 
                 // Every shadow table was unlogged; nothing reached the live tables; the shadow is gone.
-                #expect(persistence.tables == Set(ShadowSchema.tables.map(\.name) + [ShadowSchema.intactTable]))
-                #expect(persistence.kinds == ["u"])
+                #expect(Set(persistence.withLock { $0 }.map(\.table)) == Set(ShadowSchema.tables.map(\.name) + [ShadowSchema.intactTable]))
+                #expect(Set(persistence.withLock { $0 }.map(\.kind)) == ["u"])
                 #expect(try await Self.derived(db) == healthy)
                 #expect(try await db.scalar("SELECT count(*) FROM pg_namespace WHERE nspname = \(ShadowSchema.name)") == 0)
                 // Run again, it rebuilds the same state.
@@ -198,17 +200,19 @@ extension RebuildTests {
             // Damage a row, so that a swap has something to write.
             try await db.client.query("DELETE FROM purchases WHERE transaction_id = (SELECT min(transaction_id) FROM purchases)", logger: db.logger)
 
-            let later = Reports()
+            let later = Mutex<[RebuildReport]>([])
             await #expect {
                 _ = try await rebuilder(pipeline).run(
                     dryRun: false, logger: db.logger,
                     beforeSwap: {
                         // A second rebuild starts after the first replayed everything, replaces its shadow and finishes.
-                        later.append(try await rebuilder(pipeline).run(dryRun: false, logger: db.logger))
+                        let report = try await rebuilder(pipeline).run(dryRun: false, logger: db.logger)
+                        later.withLock { $0.append(report) }
                     })
             } throws: { ($0 as? RebuildError)?.code == .shadowReplaced }
-            #expect(later.all.count == 1 && later.all.first?.swapped == true)
-            #expect(later.all.first?.rowsChanged["purchases"] == 1)
+            let reports = later.withLock { $0 }
+            #expect(reports.count == 1 && reports.first?.swapped == true)
+            #expect(reports.first?.rowsChanged["purchases"] == 1)
             #expect(try await Self.derived(db) == healthy)
             #expect(try await db.scalar("SELECT count(*) FROM pg_namespace WHERE nspname = \(ShadowSchema.name)") == 0)
         }
@@ -255,32 +259,4 @@ extension RebuildTests {
             #expect(try await db.scalar("SELECT count(*) FROM pg_namespace WHERE nspname = \(ShadowSchema.name)") == 0)
         }
     }
-}
-
-/// Rebuild reports collected from a `@Sendable` callback.
-final class Reports: @unchecked Sendable {
-    private let lock = NSLock()
-    private var reports: [RebuildReport] = []
-
-    func append(_ report: RebuildReport) { lock.withLock { reports.append(report) } }
-    var all: [RebuildReport] { lock.withLock { reports } }
-}
-
-/// The shadow tables' names and `relpersistence` values seen from a `@Sendable` callback.
-final class Persistence: @unchecked Sendable {
-    private let lock = NSLock()
-    private var seen: [(table: String, kind: String)] = []
-
-    func record(_ table: String, _ kind: String) { lock.withLock { seen.append((table, kind)) } }
-    var tables: Set<String> { lock.withLock { Set(seen.map(\.table)) } }
-    var kinds: Set<String> { lock.withLock { Set(seen.map(\.kind)) } }
-}
-
-/// Collects progress lines from a `@Sendable` callback.
-final class ProgressLines: @unchecked Sendable {
-    private let lock = NSLock()
-    private var lines: [String] = []
-
-    func append(_ line: String) { lock.withLock { lines.append(line) } }
-    var all: [String] { lock.withLock { lines } }
 }
