@@ -128,8 +128,8 @@ struct VerifyCommand: AsyncParsableCommand {
     func run() async throws {
         let inputs: [String]
         do {
-            let text = try readInput()
-            inputs = eachLine ? text.split(whereSeparator: \.isNewline).map(String.init).filter { !$0.allSatisfy(\.isWhitespace) } : [text]
+            let data = try readInput()
+            inputs = eachLine ? Self.nonBlankLines(of: data) : [String(decoding: data, as: UTF8.self)]
         } catch {
             Self.printError("cannot read \(file == "-" ? "standard input" : file): \(error.localizedDescription)")
             throw ExitCode(Self.unreadableInputExitCode)
@@ -267,14 +267,27 @@ struct VerifyCommand: AsyncParsableCommand {
         )
     }
 
-    private func readInput() throws -> String {
-        let data: Data
-        if file == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            data = try Data(contentsOf: URL(fileURLWithPath: file))
+    private func readInput() throws -> Data {
+        if file == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
+        return try Data(contentsOf: URL(fileURLWithPath: file))
+    }
+
+    /// The lines of `data` (ended by LF, CRLF or CR) that hold more than whitespace, split on bytes: the 20,000
+    /// notification bodies bench/drain verifies (100 MB) split in a fraction of a second, where splitting the text
+    /// on `Character`s took half a minute before every measurement.
+    static func nonBlankLines(of data: Data) -> [String] {
+        data.withUnsafeBytes { bytes in
+            var lines: [String] = []
+            var start = 0
+            for index in 0...bytes.count where index == bytes.count || bytes[index] == UInt8(ascii: "\n") || bytes[index] == UInt8(ascii: "\r") {
+                let line = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
+                start = index + 1
+                if line.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }) {
+                    lines.append(String(decoding: line, as: UTF8.self))
+                }
+            }
+            return lines
         }
-        return String(decoding: data, as: UTF8.self)
     }
 
     private static func printError(_ line: String) {

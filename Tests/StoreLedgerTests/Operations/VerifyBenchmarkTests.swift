@@ -8,14 +8,15 @@ import Testing
 struct VerifyBenchmarkTests {
     static let pki = try! TestPKI()
 
-    /// A directory holding the test PKI's root as DER and `lines` as a JSON Lines file; returns the two paths.
-    private static func files(_ lines: [String]) throws -> (directory: URL, root: String, bodies: String) {
+    /// A directory holding the test PKI's root as DER and `lines` as a JSON Lines file (lines ended by `separator`,
+    /// then a blank line); returns the two paths.
+    private static func files(_ lines: [String], separator: String = "\n") throws -> (directory: URL, root: String, bodies: String) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storeledger-verify-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let root = directory.appendingPathComponent("root.der")
         try pki.writeRootDER(to: root)
         let bodies = directory.appendingPathComponent("bodies.jsonl")
-        try Data((lines.joined(separator: "\n") + "\n\n").utf8).write(to: bodies)
+        try Data((lines.joined(separator: separator) + separator + separator).utf8).write(to: bodies)
         return (directory, root.path, bodies.path)
     }
 
@@ -49,6 +50,21 @@ struct VerifyBenchmarkTests {
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("iterations: 7 over 3 distinct input(s)"), "\(run.output)")
         #expect(run.output.contains("verifications/s: "), "\(run.output)")
+    }
+
+    @Test("CRLF and CR line ends and lines of whitespace: the same notifications, each once")
+    func lineEndsAndBlankLines() async throws {
+        let signer = Self.pki.signer()
+        let lines = try (1...3).map { try Self.body(signer, transactionID: "200000000000000\($0)") }
+        for separator in ["\r\n", "\r", "\n \t\n"] {
+            let files = try Self.files(lines, separator: separator)
+            defer { try? FileManager.default.removeItem(at: files.directory) }
+            let run = try await Self.verify([
+                "--root", files.root, "--bundle-id", signer.bundleID, "--environment", "Sandbox", "--benchmark", "6", "--each-line", files.bodies,
+            ])
+            #expect(run.status == 0, "\(separator.debugDescription): \(run.output)")
+            #expect(run.output.contains("iterations: 6 over 3 distinct input(s)"), "\(separator.debugDescription): \(run.output)")
+        }
     }
 
     @Test("a line that does not verify stops the benchmark with that failure's exit status")
