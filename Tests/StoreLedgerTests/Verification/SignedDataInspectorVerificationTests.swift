@@ -44,6 +44,10 @@ struct SignedDataInspectorVerificationTests {
         #expect(report.notification?.claims.notificationUUID == "9ad56bd2-0bc6-42e0-af24-fd996d87a1e6")
         #expect(try SignedDataInspector.signedData(in: "  \(token)\n") == token)
         #expect(try SignedDataInspector.signedData(in: "\"\(token)\"") == token)
+        // Unicode spaces and line separators too, at either end only; a JSON body's value is trimmed as well.
+        #expect(try SignedDataInspector.signedData(in: "\u{00A0}\u{2028}\r\n\t\(token)\u{3000} \u{0085}") == token)
+        #expect(try SignedDataInspector.signedData(in: "{\"signedPayload\": \" \(token)\\n\"}") == token)
+        #expect(throws: VerificationError.self) { try SignedDataInspector.signedData(in: "\u{00A0} \u{2029}\n") }
     }
 
     @Test("inputs without signed data are malformed", arguments: ["", "   ", "{\"other\": 1}", "{not json", "a.b"])
