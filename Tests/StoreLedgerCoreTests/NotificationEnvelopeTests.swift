@@ -105,19 +105,22 @@ struct NotificationEnvelopeTests {
         #expect(NotificationEnvelope.exactEnvelope(Data(body.utf8)) == nil)
     }
 
-    /// The plain-string scan reads eight bytes a step: every byte value, at positions across the steps' edges and in
-    /// the tail of a token several steps long, must stop it exactly where a byte-by-byte scan stops (at a quote, a
-    /// backslash, a control or a non-ASCII byte).
+    /// The plain-string scan reads thirty-two bytes a step, then eight: every byte value, at positions across both
+    /// kinds of steps' edges and in the tail of a token several steps long, alone or after another stopping byte, must
+    /// stop it exactly where a byte-by-byte scan stops (at a quote, a backslash, a control or a non-ASCII byte).
     @Test func thePlainStringScanStopsWhereAByteByByteScanStops() {
         func isPlain(_ byte: UInt8) -> Bool { byte >= 0x20 && byte < 0x80 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") }
         let token = Array(String(repeating: "eyJhbGciOiJFUzI1NiJ9.x-_Z09az", count: 3).utf8)  // 87 bytes
         for byte in UInt8.min...UInt8.max {
-            for position in [0, 1, 7, 8, 9, 15, 16, 31, 63, 64, 79, 80, 81, 85, 86] {
-                var bytes = token
-                bytes[position] = byte
-                let expected = bytes.firstIndex { !isPlain($0) } ?? bytes.count
-                let found = bytes.withUnsafeBufferPointer { PlainJSONReader.endOfPlainStringBytes($0, from: 0) }
-                #expect(found == expected, "byte \(byte) at \(position)")
+            for position in [0, 1, 7, 8, 9, 15, 16, 24, 31, 32, 33, 39, 47, 56, 63, 64, 71, 72, 79, 80, 81, 85, 86] {
+                for earlier in [nil, UInt8(0xFF), UInt8(ascii: "\""), UInt8(0x00)] where earlier == nil || position > 0 {
+                    var bytes = token
+                    bytes[position] = byte
+                    if let earlier { bytes[position - 1] = earlier }
+                    let expected = bytes.firstIndex { !isPlain($0) } ?? bytes.count
+                    let found = bytes.withUnsafeBufferPointer { PlainJSONReader.endOfPlainStringBytes($0, from: 0) }
+                    #expect(found == expected, "byte \(byte) at \(position) after \(earlier.map(String.init) ?? "a plain byte")")
+                }
             }
         }
         for start in 0...token.count {
