@@ -11,11 +11,11 @@ extension LedgerFact {
             }
             return SubscriptionKey(environment: environment, originalTransactionID: id)
         case .notification(let notification):
-            if let transaction = notification.transaction, !transaction.isAutoRenewable { return nil }
-            guard notification.transaction != nil || notification.renewalInfo != nil,
-                let environment = notification.environment,
-                let id = notification.transaction?.originalTransactionID
-                    ?? notification.renewalInfo?.originalTransactionID
+            // Fields read through the optionals, never `if let transaction = ...`: that copies the whole payload (a
+            // retain per field) on every call, and the worker asks each fact for its keys several times per batch.
+            if notification.transaction?.isAutoRenewable == false { return nil }
+            guard let environment = notification.environment,
+                let id = notification.transaction?.originalTransactionID ?? notification.renewalInfo?.originalTransactionID
             else { return nil }
             return SubscriptionKey(environment: environment, originalTransactionID: id)
         }
@@ -30,8 +30,8 @@ extension LedgerFact {
         case .renewalInfo:
             return nil
         case .notification(let notification):
-            guard let transaction = notification.transaction, !transaction.isAutoRenewable,
-                let environment = notification.environment, let id = transaction.transactionID
+            guard notification.transaction?.isAutoRenewable == false, let environment = notification.environment,
+                let id = notification.transaction?.transactionID
             else { return nil }
             return PurchaseKey(environment: environment, transactionID: id)
         }
