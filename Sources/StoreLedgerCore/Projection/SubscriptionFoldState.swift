@@ -19,45 +19,224 @@
 /// Duplicates merge as no-ops. Per transaction the state keeps only the current one's and those ever contested
 /// (refunded, revoked, reversed): its size does not grow with renewals.
 public struct SubscriptionFoldState: Hashable, Sendable, Codable {
+    /// Every stored property of a state, kept behind one reference (``Storage``): a state is copied several times per
+    /// batch (out of the cache, into the merge, into the rows to write, back into the cache), and copying the struct
+    /// itself retained each string of its current transaction and of its winners; now a copy retains one object, and
+    /// the first change to a shared state copies the fields (copy on write), so the state is still a value. Coded and
+    /// compared as the fields: the same JSON and the same equality as before.
+    struct Fields: Hashable, Sendable, Codable {
+        /// ``SubscriptionFoldState/key``.
+        var key: SubscriptionKey
+        /// ``SubscriptionFoldState/current``.
+        var current: TransactionPayload?
+        /// ``SubscriptionFoldState/latestTransactionTime``.
+        var latestTransactionTime: Double?
+        /// ``SubscriptionFoldState/transactions``.
+        var transactions: [String: TransactionEvidence] = [:]
+        /// ``SubscriptionFoldState/activeTransaction``.
+        var activeTransaction: Stamp?
+        /// ``SubscriptionFoldState/renewalStatus``.
+        var renewalStatus: Winner<RenewalStatus>?
+        /// ``SubscriptionFoldState/notificationStatus``.
+        var notificationStatus: Winner<SubscriptionStatus>?
+        /// ``SubscriptionFoldState/autoRenew``.
+        var autoRenew: Winner<Bool?>?
+        /// ``SubscriptionFoldState/autoRenewProductID``.
+        var autoRenewProductID: Winner<ProductID?>?
+        /// ``SubscriptionFoldState/expirationIntent``.
+        var expirationIntent: Winner<ExpirationIntent?>?
+        /// ``SubscriptionFoldState/gracePeriodExpiresAt``.
+        var gracePeriodExpiresAt: Winner<Timestamp?>?
+        /// ``SubscriptionFoldState/priceIncreaseStatus``.
+        var priceIncreaseStatus: Winner<PriceIncreaseStatus?>?
+        /// ``SubscriptionFoldState/latestRenewalInfo``.
+        var latestRenewalInfo: Winner<RenewalInfoColumns>?
+        /// ``SubscriptionFoldState/notificationBundleID``.
+        var notificationBundleID: Winner<BundleID>?
+        /// ``SubscriptionFoldState/transactionAppAccountToken``.
+        var transactionAppAccountToken: Winner<AppAccountToken>?
+        /// ``SubscriptionFoldState/hasNotifications``.
+        var hasNotifications = false
+        /// ``SubscriptionFoldState/lastSignedAt``.
+        var lastSignedAt: Timestamp?
+    }
+
+    /// The fields, shared by copies until one of them changes.
+    private final class Storage: @unchecked Sendable {
+        // Changed only through `SubscriptionFoldState`'s `_modify` accessors, after `isKnownUniquelyReferenced`: a
+        // storage seen by more than one state (or thread) is never written to, so sharing one across threads is safe.
+        var fields: Fields
+
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private var storage: Storage
+
     /// The row's key.
-    public var key: SubscriptionKey
+    public var key: SubscriptionKey {
+        _read { yield storage.fields.key }
+        _modify {
+            makeStorageUnique()
+            yield &storage.fields.key
+        }
+    }
     /// The newest version of the current period's transaction.
-    var current: TransactionPayload?
+    var current: TransactionPayload? {
+        _read { yield storage.fields.current }
+        _modify {
+            makeStorageUnique()
+            yield &storage.fields.current
+        }
+    }
     /// The latest signed date of any transaction version (nil: none, or only undated ones).
-    var latestTransactionTime: Double?
+    var latestTransactionTime: Double? {
+        _read { yield storage.fields.latestTransactionTime }
+        _modify {
+            makeStorageUnique()
+            yield &storage.fields.latestTransactionTime
+        }
+    }
     /// Revocation evidence per transaction id: the current transaction's, and every contested one's.
-    var transactions: [String: TransactionEvidence] = [:]
+    var transactions: [String: TransactionEvidence] {
+        _read { yield storage.fields.transactions }
+        _modify {
+            makeStorageUnique()
+            yield &storage.fields.transactions
+        }
+    }
     /// The latest transaction version that says "active" (not revoked nor upgraded, period not over when signed).
-    var activeTransaction: Stamp?
+    var activeTransaction: Stamp? {
+        _read { yield storage.fields.activeTransaction }
+        _modify {
+            makeStorageUnique()
+            yield &storage.fields.activeTransaction
+        }
+    }
     /// The latest renewal info that states a status (billing retry, grace period, expired), and that status.
-    var renewalStatus: Winner<RenewalStatus>?
+    var renewalStatus: Winner<RenewalStatus>? {
+        _read { yield storage.fields.renewalStatus }
+        _modify {
+            makeStorageUnique()
+            yield &storage.fields.renewalStatus
+        }
+    }
     /// The latest notification whose status does not depend on the current transaction (Apple's `data.status`, or
     /// the status its type implies, refunds and reversals aside).
-    var notificationStatus: Winner<SubscriptionStatus>?
+    var notificationStatus: Winner<SubscriptionStatus>? {
+        _read { yield storage.fields.notificationStatus }
+        _modify {
+            makeStorageUnique()
+            yield &storage.fields.notificationStatus
+        }
+    }
     /// Whether the subscription renews.
-    var autoRenew: Winner<Bool?>?
+    var autoRenew: Winner<Bool?>? {
+        _read { yield storage.fields.autoRenew }
+        _modify {
+            makeStorageUnique()
+            yield &storage.fields.autoRenew
+        }
+    }
     /// The product that renews next.
-    var autoRenewProductID: Winner<ProductID?>?
+    var autoRenewProductID: Winner<ProductID?>? {
+        _read { yield storage.fields.autoRenewProductID }
+        _modify {
+            makeStorageUnique()
+            yield &storage.fields.autoRenewProductID
+        }
+    }
     /// Why it expired.
-    var expirationIntent: Winner<ExpirationIntent?>?
+    var expirationIntent: Winner<ExpirationIntent?>? {
+        _read { yield storage.fields.expirationIntent }
+        _modify {
+            makeStorageUnique()
+            yield &storage.fields.expirationIntent
+        }
+    }
     /// When the grace period ends.
-    var gracePeriodExpiresAt: Winner<Timestamp?>?
+    var gracePeriodExpiresAt: Winner<Timestamp?>? {
+        _read { yield storage.fields.gracePeriodExpiresAt }
+        _modify {
+            makeStorageUnique()
+            yield &storage.fields.gracePeriodExpiresAt
+        }
+    }
     /// Price-increase consent.
-    var priceIncreaseStatus: Winner<PriceIncreaseStatus?>?
+    var priceIncreaseStatus: Winner<PriceIncreaseStatus?>? {
+        _read { yield storage.fields.priceIncreaseStatus }
+        _modify {
+            makeStorageUnique()
+            yield &storage.fields.priceIncreaseStatus
+        }
+    }
     /// What the latest renewal info supplies to other columns.
-    var latestRenewalInfo: Winner<RenewalInfoColumns>?
+    var latestRenewalInfo: Winner<RenewalInfoColumns>? {
+        _read { yield storage.fields.latestRenewalInfo }
+        _modify {
+            makeStorageUnique()
+            yield &storage.fields.latestRenewalInfo
+        }
+    }
     /// The bundle id of the latest notification that names one (by fact order: signed date, then UUID).
-    var notificationBundleID: Winner<BundleID>?
+    var notificationBundleID: Winner<BundleID>? {
+        _read { yield storage.fields.notificationBundleID }
+        _modify {
+            makeStorageUnique()
+            yield &storage.fields.notificationBundleID
+        }
+    }
     /// The app account token of the latest transaction version that carries one.
-    var transactionAppAccountToken: Winner<AppAccountToken>?
+    var transactionAppAccountToken: Winner<AppAccountToken>? {
+        _read { yield storage.fields.transactionAppAccountToken }
+        _modify {
+            makeStorageUnique()
+            yield &storage.fields.transactionAppAccountToken
+        }
+    }
     /// Whether any notification was merged.
-    var hasNotifications = false
+    var hasNotifications: Bool {
+        _read { yield storage.fields.hasNotifications }
+        _modify {
+            makeStorageUnique()
+            yield &storage.fields.hasNotifications
+        }
+    }
     /// The latest signed date of any fact or nested payload.
-    var lastSignedAt: Timestamp?
+    var lastSignedAt: Timestamp? {
+        _read { yield storage.fields.lastSignedAt }
+        _modify {
+            makeStorageUnique()
+            yield &storage.fields.lastSignedAt
+        }
+    }
 
     /// The state of a subscription with no facts yet.
     public init(key: SubscriptionKey) {
-        self.key = key
+        storage = Storage(Fields(key: key))
+    }
+
+    /// Decodes the fields (the format ``Fields`` codes).
+    public init(from decoder: any Decoder) throws {
+        storage = Storage(try Fields(from: decoder))
+    }
+
+    /// Encodes the fields.
+    public func encode(to encoder: any Encoder) throws {
+        try storage.fields.encode(to: encoder)
+    }
+
+    /// Equal when the fields are.
+    public static func == (lhs: SubscriptionFoldState, rhs: SubscriptionFoldState) -> Bool {
+        lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
+    }
+
+    /// Hashes the fields.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(storage.fields)
+    }
+
+    private mutating func makeStorageUnique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
     }
 
     /// When a piece of evidence was signed (nil: undated, before every date), its rank at equal instants, and for
