@@ -56,12 +56,14 @@ extension NotificationPayload {
         (try? PlainJSONReader.read(json, { reader throws(PlainJSONReader.Fallback) in try reader.notification() }))?.payload
     }
 
-    /// `json` with the `data` object's text replaced by its kept members (`Stripped`).
+    /// `json` with the `data` object's text replaced by its kept members (`Stripped`), gathered in an array and made
+    /// `Data` once (each of a dozen `Data.append`s went through `Data`'s representations).
     private static func removing(_ stripped: PlainJSONReader.Stripped, from json: Data) -> Data {
         json.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
-            var result = Data(capacity: bytes.count - stripped.removedBytes)
-            func append(_ range: Range<Int>) { result.append(UnsafeBufferPointer(rebasing: bytes[range])) }
+            var result: [UInt8] = []
+            result.reserveCapacity(bytes.count - stripped.removedBytes)
+            func append(_ range: Range<Int>) { result.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[range])) }
             append(0..<stripped.object.lowerBound)
             result.append(UInt8(ascii: "{"))
             for (offset, member) in stripped.kept.enumerated() {
@@ -70,7 +72,7 @@ extension NotificationPayload {
             }
             result.append(UInt8(ascii: "}"))
             append(stripped.object.upperBound..<bytes.count)
-            return result
+            return Data(result)
         }
     }
 }
