@@ -37,8 +37,9 @@ package struct FactBatch: Sendable {
         var standalone: Bool
         /// The lowest event id it arrived in.
         var firstEventID: Int64
-        /// The decoded fact, as a standalone fact.
-        let fact: LedgerFact
+        /// The decoded fact, once an occurrence arrived on its own (nil while every one was nested: only standalone
+        /// signed data is refolded or projected as a fact of its own; the nested is part of its notification's fact).
+        var fact: LedgerFact?
     }
 
     /// Every notification delivery, in the order added.
@@ -74,32 +75,34 @@ package struct FactBatch: Sendable {
                 renewalInfo: renewalInfoJSON.map(UTF8Text.init),
                 fact: .notification(fact)
             ))
-        if let transactionJSON, let transaction = fact.transaction {
-            addTransaction(transaction, payloadJSON: transactionJSON, standalone: false, eventID: eventID)
+        // Nested signed data needs no fact of its own (and copying the decoded payload out of the notification's fact
+        // retained each of its strings): only the row is added.
+        if let transactionJSON, fact.transaction != nil {
+            Self.merge(nil, transactionJSON, eventID: eventID, into: &transactions)
         }
-        if let renewalInfoJSON, let renewalInfo = fact.renewalInfo {
-            addRenewalInfo(renewalInfo, payloadJSON: renewalInfoJSON, standalone: false, eventID: eventID)
+        if let renewalInfoJSON, fact.renewalInfo != nil {
+            Self.merge(nil, renewalInfoJSON, eventID: eventID, into: &renewalInfos)
         }
     }
 
     /// Adds a verified transaction decoded from `payloadJSON`; `standalone` when it arrived on its own rather than
     /// nested.
     package mutating func addTransaction(_ transaction: TransactionPayload, payloadJSON: Data, standalone: Bool, eventID: EventID) {
-        Self.merge(.transaction(transaction), payloadJSON, standalone: standalone, eventID: eventID, into: &transactions)
+        Self.merge(standalone ? .transaction(transaction) : nil, payloadJSON, eventID: eventID, into: &transactions)
     }
 
     /// Adds a verified renewal info decoded from `payloadJSON`; `standalone` when it arrived on its own rather than
     /// nested.
     package mutating func addRenewalInfo(_ renewalInfo: RenewalInfoPayload, payloadJSON: Data, standalone: Bool, eventID: EventID) {
-        Self.merge(.renewalInfo(renewalInfo), payloadJSON, standalone: standalone, eventID: eventID, into: &renewalInfos)
+        Self.merge(standalone ? .renewalInfo(renewalInfo) : nil, payloadJSON, eventID: eventID, into: &renewalInfos)
     }
 
     /// The facts a refold reads back (notifications and standalone signed data; nested signed data is read as part
     /// of its notification) with their content digests, for the decoded-fact cache.
     var refoldedFacts: [(digestHex: String, fact: LedgerFact)] {
         notifications.map { ($0.digestHex, $0.fact) }
-            + transactions.values.filter(\.standalone).map { ($0.digestHex, $0.fact) }
-            + renewalInfos.values.filter(\.standalone).map { ($0.digestHex, $0.fact) }
+            + transactions.values.compactMap { signed in signed.fact.map { (signed.digestHex, $0) } }
+            + renewalInfos.values.compactMap { signed in signed.fact.map { (signed.digestHex, $0) } }
     }
 
     /// The batch's facts that are new to the ledger, given what recording found new: each notification whose UUID
@@ -111,24 +114,25 @@ package struct FactBatch: Sendable {
         for notification in notifications where uuids.contains(notification.uuid) && seen.insert(notification.uuid).inserted {
             facts.append(notification.fact)
         }
-        for fact in self.transactions.values where fact.standalone && transactions.contains(fact.digestHex) { facts.append(fact.fact) }
-        for fact in self.renewalInfos.values where fact.standalone && renewalInfos.contains(fact.digestHex) { facts.append(fact.fact) }
+        for signed in self.transactions.values where transactions.contains(signed.digestHex) { signed.fact.map { facts.append($0) } }
+        for signed in self.renewalInfos.values where renewalInfos.contains(signed.digestHex) { signed.fact.map { facts.append($0) } }
         return facts
     }
 
-    /// One row per distinct signed content: the SHA-256 of the decoded bytes identifies it.
+    /// One row per distinct signed content: the SHA-256 of the decoded bytes identifies it. `standalone` is the fact
+    /// of an occurrence that arrived on its own, nil for a nested one.
     private static func merge(
-        _ fact: LedgerFact, _ payloadJSON: Data, standalone: Bool, eventID: EventID, into facts: inout [String: SignedFact]
+        _ standalone: LedgerFact?, _ payloadJSON: Data, eventID: EventID, into facts: inout [String: SignedFact]
     ) {
         let digest = SHA256Digest.hex(of: payloadJSON)
-        if var existing = facts[digest] {
-            existing.standalone = existing.standalone || standalone
-            existing.firstEventID = min(existing.firstEventID, eventID.rawValue)
-            facts[digest] = existing
+        if let index = facts.index(forKey: digest) {
+            facts.values[index].standalone = facts.values[index].standalone || standalone != nil
+            facts.values[index].firstEventID = min(facts.values[index].firstEventID, eventID.rawValue)
+            if facts.values[index].fact == nil { facts.values[index].fact = standalone }
         } else {
             facts[digest] = SignedFact(
                 digestHex: digest, payload: UTF8Text(payloadJSON),
-                standalone: standalone, firstEventID: eventID.rawValue, fact: fact
+                standalone: standalone != nil, firstEventID: eventID.rawValue, fact: standalone
             )
         }
     }
