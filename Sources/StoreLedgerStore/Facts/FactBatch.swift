@@ -33,13 +33,13 @@ package struct FactBatch: Sendable {
         let digestHex: String
         /// The decoded payload (JSON).
         let payload: UTF8Text
-        /// Whether any occurrence arrived on its own rather than nested.
-        var standalone: Bool
         /// The lowest event id it arrived in.
         var firstEventID: Int64
         /// The decoded fact, once an occurrence arrived on its own (nil while every one was nested: only standalone
         /// signed data is refolded or projected as a fact of its own; the nested is part of its notification's fact).
         var fact: LedgerFact?
+        /// Whether any occurrence arrived on its own rather than nested.
+        var standalone: Bool { fact != nil }
     }
 
     /// Every notification delivery, in the order added.
@@ -126,14 +126,10 @@ package struct FactBatch: Sendable {
     ) {
         let digest = SHA256Digest.hex(of: payloadJSON)
         if let index = facts.index(forKey: digest) {
-            facts.values[index].standalone = facts.values[index].standalone || standalone != nil
             facts.values[index].firstEventID = min(facts.values[index].firstEventID, eventID.rawValue)
             if facts.values[index].fact == nil { facts.values[index].fact = standalone }
         } else {
-            facts[digest] = SignedFact(
-                digestHex: digest, payload: UTF8Text(payloadJSON),
-                standalone: standalone != nil, firstEventID: eventID.rawValue, fact: standalone
-            )
+            facts[digest] = SignedFact(digestHex: digest, payload: UTF8Text(payloadJSON), firstEventID: eventID.rawValue, fact: standalone)
         }
     }
 }
