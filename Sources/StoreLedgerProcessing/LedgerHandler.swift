@@ -117,9 +117,9 @@ package struct LedgerHandler: EventHandler {
             case .signedData(let event, let fact, let bytes):
                 switch fact {
                 case .renewalInfo(let renewalInfo):
-                    facts.addRenewalInfo(renewalInfo, payloadJSON: bytes, standalone: true, eventID: event.id)
+                    facts.addRenewalInfo(renewalInfo, payloadJSON: bytes, eventID: event.id)
                 case .transaction(let transaction):
-                    facts.addTransaction(transaction, payloadJSON: bytes, standalone: true, eventID: event.id)
+                    facts.addTransaction(transaction, payloadJSON: bytes, eventID: event.id)
                 case .notification:
                     outcomes.append(.reject(reason: "malformed: a notification where signed data was expected"))
                     continue

@@ -85,16 +85,14 @@ package struct FactBatch: Sendable {
         }
     }
 
-    /// Adds a verified transaction decoded from `payloadJSON`; `standalone` when it arrived on its own rather than
-    /// nested.
-    package mutating func addTransaction(_ transaction: TransactionPayload, payloadJSON: Data, standalone: Bool, eventID: EventID) {
-        Self.merge(standalone ? .transaction(transaction) : nil, payloadJSON, eventID: eventID, into: &transactions)
+    /// Adds a verified transaction that arrived on its own (not nested in a notification), decoded from `payloadJSON`.
+    package mutating func addTransaction(_ transaction: TransactionPayload, payloadJSON: Data, eventID: EventID) {
+        Self.merge(.transaction(transaction), payloadJSON, eventID: eventID, into: &transactions)
     }
 
-    /// Adds a verified renewal info decoded from `payloadJSON`; `standalone` when it arrived on its own rather than
-    /// nested.
-    package mutating func addRenewalInfo(_ renewalInfo: RenewalInfoPayload, payloadJSON: Data, standalone: Bool, eventID: EventID) {
-        Self.merge(standalone ? .renewalInfo(renewalInfo) : nil, payloadJSON, eventID: eventID, into: &renewalInfos)
+    /// Adds a verified renewal info that arrived on its own (not nested in a notification), decoded from `payloadJSON`.
+    package mutating func addRenewalInfo(_ renewalInfo: RenewalInfoPayload, payloadJSON: Data, eventID: EventID) {
+        Self.merge(.renewalInfo(renewalInfo), payloadJSON, eventID: eventID, into: &renewalInfos)
     }
 
     /// The facts a refold reads back (notifications and standalone signed data; nested signed data is read as part

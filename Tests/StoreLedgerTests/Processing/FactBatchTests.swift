@@ -44,9 +44,9 @@ struct FactBatchTests {
     func nestedAndStandalone() throws {
         for standaloneFirst in [true, false] {
             var batch = FactBatch()
-            if standaloneFirst { batch.addTransaction(transaction, payloadJSON: transactionJSON, standalone: true, eventID: EventID(9)) }
+            if standaloneFirst { batch.addTransaction(transaction, payloadJSON: transactionJSON, eventID: EventID(9)) }
             addNotification(to: &batch, eventID: 4)
-            if !standaloneFirst { batch.addTransaction(transaction, payloadJSON: transactionJSON, standalone: true, eventID: EventID(9)) }
+            if !standaloneFirst { batch.addTransaction(transaction, payloadJSON: transactionJSON, eventID: EventID(9)) }
             let row = try #require(batch.transactions.values.first)
             #expect(batch.transactions.count == 1)
             #expect(row.standalone && row.fact == .transaction(transaction) && row.firstEventID == 4, "standalone first: \(standaloneFirst)")
