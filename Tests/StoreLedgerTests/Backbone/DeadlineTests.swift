@@ -12,7 +12,7 @@ struct DeadlineTests {
         let release = Mutex(false)
         let finished = Mutex(false)
         func run() async -> Int {
-            while !release.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(5)) }
+            await pollIgnoringCancellation(every: .milliseconds(5)) { self.release.withLock { $0 } }
             finished.withLock { $0 = true }
             return 1
         }

@@ -29,7 +29,7 @@ final class Gate: Sendable {
     /// Waits (polling) until it is open.
     func pass() async {
         arrived.withLock { $0 += 1 }
-        while !isOpen.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(10)) }
+        await pollIgnoringCancellation(every: .milliseconds(10)) { self.isOpen.withLock { $0 } }
     }
 }
 
