@@ -1,29 +1,53 @@
+package import Foundation
 package import StoreLedgerCore
 import Synchronization
 
-/// Decoded fold states by subscription, each under the SHA-256 of the stored text it was written as or read from,
-/// shared by a process's claim loops (it is part of the process's ``DecodedFactCache``, and sized like it).
+/// Decoded fold states by subscription, each under the version stored beside it (`state_version`: made once per
+/// write), shared by a process's claim loops (it is part of the process's ``DecodedFactCache``, and sized like it).
 ///
 /// Reading a state back before merging into it meant decoding its JSON every time: with the encoding, a fifth of
-/// a worker's CPU. ``FoldStateStore`` sends the digest of the state it holds for each key and gets the stored text
-/// back only when the stored digest differs (another process wrote the row since, a rebuild swapped it, a
-/// transaction that wrote it rolled back), so a hit is the state stored, whoever wrote it: a digest names one text.
+/// a worker's CPU. ``FoldStateStore`` sends the version of the state it holds for each key and gets the stored text
+/// back only when the stored version differs (another process wrote the row since, a rebuild swapped it, a
+/// transaction that wrote it rolled back), so a hit is the state stored: a version names one write.
 ///
 /// Bounded, least recently used first out, approximately (``TwoGenerationCache``).
 package final class FoldStateCache: Sendable {
-    /// A state and the digest (lower-case hex) of its stored text; immutable, and a reference, so that handing one
-    /// in and out of the cache retains one object rather than every string of the state.
+    /// A state and the version it is stored under; immutable, and a reference, so that handing one in and out of the
+    /// cache retains one object rather than every string of the state.
     package final class Entry: Sendable {
-        /// SHA-256 of the stored text, hex.
-        package let digestHex: String
+        /// The version stored beside the state.
+        package let version: UUID
         /// The decoded state.
         package let state: SubscriptionFoldState
 
-        /// An entry for `state`, stored as the text whose digest is `digestHex`.
-        package init(digestHex: String, state: SubscriptionFoldState) {
-            self.digestHex = digestHex
+        /// An entry for `state`, stored under `version`.
+        package init(version: UUID, state: SubscriptionFoldState) {
+            self.version = version
             self.state = state
         }
+    }
+
+    /// A version no write makes: sent for a key whose state is not held (it matches no stored version).
+    package static let noVersion = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+
+    /// This process's half of every version it makes: random, drawn once.
+    private static let processPrefix = UInt64.random(in: 0...UInt64.max)
+    /// The other half: writes made so far by this process.
+    private static let writes = Atomic<UInt64>(0)
+
+    /// A version no other write makes: this process's random 64 bits and the number of its writes so far (from 1, so
+    /// never ``noVersion``). Two processes share a prefix with probability 2⁻⁶⁴; no system call per write, unlike a
+    /// random UUID.
+    package static func newVersion() -> UUID {
+        let count = writes.add(1, ordering: .relaxed).newValue
+        let prefix = processPrefix
+        func byte(_ value: UInt64, _ index: Int) -> UInt8 { UInt8(truncatingIfNeeded: value >> (56 - 8 * index)) }
+        return UUID(
+            uuid: (
+                byte(prefix, 0), byte(prefix, 1), byte(prefix, 2), byte(prefix, 3), byte(prefix, 4), byte(prefix, 5), byte(prefix, 6),
+                byte(prefix, 7), byte(count, 0), byte(count, 1), byte(count, 2), byte(count, 3), byte(count, 4), byte(count, 5),
+                byte(count, 6), byte(count, 7)
+            ))
     }
 
     private let states: Mutex<TwoGenerationCache<SubscriptionKey, Entry>>

@@ -18,21 +18,21 @@ package enum FoldStateStore {
 
     /// The stored fold state and whether a row exists, for each key, in one statement.
     ///
-    /// With `cache`, a state held decoded under the digest stored beside it is taken from the cache (the statement
-    /// sends the digests held and returns a state's text only where the stored digest differs), and states read are
+    /// With `cache`, a state held decoded under the version stored beside it is taken from the cache (the statement
+    /// sends the versions held and returns a state's text only where the stored version differs), and states read are
     /// remembered there.
     package static func subscriptionStates(
         _ keys: [SubscriptionKey], cache: FoldStateCache? = nil, on connection: PostgresConnection, logger: Logger
     ) async throws -> [SubscriptionKey: Stored] {
         guard !keys.isEmpty else { return [:] }
         let held = cache?.entries(keys) ?? [:]
-        // Arrays carry no NULLs here: '' (never a digest) where no state is held.
+        // Arrays carry no NULLs here: FoldStateCache.noVersion (made by no write) where no state is held.
         let rows = try await connection.query(
             """
-            SELECT k.i, CASE WHEN f.state_sha256 = decode(k.held, 'hex') THEN NULL ELSE f.state::text END,
-                   encode(f.state_sha256, 'hex'), f.environment IS NOT NULL, s.environment IS NOT NULL
+            SELECT k.i, CASE WHEN f.state_version = k.held THEN NULL ELSE f.state::text END,
+                   f.state_version, f.environment IS NOT NULL, s.environment IS NOT NULL
             FROM unnest(\(keys.map(\.environment.rawValue))::text[], \(keys.map(\.originalTransactionID.rawValue))::text[],
-                        \(keys.map { held[$0]?.digestHex ?? "" })::text[])
+                        \(keys.map { held[$0]?.version ?? FoldStateCache.noVersion })::uuid[])
                 WITH ORDINALITY AS k(environment, id, held, i)
             LEFT JOIN subscription_fold_states f ON f.environment = k.environment AND f.original_transaction_id = k.id
             LEFT JOIN subscriptions s ON s.environment = k.environment AND s.original_transaction_id = k.id
@@ -41,14 +41,14 @@ package enum FoldStateStore {
         )
         var stored: [SubscriptionKey: Stored] = [:]
         var read: [(key: SubscriptionKey, entry: FoldStateCache.Entry)] = []
-        for try await (ordinal, json, digest, hasState, hasRow) in rows.decode((Int64, String?, String?, Bool, Bool).self) {
+        for try await (ordinal, json, version, hasState, hasRow) in rows.decode((Int64, String?, UUID?, Bool, Bool).self) {
             let key = keys[Int(ordinal) - 1]
             var state: SubscriptionFoldState?
             if let json {
                 state = try? SubscriptionFoldState.decode(storedJSON: Data(json.utf8))
-                if let digest, let decoded = state, decoded.key == key { read.append((key, .init(digestHex: digest, state: decoded))) }
+                if let version, let decoded = state, decoded.key == key { read.append((key, .init(version: version, state: decoded))) }
             } else if hasState {
-                state = held[key]?.state  // the stored digest is the one held
+                state = held[key]?.state  // the stored version is the one held
             }
             if state?.key != key { state = nil }
             stored[key] = Stored(state: state, hasRow: hasRow)
@@ -57,10 +57,10 @@ package enum FoldStateStore {
         return stored
     }
 
-    /// Stores fold states in one statement, each with the digest of its text, and removes, in one more, those of keys
-    /// whose state is nil (their facts cannot be summarised exactly: every new fact refolds them from all facts). With
-    /// `cache`, the states written are remembered there under their digests (if the transaction rolls back, the stored
-    /// digests differ from those held, and the next read decodes the stored state).
+    /// Stores fold states in one statement, each under a new version (``FoldStateCache/newVersion()``), and removes, in
+    /// one more, those of keys whose state is nil (their facts cannot be summarised exactly: every new fact refolds them
+    /// from all facts). With `cache`, the states written are remembered there under their versions (if the transaction
+    /// rolls back, the stored versions differ from those held, and the next read decodes the stored state).
     package static func write(
         _ states: [SubscriptionKey: SubscriptionFoldState?], cache: FoldStateCache? = nil, on connection: PostgresConnection, logger: Logger
     ) async throws {
@@ -69,9 +69,8 @@ package enum FoldStateStore {
         var dropped: [SubscriptionKey] = []
         for (key, state) in states {
             if let state {
-                var json = try state.storedJSON ?? String(decoding: try JSONEncoder().encode(state), as: UTF8.self)
-                let digest = json.withUTF8 { SHA256Digest.hex(of: UnsafeRawBufferPointer($0)) }
-                kept.append((key, json, FoldStateCache.Entry(digestHex: digest, state: state)))
+                let json = try state.storedJSON ?? String(decoding: try JSONEncoder().encode(state), as: UTF8.self)
+                kept.append((key, json, FoldStateCache.Entry(version: FoldStateCache.newVersion(), state: state)))
             } else {
                 dropped.append(key)
             }
@@ -79,11 +78,11 @@ package enum FoldStateStore {
         if !kept.isEmpty {
             try await connection.query(
                 """
-                INSERT INTO subscription_fold_states AS f (environment, original_transaction_id, state, state_sha256)
-                SELECT environment, id, state::jsonb, decode(digest, 'hex')
+                INSERT INTO subscription_fold_states AS f (environment, original_transaction_id, state, state_version)
+                SELECT environment, id, state::jsonb, version
                 FROM unnest(\(kept.map(\.key.environment.rawValue))::text[], \(kept.map(\.key.originalTransactionID.rawValue))::text[],
-                            \(kept.map(\.json))::text[], \(kept.map(\.entry.digestHex))::text[]) AS i(environment, id, state, digest)
-                ON CONFLICT (environment, original_transaction_id) DO UPDATE SET state = excluded.state, state_sha256 = excluded.state_sha256
+                            \(kept.map(\.json))::text[], \(kept.map(\.entry.version))::uuid[]) AS i(environment, id, state, version)
+                ON CONFLICT (environment, original_transaction_id) DO UPDATE SET state = excluded.state, state_version = excluded.state_version
                 """,
                 logger: logger
             )

@@ -44,6 +44,9 @@ package enum ShadowSchema {
         package var key: [String]
         /// Bookkeeping columns a rebuild may not reproduce (times of recording).
         package var ignored: [String]
+        /// Columns written with a row that changed but not compared: a fold state's version names the write, and a state
+        /// the rebuild wrote as it was keeps the live version (processes holding it keep using it).
+        package var carried: [String] = []
         /// Whether its rows are compared and reported as differences (a fold state is not: two states may summarise
         /// the same facts differently; it is swapped in with the facts all the same).
         package var reported = true
@@ -60,7 +63,9 @@ package enum ShadowSchema {
         Table(name: "renewal_infos", key: ["fact_sha256"], ignored: ["recorded_at"]),
         Table(name: "subscriptions", key: ["environment", "original_transaction_id"], ignored: ["updated_at"]),
         Table(name: "purchases", key: ["environment", "transaction_id"], ignored: ["updated_at"]),
-        Table(name: "subscription_fold_states", key: ["environment", "original_transaction_id"], ignored: [], reported: false),
+        Table(
+            name: "subscription_fold_states", key: ["environment", "original_transaction_id"], ignored: [], carried: ["state_version"],
+            reported: false),
     ]
 
     /// Drops any earlier shadow (a crashed rebuild's, or a running one's: the later rebuild wins) and creates an empty
@@ -189,12 +194,12 @@ package enum ShadowSchema {
         }
         for table in tables {
             let columns = try await writableColumns(of: table.name, on: connection, logger: logger)
-            let compared = columns.filter { !table.ignored.contains($0) && !table.key.contains($0) }
+            let compared = columns.filter { !table.ignored.contains($0) && !table.carried.contains($0) && !table.key.contains($0) }
             let list = columns.joined(separator: ", ")
             let update =
                 compared.isEmpty
                 ? "DO NOTHING"
-                : "DO UPDATE SET " + compared.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+                : "DO UPDATE SET " + (compared + table.carried).map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
                     + " WHERE (" + compared.map { "t.\($0)" }.joined(separator: ", ") + ") IS DISTINCT FROM ("
                     + compared.map { "excluded.\($0)" }.joined(separator: ", ") + ")"
             for try await written in try await connection.query(

@@ -7,10 +7,10 @@ import StoreLedgerStore
 import StoreLedgerTestSupport
 import Testing
 
-/// The decoded fold states a process keeps (`FoldStateCache`, under the digest of each state's stored text) against
-/// real Postgres: a state held is not read and decoded again while the stored digest is the one held, and is never
-/// used once the stored state is another (another process wrote it, a transaction that wrote it rolled back, the
-/// digest is missing).
+/// The decoded fold states a process keeps (`FoldStateCache`, under the version stored beside each state) against
+/// real Postgres: a state held is not read and decoded again while the stored version is the one held, and is never
+/// used once the stored state is another (another process wrote it, a transaction that wrote it rolled back, a
+/// rebuild replaced it, the version is missing).
 @Suite("Processing: fold states held decoded")
 struct FoldStateCacheTests {
     static let pki = try! TestPKI()
@@ -37,20 +37,20 @@ struct FoldStateCacheTests {
         }
     }
 
-    @Test func aHeldStateIsNotReadAgainWhileTheStoredDigestIsTheOneHeld() async throws {
+    @Test func aHeldStateIsNotReadAgainWhileTheStoredVersionIsTheOneHeld() async throws {
         try await TestDatabase.withFresh { db in
             let (key, states) = try Self.states()
             let cache = FoldStateCache(capacity: 10)
             try await write(states[2], cache: cache, in: db)
-            #expect(try await db.scalar("SELECT count(*) FROM subscription_fold_states WHERE length(state_sha256) = 32") == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM subscription_fold_states WHERE state_version IS NOT NULL") == 1)
             #expect(try await read(key, cache: cache, in: db) == states[2])
-            // The stored text is replaced behind the digest: a process holding the state does not read the text ...
+            // The stored text is replaced behind the version: a process holding the state does not read the text ...
             try await db.client.query(#"UPDATE subscription_fold_states SET state = '{"replaced": true}'"#, logger: db.logger)
             #expect(try await read(key, cache: cache, in: db) == states[2])
             // ... one that does not hold it reads (and here cannot decode) the text ...
             #expect(try await read(key, cache: FoldStateCache(capacity: 10), in: db) == nil)
-            // ... and once the digest is not the one held, neither does the first.
-            try await db.client.query("UPDATE subscription_fold_states SET state_sha256 = NULL", logger: db.logger)
+            // ... and once the version is not the one held, neither does the first.
+            try await db.client.query("UPDATE subscription_fold_states SET state_version = NULL", logger: db.logger)
             #expect(try await read(key, cache: cache, in: db) == nil)
         }
     }
@@ -81,6 +81,56 @@ struct FoldStateCacheTests {
                 }
             }
             #expect(try await read(key, cache: cache, in: db) == states[1])
+        }
+    }
+
+    @Test func versionsAreNeverRepeatedNorTheOneSentForNoState() {
+        let versions = (0..<10_000).map { _ in FoldStateCache.newVersion() }
+        #expect(Set(versions).count == versions.count)
+        #expect(!versions.contains(FoldStateCache.noVersion))
+        // One process's versions share its random half and count its writes in the other.
+        let bytes = versions.map { withUnsafeBytes(of: $0.uuid) { Array($0) } }
+        #expect(Set(bytes.map { Array($0[0..<8]) }).count == 1)
+        let counts = bytes.map { $0[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+        #expect(zip(counts, counts.dropFirst()).allSatisfy { $0 + 1 == $1 })
+    }
+
+    /// The version stored for `key`.
+    func storedVersion(_ key: SubscriptionKey, in db: TestDatabase) async throws -> UUID? {
+        try await db.client.query(
+            """
+            SELECT state_version FROM subscription_fold_states
+            WHERE environment = \(key.environment.rawValue) AND original_transaction_id = \(key.originalTransactionID.rawValue)
+            """, logger: db.logger
+        ).decode(UUID?.self).firstAfterReadingAll() ?? nil
+    }
+
+    @Test func aRebuildKeepsTheVersionOfAStateItRebuiltAsItWasAndReplacesTheVersionOfOneItChanged() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.pki)
+            let facts = SimulatedLifecycle.renewals.facts(
+                LifecycleSetup(
+                    originalTransactionID: "770003", start: 1_735_689_600_000, bundleID: "com.example.app", appAppleID: 1_234, renewals: 3
+                )
+            )
+            try await pipeline.append(facts)
+            try await pipeline.drain()
+            let key = try #require(facts.compactMap(\.subscriptionKey).first)
+            let rebuilder = Rebuilder(client: db.client, handler: pipeline.handler, batchSize: 5, catchUpThreshold: 5)
+            // (The worker's batches were not the rebuild's: its state may summarise the facts otherwise.)
+            _ = try await rebuilder.run(dryRun: false, logger: db.logger)
+            let live = try #require(try await storedVersion(key, in: db))
+            // Rebuilt as it was: the live version stays, so processes holding the state keep using it.
+            _ = try await rebuilder.run(dryRun: false, logger: db.logger)
+            #expect(try await storedVersion(key, in: db) == live)
+            // A stored state the facts do not give (as a faulty build would have written it, under the version a
+            // process holds with the right state): the rebuild replaces the state and, with it, the version, so no
+            // process takes the state it holds for the one stored.
+            try await db.client.query(#"UPDATE subscription_fold_states SET state = state || '{"hasNotifications": false}'"#, logger: db.logger)
+            _ = try await rebuilder.run(dryRun: false, logger: db.logger)
+            let replaced = try #require(try await storedVersion(key, in: db))
+            #expect(replaced != live)
+            #expect(try await read(key, cache: FoldStateCache(capacity: 10), in: db) == SubscriptionProjection.foldWithState(facts, key: key).state)
         }
     }
 
