@@ -103,7 +103,7 @@ package struct LedgerHandler: EventHandler {
             case .retry(_, let reason):
                 outcomes.append(.retry(reason: reason))
             case .notification(let event, let fact, let bytes):
-                guard let uuid = fact.payload.notificationUUID else {
+                guard let uuid = fact.notificationUUID else {
                     outcomes.append(.reject(reason: "malformed: no notificationUUID"))
                     continue
                 }

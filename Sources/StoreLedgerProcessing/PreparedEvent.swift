@@ -30,6 +30,11 @@ package enum PreparedEvent: Sendable {
         package var renewalInfo: Data?
     }
 
+    /// The verified notification's `notificationUUID`, for a notification.
+    package var notificationUUID: NotificationUUID? {
+        if case .notification(_, let fact, _) = self { fact.notificationUUID } else { nil }
+    }
+
     /// The event this came from.
     package var event: ClaimedEvent {
         switch self {

@@ -213,24 +213,27 @@ package struct Rebuilder: Sendable {
         var sideBySide: [PreparedPage] = []
         var after: [PreparedPage] = []
         for page in pages {
+            let uuids = page.prepared.map(\.notificationUUID)
+            // Held: delivered by an earlier page (a delivery repeated within the page is applied in its order there).
+            let held = uuids.map { uuid in uuid.map(seen.contains) ?? false }
+            for case let uuid? in uuids { seen.insert(uuid) }
+            guard held.contains(true) else {
+                sideBySide.append(page)  // the common case: the page as it is, not copied event by event
+                continue
+            }
             var now = (events: [ClaimedEvent](), prepared: [PreparedEvent]())
-            var held = (events: [ClaimedEvent](), prepared: [PreparedEvent]())
-            var own: Set<NotificationUUID> = []
-            for (event, prepared) in zip(page.events, page.prepared) {
-                var uuid: NotificationUUID?
-                if case .notification(_, let fact, _) = prepared { uuid = fact.payload.notificationUUID }
-                if let uuid { own.insert(uuid) }
-                if let uuid, seen.contains(uuid) {
-                    held.events.append(event)
-                    held.prepared.append(prepared)
+            var later = (events: [ClaimedEvent](), prepared: [PreparedEvent]())
+            for (index, isHeld) in held.enumerated() {
+                if isHeld {
+                    later.events.append(page.events[index])
+                    later.prepared.append(page.prepared[index])
                 } else {
-                    now.events.append(event)
-                    now.prepared.append(prepared)
+                    now.events.append(page.events[index])
+                    now.prepared.append(page.prepared[index])
                 }
             }
-            seen.formUnion(own)
             if !now.events.isEmpty { sideBySide.append(PreparedPage(events: now.events, prepared: now.prepared)) }
-            if !held.events.isEmpty { after.append(PreparedPage(events: held.events, prepared: held.prepared)) }
+            after.append(PreparedPage(events: later.events, prepared: later.prepared))
         }
         return (sideBySide, after)
     }

@@ -31,7 +31,7 @@ public indirect enum LedgerFact: Hashable, Sendable {
     /// A stable id for ordering: the notification UUID, the transaction id, or the original transaction id.
     public var stableID: String {
         switch self {
-        case .notification(let notification): notification.payload.notificationUUID?.rawValue ?? ""
+        case .notification(let notification): notification.notificationUUID?.rawValue ?? ""
         case .transaction(let transaction): transaction.transactionID?.rawValue ?? ""
         case .renewalInfo(let renewalInfo): renewalInfo.originalTransactionID?.rawValue ?? ""
         }
@@ -50,7 +50,7 @@ public indirect enum LedgerFact: Hashable, Sendable {
     /// What makes two facts the same fact: a notification's UUID (Apple's retries keep it), otherwise the
     /// decoded content (the same JWS decodes to the same content).
     public var identity: LedgerFactIdentity {
-        if case .notification(let notification) = self, let uuid = notification.payload.notificationUUID {
+        if case .notification(let notification) = self, let uuid = notification.notificationUUID {
             return .notification(uuid)
         }
         return .content(self)

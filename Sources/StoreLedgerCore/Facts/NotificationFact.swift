@@ -103,18 +103,24 @@ public struct NotificationFact: Hashable, Sendable, Codable {
         try container.encodeIfPresent(renewalInfo, forKey: .renewalInfo)
     }
 
+    // The accessors below read one member of the stored payloads: through ``payload``'s coroutine, the whole
+    // payload was copied (with every string's retain and release) to read one of its members.
+
     /// The notification's type.
-    public var type: NotificationType? { payload.notificationType }
+    public var type: NotificationType? { storage.payload.notificationType }
 
     /// The notification's subtype.
-    public var subtype: NotificationSubtype? { payload.subtype }
+    public var subtype: NotificationSubtype? { storage.payload.subtype }
 
     /// When Apple signed the notification.
-    public var signedDate: Timestamp? { payload.signedDate }
+    public var signedDate: Timestamp? { storage.payload.signedDate }
+
+    /// Apple's id of the notification (its retries repeat it).
+    public var notificationUUID: NotificationUUID? { storage.payload.notificationUUID }
 
     /// The environment: the notification data's, else the nested payloads'.
     public var environment: AppStoreEnvironment? {
-        payload.data?.environment ?? payload.summary?.environment ?? payload.appData?.environment
-            ?? transaction?.environment ?? renewalInfo?.environment
+        storage.payload.data?.environment ?? storage.payload.summary?.environment ?? storage.payload.appData?.environment
+            ?? storage.transaction?.environment ?? storage.renewalInfo?.environment
     }
 }

@@ -112,7 +112,7 @@ extension SubscriptionFoldState {
         hasNotifications = true
         let stamp = Stamp(notification.signedDate, .notification)
         if let bundleID = notification.payload.data?.bundleID {
-            let order = Stamp(notification.signedDate, .notification, id: notification.payload.notificationUUID?.rawValue ?? "")
+            let order = Stamp(notification.signedDate, .notification, id: notification.notificationUUID?.rawValue ?? "")
             guard Self.offer(bundleID, at: order, to: &notificationBundleID) else { return false }
         }
 
