@@ -36,4 +36,21 @@ struct CoreJSONTextWriterTests {
             #expect(text { $0.isoTimestamp(Timestamp(millisecondsSince1970: milliseconds)) } == "\"\(expected)\"")
         }
     }
+
+    @Test("keys from literals are written as written, escaped where JSON needs it, as keys known only at run time are")
+    func keys() throws {
+        let written = text { out in
+            out.object { out in
+                out.field("plain", integer: 1)
+                out.key("q\"b\\s\u{1}")
+                out.null()
+                out.key(string: "t\n\"")
+                out.bool(true)
+                out.field("é", "v")
+            }
+        }
+        #expect(written == #"{"plain":1,"q\"b\\s\u0001":null,"t\n\"":true,"é":"v"}"#)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(written.utf8)) as? [String: Any])
+        #expect(Set(object.keys) == ["plain", "q\"b\\s\u{1}", "t\n\"", "é"])
+    }
 }

@@ -48,33 +48,49 @@ public struct JSONTextWriter: Sendable {
         first = false
     }
 
-    /// A member's key (then write its value).
-    public mutating func key(_ name: String) {
+    /// A member's key written in the source (then write its value): its bytes are appended straight from the
+    /// literal, with no `String` made, unless it holds a quote, a backslash or a control character (then it is
+    /// escaped as any string). A fold state and a row write dozens of keys each.
+    public mutating func key(_ name: StaticString) {
+        element()
+        let plain = name.withUTF8Buffer { utf8 in
+            guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: utf8)
+            bytes.append(UInt8(ascii: "\""))
+            return true
+        }
+        if !plain { string(name.description) }
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    /// A member's key known only at run time (a transaction id, a column's name), escaped as any string.
+    public mutating func key(string name: String) {
         element()
         string(name)
         bytes.append(UInt8(ascii: ":"))
     }
 
     /// A string member.
-    public mutating func field(_ name: String, _ value: String) {
+    public mutating func field(_ name: StaticString, _ value: String) {
         key(name)
         string(value)
     }
 
     /// A Boolean member.
-    public mutating func field(_ name: String, _ value: Bool) {
+    public mutating func field(_ name: StaticString, _ value: Bool) {
         key(name)
         bool(value)
     }
 
     /// A number member (`Double`, as `Timestamp` encodes).
-    public mutating func field(_ name: String, number value: Double) {
+    public mutating func field(_ name: StaticString, number value: Double) {
         key(name)
         number(value)
     }
 
     /// An integer member.
-    public mutating func field(_ name: String, integer value: Int64) {
+    public mutating func field(_ name: StaticString, integer value: Int64) {
         key(name)
         integer(value)
     }

@@ -26,7 +26,7 @@ extension SubscriptionFoldState {
             out.object { out in
                 for id in transactions.keys.sorted() {
                     guard let evidence = transactions[id] else { continue }
-                    out.key(id)
+                    out.key(string: id)
                     out.object { out in
                         if let revocation = evidence.revocation {
                             out.winner("revocation", revocation) { out, value in
@@ -94,7 +94,7 @@ extension SubscriptionFoldState {
 extension JSONTextWriter {
     /// A `Winner` member: its stamp and its value, which `body` writes.
     fileprivate mutating func winner<Value>(
-        _ name: String, _ winner: SubscriptionFoldState.Winner<Value>, _ body: (inout JSONTextWriter, Value) -> Void
+        _ name: StaticString, _ winner: SubscriptionFoldState.Winner<Value>, _ body: (inout JSONTextWriter, Value) -> Void
     ) {
         key(name)
         object { out in

@@ -18,7 +18,7 @@ extension ReadModelRow {
         }
         out.object { out in
             for (column, value) in zip(Self.columns, values) {
-                out.key(column)
+                out.key(string: column)
                 value.write(to: &out)
             }
         }
