@@ -11,13 +11,9 @@ extension LedgerFact {
             }
             return SubscriptionKey(environment: environment, originalTransactionID: id)
         case .notification(let notification):
-            // Fields read through the optionals, never `if let transaction = ...`: that copies the whole payload (a
-            // retain per field) on every call, and the worker asks each fact for its keys several times per batch.
-            if notification.transaction?.isAutoRenewable == false { return nil }
-            guard let environment = notification.environment,
-                let id = notification.transaction?.originalTransactionID ?? notification.renewalInfo?.originalTransactionID
-            else { return nil }
-            return SubscriptionKey(environment: environment, originalTransactionID: id)
+            // Read from the notification's storage: through `notification.transaction` the whole payload was copied
+            // (a retain per field) on every call, and the worker asks each fact for its keys several times per batch.
+            return notification.subscriptionKey
         }
     }
 
@@ -30,10 +26,7 @@ extension LedgerFact {
         case .renewalInfo:
             return nil
         case .notification(let notification):
-            guard notification.transaction?.isAutoRenewable == false, let environment = notification.environment,
-                let id = notification.transaction?.transactionID
-            else { return nil }
-            return PurchaseKey(environment: environment, transactionID: id)
+            return notification.purchaseKey
         }
     }
 }

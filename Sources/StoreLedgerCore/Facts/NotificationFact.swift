@@ -118,6 +118,39 @@ public struct NotificationFact: Hashable, Sendable, Codable {
     /// Apple's id of the notification (its retries repeat it).
     public var notificationUUID: NotificationUUID? { storage.payload.notificationUUID }
 
+    /// Whether it carries a decoded transaction.
+    public var hasTransaction: Bool {
+        if case .some = storage.transaction { true } else { false }
+    }
+
+    /// Whether it carries a decoded renewal info.
+    public var hasRenewalInfo: Bool {
+        if case .some = storage.renewalInfo { true } else { false }
+    }
+
+    /// Whether its transaction is one of an auto-renewable subscription (nil without a transaction).
+    private var transactionIsAutoRenewable: Bool? {
+        guard hasTransaction else { return nil }
+        return TransactionPayload.isAutoRenewable(
+            type: storage.transaction?.type, hasSubscriptionGroup: storage.transaction?.subscriptionGroupIdentifier != nil)
+    }
+
+    /// The subscription row it concerns: its environment and the original transaction id of its transaction or
+    /// renewal info, unless its transaction is not an auto-renewable subscription's.
+    public var subscriptionKey: SubscriptionKey? {
+        if transactionIsAutoRenewable == false { return nil }
+        guard let environment, let id = storage.transaction?.originalTransactionID ?? storage.renewalInfo?.originalTransactionID else {
+            return nil
+        }
+        return SubscriptionKey(environment: environment, originalTransactionID: id)
+    }
+
+    /// The one-time purchase row it concerns: that of its transaction, when it is not an auto-renewable subscription's.
+    public var purchaseKey: PurchaseKey? {
+        guard transactionIsAutoRenewable == false, let environment, let id = storage.transaction?.transactionID else { return nil }
+        return PurchaseKey(environment: environment, transactionID: id)
+    }
+
     /// The environment: the notification data's, else the nested payloads'.
     public var environment: AppStoreEnvironment? {
         storage.payload.data?.environment ?? storage.payload.summary?.environment ?? storage.payload.appData?.environment

@@ -2,8 +2,13 @@ extension TransactionPayload {
     /// Whether this transaction belongs to an auto-renewable subscription (by `type`, or, when `type` is
     /// missing, by having a subscription group).
     public var isAutoRenewable: Bool {
+        Self.isAutoRenewable(type: type, hasSubscriptionGroup: subscriptionGroupIdentifier != nil)
+    }
+
+    /// ``isAutoRenewable`` from the two fields it reads (for a holder that reads them without copying the payload).
+    static func isAutoRenewable(type: ProductType?, hasSubscriptionGroup: Bool) -> Bool {
         if let type { return type == .autoRenewable }
-        return subscriptionGroupIdentifier != nil
+        return hasSubscriptionGroup
     }
 
     /// The subscription row this transaction belongs to, if it is an auto-renewable subscription transaction.

@@ -77,10 +77,10 @@ package struct FactBatch: Sendable {
             ))
         // Nested signed data needs no fact of its own (and copying the decoded payload out of the notification's fact
         // retained each of its strings): only the row is added.
-        if let transactionJSON, fact.transaction != nil {
+        if let transactionJSON, fact.hasTransaction {
             Self.merge(nil, transactionJSON, eventID: eventID, into: &transactions)
         }
-        if let renewalInfoJSON, fact.renewalInfo != nil {
+        if let renewalInfoJSON, fact.hasRenewalInfo {
             Self.merge(nil, renewalInfoJSON, eventID: eventID, into: &renewalInfos)
         }
     }
