@@ -10,7 +10,7 @@ enum SHA256Digest {
     static func hex(of bytes: some DataProtocol) -> String { hex(SHA256.hash(data: bytes)) }
 
     /// A digest already computed, in lower-case hex (two characters per byte), written straight into the string's
-    /// storage (the worker names every fact and fold state it writes by such a digest).
+    /// storage (the worker names every fact it writes by such a digest).
     static func hex(_ digest: some Sequence<UInt8>) -> String {
         let bytes = Array(digest)
         return String(unsafeUninitializedCapacity: 2 * bytes.count) { text in
