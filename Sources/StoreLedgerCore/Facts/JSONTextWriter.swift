@@ -53,14 +53,7 @@ public struct JSONTextWriter: Sendable {
     /// escaped as any string). A fold state and a row write dozens of keys each.
     public mutating func key(_ name: StaticString) {
         element()
-        let plain = name.withUTF8Buffer { utf8 in
-            guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
-            bytes.append(UInt8(ascii: "\""))
-            bytes.append(contentsOf: utf8)
-            bytes.append(UInt8(ascii: "\""))
-            return true
-        }
-        if !plain { string(name.description) }
+        if !name.withUTF8Buffer({ appendQuotedIfPlain($0) }) { string(name.description) }
         bytes.append(UInt8(ascii: ":"))
     }
 
@@ -122,19 +115,10 @@ public struct JSONTextWriter: Sendable {
 
     /// A string literal (RFC 8259 §7: quote, backslash and control characters escaped).
     public mutating func string(_ value: String) {
-        bytes.append(UInt8(ascii: "\""))
         // Almost every value needs no escape: then it is appended whole, not scalar by scalar (from the string's own
         // UTF-8 storage when it has one: a plain loop over bytes, no iterator).
-        let appendedWhole =
-            value.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
-                for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return false }
-                bytes.append(contentsOf: utf8)
-                return true
-            } ?? false
-        if appendedWhole {
-            bytes.append(UInt8(ascii: "\""))
-            return
-        }
+        if value.utf8.withContiguousStorageIfAvailable({ appendQuotedIfPlain($0) }) == true { return }
+        bytes.append(UInt8(ascii: "\""))
         for scalar in value.unicodeScalars {
             switch scalar {
             case "\"": append("\\\"")
@@ -151,6 +135,16 @@ public struct JSONTextWriter: Sendable {
             }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends `utf8` between quotes and returns true when none of its bytes needs an escape (a quote, a backslash or
+    /// a control character); appends nothing and returns false otherwise. Shared by string values and literal keys.
+    private mutating func appendQuotedIfPlain(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return false }
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: utf8)
+        bytes.append(UInt8(ascii: "\""))
+        return true
     }
 
     /// An instant as an ISO 8601 UTC string with milliseconds (`"2026-11-22T08:30:00.123Z"`; PostgreSQL reads it as

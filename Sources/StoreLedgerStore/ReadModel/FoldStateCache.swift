@@ -39,15 +39,12 @@ package final class FoldStateCache: Sendable {
     /// never ``noVersion``). Two processes share a prefix with probability 2⁻⁶⁴; no system call per write, unlike a
     /// random UUID.
     package static func newVersion() -> UUID {
-        let count = writes.add(1, ordering: .relaxed).newValue
-        let prefix = processPrefix
-        func byte(_ value: UInt64, _ index: Int) -> UInt8 { UInt8(truncatingIfNeeded: value >> (56 - 8 * index)) }
-        return UUID(
-            uuid: (
-                byte(prefix, 0), byte(prefix, 1), byte(prefix, 2), byte(prefix, 3), byte(prefix, 4), byte(prefix, 5), byte(prefix, 6),
-                byte(prefix, 7), byte(count, 0), byte(count, 1), byte(count, 2), byte(count, 3), byte(count, 4), byte(count, 5),
-                byte(count, 6), byte(count, 7)
-            ))
+        var uuid = noVersion.uuid
+        withUnsafeMutableBytes(of: &uuid) { bytes in
+            bytes.storeBytes(of: processPrefix.bigEndian, as: UInt64.self)
+            bytes.storeBytes(of: writes.add(1, ordering: .relaxed).newValue.bigEndian, toByteOffset: 8, as: UInt64.self)
+        }
+        return UUID(uuid: uuid)
     }
 
     private let states: Mutex<TwoGenerationCache<SubscriptionKey, Entry>>
