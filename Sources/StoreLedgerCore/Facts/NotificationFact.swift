@@ -118,6 +118,12 @@ public struct NotificationFact: Hashable, Sendable, Codable {
     /// Apple's id of the notification (its retries repeat it).
     public var notificationUUID: NotificationUUID? { storage.payload.notificationUUID }
 
+    /// The app's bundle id, as the notification's data states it.
+    public var bundleID: BundleID? { storage.payload.data?.bundleID }
+
+    /// The subscription's status, as the notification's data states it (nil when absent or a code this ledger does not know).
+    public var statedStatus: SubscriptionStatus? { storage.payload.data?.status.flatMap(SubscriptionStatus.init(code:)) }
+
     /// Whether it carries a decoded transaction.
     public var hasTransaction: Bool {
         if case .some = storage.transaction { true } else { false }

@@ -111,12 +111,12 @@ extension SubscriptionFoldState {
         note(notification.signedDate)
         hasNotifications = true
         let stamp = Stamp(notification.signedDate, .notification)
-        if let bundleID = notification.payload.data?.bundleID {
+        if let bundleID = notification.bundleID {
             let order = Stamp(notification.signedDate, .notification, id: notification.notificationUUID?.rawValue ?? "")
             guard Self.offer(bundleID, at: order, to: &notificationBundleID) else { return false }
         }
 
-        let stated = notification.payload.data?.status.flatMap(SubscriptionStatus.init(code:))
+        let stated = notification.statedStatus
         let aboutRefund = [.refund, .revoke, .refundReversed].contains(notification.type)
         if let stated {
             guard Self.offer(stated, at: stamp, to: &notificationStatus) else { return false }

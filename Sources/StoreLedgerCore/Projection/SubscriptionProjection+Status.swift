@@ -47,7 +47,7 @@ extension SubscriptionProjection {
 
         for item in facts.notifications {
             let notification = item.payload
-            let stated = notification.payload.data?.status.flatMap(SubscriptionStatus.init(code:))
+            let stated = notification.statedStatus
             guard let value = stated ?? impliedStatus(notification, current: current) else { continue }
             status.offer(value, at: EvidenceOrder(notification.signedDate, .notification, item.canonical))
         }

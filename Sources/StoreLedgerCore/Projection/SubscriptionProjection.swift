@@ -64,7 +64,7 @@ public enum SubscriptionProjection {
         } else {
             state.productID = renewalInfo?.productID
         }
-        state.bundleID = state.bundleID ?? facts.notifications.lazy.compactMap(\.payload.payload.data?.bundleID).last
+        state.bundleID = state.bundleID ?? facts.notifications.lazy.compactMap(\.payload.bundleID).last
         state.appAccountToken =
             current?.payload.appAccountToken
             ?? facts.transactions.lazy.compactMap(\.payload.appAccountToken).last
