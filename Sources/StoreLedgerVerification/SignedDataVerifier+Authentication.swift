@@ -11,6 +11,8 @@ struct AuthenticatedJWS: Sendable {
     let jws: CompactJWS
     /// Its payload's claims.
     let claims: SignedPayloadClaims
+    /// The payload read into its model, when the claims were read from it (``DecodedPayload``).
+    let decoded: DecodedPayload?
     /// The payload's `signedDate`, if any.
     let signedDate: Date?
     /// The payload's environment, from where this kind of payload states it.
@@ -28,7 +30,8 @@ struct AuthenticatedJWS: Sendable {
             payloadJSON: jws.payloadJSON,
             environment: environment.map(AppStoreEnvironment.init(rawValue:)),
             signedDate: signedDate,
-            isLocalTestData: isLocalTestData
+            isLocalTestData: isLocalTestData,
+            decoded: decoded
         )
     }
 }
@@ -36,13 +39,23 @@ struct AuthenticatedJWS: Sendable {
 extension SignedDataVerifier {
     /// Parses `token`, then either accepts it as allowed local test data or checks header, chain and signature.
     ///
-    /// - Parameter environmentOf: Where this kind of payload states its environment.
+    /// - Parameters:
+    ///   - kind: The model to read the payload into, its claims read from it (``DecodedPayload``); nil, or a payload
+    ///     of another shape, reads the claims alone through `JSONDecoder`.
+    ///   - environmentOf: Where this kind of payload states its environment.
     func authenticate(
         _ token: String,
+        as kind: DecodedPayload.Kind? = nil,
         environmentOf: (SignedPayloadClaims) -> String?
     ) async throws(VerificationError) -> AuthenticatedJWS {
         let jws = try CompactJWS(token, recentHeaders: recentHeaders)
-        let claims = try jws.claims()
+        let decoded = kind.flatMap { DecodedPayload.plain($0, json: jws.payloadJSON) }
+        let claims: SignedPayloadClaims
+        if let decoded {
+            claims = SignedPayloadClaims(decoded)
+        } else {
+            claims = try jws.claims()
+        }
         let signedDate = claims.signedDate.map { Date(timeIntervalSince1970: $0 / 1000) }
         let stated = environmentOf(claims)
 
@@ -57,6 +70,7 @@ extension SignedDataVerifier {
             return AuthenticatedJWS(
                 jws: jws,
                 claims: claims,
+                decoded: decoded,
                 signedDate: signedDate,
                 environment: stated,
                 isLocalTestData: true,
@@ -105,6 +119,7 @@ extension SignedDataVerifier {
         return AuthenticatedJWS(
             jws: jws,
             claims: claims,
+            decoded: decoded,
             signedDate: signedDate,
             environment: stated,
             isLocalTestData: false,

@@ -59,7 +59,7 @@ package struct SignedDataVerifier: Sendable {
     /// `data.signedTransactionInfo`, `data.signedRenewalInfo` and `appData.signedAppTransactionInfo` are verified
     /// as separate JWS; a failure there fails the notification, its detail prefixed with the field's path.
     package func verifyNotification(_ signedPayload: String) async throws(VerificationError) -> VerifiedNotification {
-        let outer = try await authenticate(signedPayload, environmentOf: { $0.notificationScope.environment })
+        let outer = try await authenticate(signedPayload, as: .notification, environmentOf: { $0.notificationScope.environment })
         let scope = outer.claims.notificationScope
         try checkClaims(
             bundleID: scope.bundleId, appAppleID: scope.appAppleId, environment: scope.environment,
@@ -117,7 +117,8 @@ package struct SignedDataVerifier: Sendable {
             renewalInfo: renewalInfo,
             appTransaction: appTransaction,
             isLocalTestData: outer.isLocalTestData,
-            signingInputDigest: Array(outer.signingInputDigest)
+            signingInputDigest: Array(outer.signingInputDigest),
+            decoded: outer.decoded
         )
     }
 
@@ -143,7 +144,7 @@ package struct SignedDataVerifier: Sendable {
 extension SignedDataVerifier {
     /// ``verifyTransaction(_:)`` keeping the claims.
     func authenticatedTransaction(_ token: String) async throws(VerificationError) -> AuthenticatedJWS {
-        let verified = try await authenticate(token, environmentOf: { $0.environment })
+        let verified = try await authenticate(token, as: .transaction, environmentOf: { $0.environment })
         try checkClaims(
             bundleID: verified.claims.bundleId, appAppleID: nil, environment: verified.environment,
             isLocalTestData: verified.isLocalTestData, checksAppAppleID: false
@@ -153,7 +154,7 @@ extension SignedDataVerifier {
 
     /// ``verifyRenewalInfo(_:)`` keeping the claims.
     func authenticatedRenewalInfo(_ token: String) async throws(VerificationError) -> AuthenticatedJWS {
-        let verified = try await authenticate(token, environmentOf: { $0.environment })
+        let verified = try await authenticate(token, as: .renewalInfo, environmentOf: { $0.environment })
         try checkEnvironment(verified.environment, isLocalTestData: verified.isLocalTestData)
         return verified
     }

@@ -20,6 +20,9 @@ package struct VerifiedNotification: Hashable, Sendable {
     /// signature covers, computed once by the signature check. It names the signed header and payload bytes, so it
     /// serves as the notification's content digest without hashing the payload again.
     package let signingInputDigest: [UInt8]
+    /// `payloadJSON` read into its model when verification read the claims from it (``DecodedPayload``, a
+    /// notification): decode `payloadJSON` only when this is nil.
+    package let decoded: DecodedPayload?
 
     /// Creates a value; normally only a ``SignedDataVerifier`` does.
     package init(
@@ -30,7 +33,8 @@ package struct VerifiedNotification: Hashable, Sendable {
         renewalInfo: VerifiedSignedData?,
         appTransaction: VerifiedSignedData?,
         isLocalTestData: Bool,
-        signingInputDigest: [UInt8]
+        signingInputDigest: [UInt8],
+        decoded: DecodedPayload? = nil
     ) {
         self.signedPayload = signedPayload
         self.payloadJSON = payloadJSON
@@ -40,5 +44,6 @@ package struct VerifiedNotification: Hashable, Sendable {
         self.appTransaction = appTransaction
         self.isLocalTestData = isLocalTestData
         self.signingInputDigest = signingInputDigest
+        self.decoded = decoded
     }
 }

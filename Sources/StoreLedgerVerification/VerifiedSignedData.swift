@@ -13,6 +13,9 @@ package struct VerifiedSignedData: Hashable, Sendable {
     package let signedDate: Date?
     /// `true` when accepted as Xcode / LocalTesting data without any chain or signature check.
     package let isLocalTestData: Bool
+    /// `payloadJSON` read into its model when verification read the claims from it (``DecodedPayload``): decode
+    /// `payloadJSON` only when this is nil.
+    package let decoded: DecodedPayload?
 
     /// Creates a value; normally only a ``SignedDataVerifier`` does.
     package init(
@@ -20,12 +23,14 @@ package struct VerifiedSignedData: Hashable, Sendable {
         payloadJSON: Data,
         environment: AppStoreEnvironment?,
         signedDate: Date?,
-        isLocalTestData: Bool
+        isLocalTestData: Bool,
+        decoded: DecodedPayload? = nil
     ) {
         self.signedData = signedData
         self.payloadJSON = payloadJSON
         self.environment = environment
         self.signedDate = signedDate
         self.isLocalTestData = isLocalTestData
+        self.decoded = decoded
     }
 }

@@ -4,14 +4,12 @@ extension TransactionPayload {
     /// Decodes a transaction's JSON: the same value, or the same error, as `JSONDecoder` gives, read directly when
     /// the JSON has Apple's plain shape (``PlainJSONReader``) and through `JSONDecoder` otherwise.
     public static func decode(json: Data) throws -> TransactionPayload {
-        if let plain = try? PlainJSONReader.read(json, { reader throws(PlainJSONReader.Fallback) in try reader.transaction() }) {
-            return plain
-        }
+        if let plain = plain(json: json) { return plain }
         return try JSONDecoder().decode(TransactionPayload.self, from: json)
     }
 
-    /// The payload as read in Apple's plain shape, or nil where ``decode(json:)`` takes `JSONDecoder` (for tests).
-    package static func plain(json: Data) -> TransactionPayload? {
+    /// The payload as read in Apple's plain shape, or nil where ``decode(json:)`` takes `JSONDecoder`.
+    public static func plain(json: Data) -> TransactionPayload? {
         try? PlainJSONReader.read(json, { reader throws(PlainJSONReader.Fallback) in try reader.transaction() })
     }
 }
@@ -20,14 +18,12 @@ extension RenewalInfoPayload {
     /// Decodes a renewal info's JSON: the same value, or the same error, as `JSONDecoder` gives, read directly when
     /// the JSON has Apple's plain shape (``PlainJSONReader``) and through `JSONDecoder` otherwise.
     public static func decode(json: Data) throws -> RenewalInfoPayload {
-        if let plain = try? PlainJSONReader.read(json, { reader throws(PlainJSONReader.Fallback) in try reader.renewalInfo() }) {
-            return plain
-        }
+        if let plain = plain(json: json) { return plain }
         return try JSONDecoder().decode(RenewalInfoPayload.self, from: json)
     }
 
-    /// The payload as read in Apple's plain shape, or nil where ``decode(json:)`` takes `JSONDecoder` (for tests).
-    package static func plain(json: Data) -> RenewalInfoPayload? {
+    /// The payload as read in Apple's plain shape, or nil where ``decode(json:)`` takes `JSONDecoder`.
+    public static func plain(json: Data) -> RenewalInfoPayload? {
         try? PlainJSONReader.read(json, { reader throws(PlainJSONReader.Fallback) in try reader.renewalInfo() })
     }
 }
@@ -45,10 +41,18 @@ extension NotificationPayload {
     /// '{data,signedRenewalInfo}'`, a tenth of the bytes. `withoutNestedJWS` is nil when the JSON was decoded through
     /// `JSONDecoder` (send the whole text then).
     public static func decodeStrippingNestedJWS(json: Data) throws -> (payload: NotificationPayload, withoutNestedJWS: Data?) {
-        if let plain = try? PlainJSONReader.read(json, { reader throws(PlainJSONReader.Fallback) in try reader.notification() }) {
-            return (plain.payload, plain.stripped.map { Self.removing($0, from: json) })
-        }
+        if let plain = plainStrippingNestedJWS(json: json) { return plain }
         return (try JSONDecoder().decode(NotificationPayload.self, from: json), nil)
+    }
+
+    /// ``decodeStrippingNestedJWS(json:)`` when the JSON has Apple's plain shape, read by ``PlainJSONReader`` alone;
+    /// nil otherwise (where `decodeStrippingNestedJWS` takes `JSONDecoder`). Verification reads a notification's
+    /// claims from this value and hands it on, so that a verified payload is parsed once.
+    public static func plainStrippingNestedJWS(json: Data) -> (payload: NotificationPayload, withoutNestedJWS: Data?)? {
+        guard let plain = try? PlainJSONReader.read(json, { reader throws(PlainJSONReader.Fallback) in try reader.notification() }) else {
+            return nil
+        }
+        return (plain.payload, plain.stripped.map { Self.removing($0, from: json) })
     }
 
     /// The payload as read in Apple's plain shape, or nil where ``decode(json:)`` takes `JSONDecoder` (for tests).
