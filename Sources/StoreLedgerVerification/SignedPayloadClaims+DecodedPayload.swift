@@ -2,11 +2,13 @@ import StoreLedgerCore
 
 extension SignedPayloadClaims {
     /// The claims of a payload ``PlainJSONReader`` read into its model: what `JSONDecoder` would read from the same
-    /// text. The plain reader reads only well-typed values (a mistyped, duplicated or otherwise unusual member makes it
-    /// give up, and `JSONDecoder` reads the claims instead), and for those the lenient claims are the typed values.
-    /// A notification's `summary`, `appData` and `externalPurchaseToken` are absent here: the plain reader accepts
-    /// them only as `null`, which reads as absent. Claims no caller reads for the kind (a transaction's `appAppleId`, a
-    /// notification's top-level `environment`) are left out.
+    /// text. The plain reader reads only well-typed values (a mistyped value, a claim given twice or any other unusual
+    /// text makes it give up, and `JSONDecoder` reads the claims instead), and for those the lenient claims are the
+    /// typed values. A notification's `summary`, `appData` and `externalPurchaseToken` are absent here: the plain
+    /// reader accepts them only as `null`, which reads as absent. Claims no caller reads for the kind are left out:
+    /// a notification's top-level `environment`, `bundleId`, `appAppleId` and `receiptType` and its
+    /// `data.signedAppTransactionInfo` (its scope is `data`; app transactions are nested in `appData`), a transaction's
+    /// `appAppleId` and `receiptType`, a renewal info's `bundleId` (it has none).
     init(_ decoded: DecodedPayload) {
         self.init()
         switch decoded {

@@ -9,7 +9,7 @@ extension TransactionPayload {
     }
 
     /// The payload as read in Apple's plain shape, or nil where ``decode(json:)`` takes `JSONDecoder`.
-    public static func plain(json: Data) -> TransactionPayload? {
+    package static func plain(json: Data) -> TransactionPayload? {
         try? PlainJSONReader.read(json, { reader throws(PlainJSONReader.Fallback) in try reader.transaction() })
     }
 }
@@ -23,7 +23,7 @@ extension RenewalInfoPayload {
     }
 
     /// The payload as read in Apple's plain shape, or nil where ``decode(json:)`` takes `JSONDecoder`.
-    public static func plain(json: Data) -> RenewalInfoPayload? {
+    package static func plain(json: Data) -> RenewalInfoPayload? {
         try? PlainJSONReader.read(json, { reader throws(PlainJSONReader.Fallback) in try reader.renewalInfo() })
     }
 }
@@ -48,7 +48,7 @@ extension NotificationPayload {
     /// ``decodeStrippingNestedJWS(json:)`` when the JSON has Apple's plain shape, read by ``PlainJSONReader`` alone;
     /// nil otherwise (where `decodeStrippingNestedJWS` takes `JSONDecoder`). Verification reads a notification's
     /// claims from this value and hands it on, so that a verified payload is parsed once.
-    public static func plainStrippingNestedJWS(json: Data) -> (payload: NotificationPayload, withoutNestedJWS: Data?)? {
+    package static func plainStrippingNestedJWS(json: Data) -> (payload: NotificationPayload, withoutNestedJWS: Data?)? {
         guard let plain = try? PlainJSONReader.read(json, { reader throws(PlainJSONReader.Fallback) in try reader.notification() }) else {
             return nil
         }
@@ -57,7 +57,7 @@ extension NotificationPayload {
 
     /// The payload as read in Apple's plain shape, or nil where ``decode(json:)`` takes `JSONDecoder` (for tests).
     package static func plain(json: Data) -> NotificationPayload? {
-        (try? PlainJSONReader.read(json, { reader throws(PlainJSONReader.Fallback) in try reader.notification() }))?.payload
+        plainStrippingNestedJWS(json: json)?.payload
     }
 
     /// `json` with the `data` object's text replaced by its kept members (`Stripped`), gathered in an array and made

@@ -1,5 +1,6 @@
 import Foundation
 import StoreLedgerCore
+import StoreLedgerSimulation
 import StoreLedgerTestSupport
 import Testing
 
@@ -76,6 +77,21 @@ struct DecodedPayloadVerificationTests {
                 (.renewalInfo, try json(signer.renewalInfoPayload())),
             ]
         }
+        // Absent, null and empty members read alike both ways.
+        let signer = Self.pki.signer(environment: "Production")
+        var dataNull = signer.notificationEnvelope(type: "TEST")
+        dataNull["data"] = NSNull()
+        var dataEmpty = signer.notificationEnvelope(type: "TEST")
+        dataEmpty["data"] = [String: Any]()
+        var nullMembers = signer.notificationPayload(
+            type: "DID_RENEW", dataOverrides: ["environment": NSNull(), "appAppleId": NSNull(), "signedRenewalInfo": NSNull()])
+        nullMembers["subtype"] = NSNull()
+        nullMembers["summary"] = NSNull()
+        nullMembers["externalPurchaseToken"] = NSNull()
+        payloads += [
+            (.notification, try json(dataNull)), (.notification, try json(dataEmpty)), (.notification, try json(nullMembers)),
+            (.transaction, try json(signer.transactionPayload(overrides: ["environment": NSNull(), "signedDate": NSNull()]))),
+        ]
         for (kind, name) in [
             (DecodedPayload.Kind.notification, "testNotification"), (.transaction, "transactionInfo"), (.renewalInfo, "renewalInfo"),
         ] {
@@ -89,7 +105,7 @@ struct DecodedPayloadVerificationTests {
     @Test("claims read from a payload's model are the claims JSONDecoder reads from its text")
     func claimsAgree() throws {
         let payloads = try plainPayloads()
-        #expect(payloads.count == 17)
+        #expect(payloads.count == 21)
         for (kind, json) in payloads {
             let decoded = try #require(DecodedPayload.plain(kind, json: json), "\(kind): \(String(decoding: json, as: UTF8.self))")
             let lenient = try JSONDecoder().decode(SignedPayloadClaims.self, from: json)
@@ -158,10 +174,87 @@ struct DecodedPayloadVerificationTests {
         #expect(verified.claims.environment == .production)
         #expect(verified.transaction?.decoded != nil)
 
-        // The wrong app is still refused when the claims come from the model.
+    }
+
+    @Test("claims read from the model are judged as before: another app, a nested JWS of another app or environment")
+    func modelClaimsJudgedAsBefore() async throws {
+        let signer = Self.pki.signer()
         let other = Self.pki.signer(bundleID: "com.example.other")
-        await #expect(throws: VerificationError.self) {
-            try await verifier().verifyNotification(try other.signedNotification(type: "DID_RENEW"))
+        let production = Self.pki.signer(environment: "Production")
+        let cases: [(token: String, code: VerificationError.Code, detailPrefix: String)] = [
+            (try other.signedNotification(type: "DID_RENEW"), .wrongApp, ""),
+            (
+                try signer.sign(json: signer.notificationPayload(type: "DID_RENEW", signedTransactionInfo: try other.signedTransaction())),
+                .wrongApp, "data.signedTransactionInfo"
+            ),
+            (
+                try signer.sign(json: signer.notificationPayload(type: "DID_RENEW", signedRenewalInfo: try production.signedRenewalInfo())),
+                .wrongEnvironment, "data.signedRenewalInfo"
+            ),
+        ]
+        for (token, code, detailPrefix) in cases {
+            // The model path is the one taken: the plain reader reads the notification.
+            #expect(DecodedPayload.plain(.notification, json: try CompactJWS(token).payloadJSON) != nil)
+            let error = await #expect(throws: VerificationError.self) { try await verifier().verifyNotification(token) }
+            #expect(error?.code == code)
+            #expect(error?.detail.hasPrefix(detailPrefix) == true, "\(String(describing: error))")
         }
+    }
+
+    /// What the plain reader skips without reading (unknown members, sections that must be null) it may see twice or
+    /// with numbers no model holds; `JSONDecoder` must read such a text too, to the same claims.
+    @Test(arguments: [
+        #"{"notificationType":"TEST","x":1,"x":2,"data":{"bundleId":"b","y":true,"y":false}}"#,
+        #"{"notificationType":"TEST","x":1e99999,"data":{"environment":"Sandbox","z":-1.5E-400}}"#,
+        #"{"notificationType":"TEST","x":1234567890123456789012345678901234567890}"#,
+        #"{"notificationType":"TEST","summary":null,"summary":null,"appData":null}"#,
+        #"{"notificationType":"TEST","x":{"y":[1,{"z":null}]},"x":"again","data":{}}"#,
+    ])
+    func skippedMembersReadByJSONDecoderToo(_ text: String) throws {
+        let json = Data(text.utf8)
+        let decoded = try #require(DecodedPayload.plain(.notification, json: json))
+        let lenient = try JSONDecoder().decode(SignedPayloadClaims.self, from: json)
+        #expect(usedClaims(SignedPayloadClaims(decoded), .notification) == usedClaims(lenient, .notification))
+    }
+
+    /// Texts derived from genuine payloads by cutting, overwriting and inserting bytes (a seeded generator, so a
+    /// failure repeats): the plain reader must never read past its input, and wherever it reads one, `JSONDecoder`
+    /// must read the same text too, with the same claims. Verification runs this reader on bytes not yet
+    /// authenticated.
+    @Test("mangled payloads: the plain reader reads only what JSONDecoder reads, with the same claims")
+    func mangledPayloads() throws {
+        var generator = SplitMix64(seed: 15)
+        let alphabet = Array(#"{}[]":,.-+0123456789eEtrufalsn \"abc"#.utf8) + [0x00, 0x0A, 0xC3, 0xA9, 0xFF]
+        var readPlainly = 0
+        var tried = 0
+        for (kind, original) in try plainPayloads() {
+            let bytes = Array(original)
+            var variants: [[UInt8]] = stride(from: 0, to: bytes.count, by: max(1, bytes.count / 40)).map { Array(bytes[..<$0]) }
+            for _ in 0..<150 {
+                var mangled = bytes
+                for _ in 0...Int(generator.next() % 3) {
+                    let at = Int(generator.next() % UInt64(mangled.count))
+                    let byte = alphabet[Int(generator.next() % UInt64(alphabet.count))]
+                    switch generator.next() % 3 {
+                    case 0: mangled[at] = byte
+                    case 1: mangled.insert(byte, at: at)
+                    default: mangled.remove(at: at)
+                    }
+                }
+                variants.append(mangled)
+            }
+            for variant in variants {
+                tried += 1
+                let json = Data(variant)
+                guard let decoded = DecodedPayload.plain(kind, json: json) else { continue }
+                readPlainly += 1
+                let lenient = try #require(
+                    try? JSONDecoder().decode(SignedPayloadClaims.self, from: json), "\(String(decoding: json, as: UTF8.self))")
+                #expect(usedClaims(SignedPayloadClaims(decoded), kind) == usedClaims(lenient, kind))
+            }
+        }
+        // The mangling leaves enough texts readable for the comparison to mean something, and rejects most.
+        #expect(tried > 3_000)
+        #expect(readPlainly > 100 && readPlainly < tried / 2, "\(readPlainly) of \(tried)")
     }
 }
