@@ -58,22 +58,17 @@ package struct LedgerHandler: EventHandler {
     }
 
     private func decode(_ verified: VerifiedNotification, event: ClaimedEvent) throws -> PreparedEvent {
-        // Apple's plain JSON is read without Codable, and the payload's text to store comes without the nested JWS
-        // texts (decoded and stored on their own; PostgreSQL would strip them anyway). Verification has usually read
-        // each payload into its model already (DecodedPayload): only the rest is decoded here.
-        let (payload, withoutNestedJWS): (NotificationPayload, Data?)
-        if case .notification(let decoded, let stripped) = verified.decoded {
-            (payload, withoutNestedJWS) = (decoded, stripped)
-        } else {
-            (payload, withoutNestedJWS) = try NotificationPayload.decodeStrippingNestedJWS(json: verified.payloadJSON)
-        }
+        // Apple's plain JSON is read without Codable (by verification itself, usually: DecodedPayload), and the
+        // payload's text to store comes without the nested JWS texts (decoded and stored on their own; PostgreSQL
+        // would strip them anyway).
+        let (payload, withoutNestedJWS) = try verified.payloadStrippingNestedJWS()
         guard payload.notificationUUID != nil else {
             return .rejected(event, reason: "malformed: the notification has no notificationUUID")
         }
         let fact = NotificationFact(
             payload: payload,
-            transaction: try verified.transaction.map { try $0.decoded?.transaction ?? TransactionPayload.decode(json: $0.payloadJSON) },
-            renewalInfo: try verified.renewalInfo.map { try $0.decoded?.renewalInfo ?? RenewalInfoPayload.decode(json: $0.payloadJSON) }
+            transaction: try verified.transaction.map { try $0.transactionPayload() },
+            renewalInfo: try verified.renewalInfo.map { try $0.renewalInfoPayload() }
         )
         let bytes = PreparedEvent.VerifiedBytes(
             payload: verified.payloadJSON, contentDigest: verified.signingInputDigest, payloadWithoutNestedJWS: withoutNestedJWS,
@@ -89,13 +84,11 @@ package struct LedgerHandler: EventHandler {
         }
         if let jws = (object["signedTransaction"] ?? object["signedTransactionInfo"]) as? String {
             let verified = try await verifiers.verifyTransaction(jws)
-            let transaction = try verified.decoded?.transaction ?? TransactionPayload.decode(json: verified.payloadJSON)
-            return .signedData(event, .transaction(transaction), verified.payloadJSON)
+            return .signedData(event, .transaction(try verified.transactionPayload()), verified.payloadJSON)
         }
         if let jws = object["signedRenewalInfo"] as? String {
             let verified = try await verifiers.verifyRenewalInfo(jws)
-            let renewalInfo = try verified.decoded?.renewalInfo ?? RenewalInfoPayload.decode(json: verified.payloadJSON)
-            return .signedData(event, .renewalInfo(renewalInfo), verified.payloadJSON)
+            return .signedData(event, .renewalInfo(try verified.renewalInfoPayload()), verified.payloadJSON)
         }
         return .rejected(event, reason: "malformed: the body has no signedTransaction or signedRenewalInfo")
     }

@@ -9,8 +9,8 @@ package import StoreLedgerCore
 /// payload is not parsed a second time. Anything else (another shape, a mistyped claim) is read by `JSONDecoder` as
 /// before and carries no decoded payload.
 package enum DecodedPayload: Hashable, Sendable {
-    /// A notification, with its text without the nested JWS members when the reader could cut them out.
-    case notification(NotificationPayload, withoutNestedJWS: Data?)
+    /// A notification (with where its nested JWS members are, so that the ledger can store its text without them).
+    case notification(PlainNotification)
     /// A transaction (`JWSTransaction`).
     case transaction(TransactionPayload)
     /// A renewal info (`JWSRenewalInfo`).
@@ -30,7 +30,7 @@ package enum DecodedPayload: Hashable, Sendable {
     static func plain(_ kind: Kind, json: Data) -> DecodedPayload? {
         switch kind {
         case .notification:
-            NotificationPayload.plainStrippingNestedJWS(json: json).map { .notification($0.payload, withoutNestedJWS: $0.withoutNestedJWS) }
+            PlainNotification(json: json).map(DecodedPayload.notification)
         case .transaction:
             TransactionPayload.plain(json: json).map(DecodedPayload.transaction)
         case .renewalInfo:

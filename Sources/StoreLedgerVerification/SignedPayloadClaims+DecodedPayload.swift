@@ -12,7 +12,8 @@ extension SignedPayloadClaims {
     init(_ decoded: DecodedPayload) {
         self.init()
         switch decoded {
-        case .notification(let payload, _):
+        case .notification(let plain):
+            let payload = plain.payload
             signedDate = payload.signedDate?.millisecondsSince1970
             notificationUUID = payload.notificationUUID?.rawValue
             notificationType = payload.notificationType?.rawValue

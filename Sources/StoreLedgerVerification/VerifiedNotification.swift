@@ -1,4 +1,5 @@
 package import Foundation
+package import StoreLedgerCore
 
 /// An App Store Server Notification V2 that passed verification, with its nested JWS verified too.
 package struct VerifiedNotification: Hashable, Sendable {
@@ -21,7 +22,7 @@ package struct VerifiedNotification: Hashable, Sendable {
     /// serves as the notification's content digest without hashing the payload again.
     package let signingInputDigest: [UInt8]
     /// `payloadJSON` read into its model when verification read the claims from it (``DecodedPayload``, a
-    /// notification): decode `payloadJSON` only when this is nil.
+    /// notification); ``payloadStrippingNestedJWS()`` takes it, or decodes `payloadJSON` when this is nil.
     package let decoded: DecodedPayload?
 
     /// Creates a value; normally only a ``SignedDataVerifier`` does.
@@ -45,5 +46,15 @@ package struct VerifiedNotification: Hashable, Sendable {
         self.isLocalTestData = isLocalTestData
         self.signingInputDigest = signingInputDigest
         self.decoded = decoded
+    }
+}
+
+extension VerifiedNotification {
+    /// The notification's model and its text without the nested JWS members
+    /// (``NotificationPayload/decodeStrippingNestedJWS(json:)``): from verification's own read of `payloadJSON` when it
+    /// made one (``decoded``), decoded from `payloadJSON` otherwise.
+    package func payloadStrippingNestedJWS() throws -> (payload: NotificationPayload, withoutNestedJWS: Data?) {
+        if case .notification(let plain) = decoded { return (plain.payload, plain.withoutNestedJWS) }
+        return try NotificationPayload.decodeStrippingNestedJWS(json: payloadJSON)
     }
 }

@@ -13,8 +13,8 @@ package struct VerifiedSignedData: Hashable, Sendable {
     package let signedDate: Date?
     /// `true` when accepted as Xcode / LocalTesting data without any chain or signature check.
     package let isLocalTestData: Bool
-    /// `payloadJSON` read into its model when verification read the claims from it (``DecodedPayload``): decode
-    /// `payloadJSON` only when this is nil.
+    /// `payloadJSON` read into its model when verification read the claims from it (``DecodedPayload``);
+    /// ``transactionPayload()`` and ``renewalInfoPayload()`` take it, or decode `payloadJSON` when this is nil.
     package let decoded: DecodedPayload?
 
     /// Creates a value; normally only a ``SignedDataVerifier`` does.
@@ -32,5 +32,21 @@ package struct VerifiedSignedData: Hashable, Sendable {
         self.signedDate = signedDate
         self.isLocalTestData = isLocalTestData
         self.decoded = decoded
+    }
+}
+
+extension VerifiedSignedData {
+    /// The payload as a transaction: verification's own read of `payloadJSON` when it made one (``decoded``), decoded
+    /// from `payloadJSON` otherwise (``TransactionPayload/decode(json:)``).
+    package func transactionPayload() throws -> TransactionPayload {
+        if let transaction = decoded?.transaction { return transaction }
+        return try TransactionPayload.decode(json: payloadJSON)
+    }
+
+    /// The payload as a renewal info: verification's own read of `payloadJSON` when it made one (``decoded``), decoded
+    /// from `payloadJSON` otherwise (``RenewalInfoPayload/decode(json:)``).
+    package func renewalInfoPayload() throws -> RenewalInfoPayload {
+        if let renewalInfo = decoded?.renewalInfo { return renewalInfo }
+        return try RenewalInfoPayload.decode(json: payloadJSON)
     }
 }

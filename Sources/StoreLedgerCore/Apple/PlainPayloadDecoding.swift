@@ -41,49 +41,19 @@ extension NotificationPayload {
     /// '{data,signedRenewalInfo}'`, a tenth of the bytes. `withoutNestedJWS` is nil when the JSON was decoded through
     /// `JSONDecoder` (send the whole text then).
     public static func decodeStrippingNestedJWS(json: Data) throws -> (payload: NotificationPayload, withoutNestedJWS: Data?) {
-        if let plain = plainStrippingNestedJWS(json: json) { return plain }
+        if let plain = PlainNotification(json: json) { return (plain.payload, plain.withoutNestedJWS) }
         return (try JSONDecoder().decode(NotificationPayload.self, from: json), nil)
-    }
-
-    /// ``decodeStrippingNestedJWS(json:)`` when the JSON has Apple's plain shape, read by ``PlainJSONReader`` alone;
-    /// nil otherwise (where `decodeStrippingNestedJWS` takes `JSONDecoder`). Verification reads a notification's
-    /// claims from this value and hands it on, so that a verified payload is parsed once.
-    package static func plainStrippingNestedJWS(json: Data) -> (payload: NotificationPayload, withoutNestedJWS: Data?)? {
-        guard let plain = try? PlainJSONReader.read(json, { reader throws(PlainJSONReader.Fallback) in try reader.notification() }) else {
-            return nil
-        }
-        return (plain.payload, plain.stripped.map { Self.removing($0, from: json) })
     }
 
     /// The payload as read in Apple's plain shape, or nil where ``decode(json:)`` takes `JSONDecoder` (for tests).
     package static func plain(json: Data) -> NotificationPayload? {
-        plainStrippingNestedJWS(json: json)?.payload
-    }
-
-    /// `json` with the `data` object's text replaced by its kept members (`Stripped`), gathered in an array and made
-    /// `Data` once (each of a dozen `Data.append`s went through `Data`'s representations).
-    private static func removing(_ stripped: PlainJSONReader.Stripped, from json: Data) -> Data {
-        json.withUnsafeBytes { raw in
-            let bytes = raw.bindMemory(to: UInt8.self)
-            var result: [UInt8] = []
-            result.reserveCapacity(bytes.count - stripped.removedBytes)
-            func append(_ range: Range<Int>) { result.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[range])) }
-            append(0..<stripped.object.lowerBound)
-            result.append(UInt8(ascii: "{"))
-            for (offset, member) in stripped.kept.enumerated() {
-                if offset > 0 { result.append(UInt8(ascii: ",")) }
-                append(member)
-            }
-            result.append(UInt8(ascii: "}"))
-            append(stripped.object.upperBound..<bytes.count)
-            return Data(result)
-        }
+        PlainNotification(json: json)?.payload
     }
 }
 
 extension PlainJSONReader {
     /// Where a notification's `data` object is, and the text ranges of its members other than the nested JWS.
-    struct Stripped {
+    struct Stripped: Hashable, Sendable {
         /// The `data` object's text.
         var object: Range<Int>
         /// Its members to keep (key through value), in order.

@@ -146,13 +146,18 @@ struct DecodedPayloadVerificationTests {
         )
         let verified = try await verifier().verifyNotification(token)
         let (payload, withoutNestedJWS) = try NotificationPayload.decodeStrippingNestedJWS(json: verified.payloadJSON)
-        #expect(verified.decoded == .notification(payload, withoutNestedJWS: withoutNestedJWS))
+        #expect(verified.decoded == .notification(try #require(PlainNotification(json: verified.payloadJSON))))
+        let carried = try verified.payloadStrippingNestedJWS()
+        #expect(carried.payload == payload)
+        #expect(carried.withoutNestedJWS == withoutNestedJWS)
         #expect(withoutNestedJWS != nil)
         let transaction = try #require(verified.transaction)
         #expect(transaction.decoded == .transaction(try TransactionPayload.decode(json: transaction.payloadJSON)))
+        #expect(try transaction.transactionPayload() == TransactionPayload.decode(json: transaction.payloadJSON))
         #expect(transaction.decoded?.transaction?.transactionID?.rawValue == "77")
         let renewal = try #require(verified.renewalInfo)
         #expect(renewal.decoded == .renewalInfo(try RenewalInfoPayload.decode(json: renewal.payloadJSON)))
+        #expect(try renewal.renewalInfoPayload() == RenewalInfoPayload.decode(json: renewal.payloadJSON))
 
         let standalone = try await verifier().verifyTransaction(signer.signedTransaction())
         #expect(standalone.decoded == .transaction(try TransactionPayload.decode(json: standalone.payloadJSON)))
@@ -173,7 +178,9 @@ struct DecodedPayloadVerificationTests {
         #expect(verified.claims.appAppleID == TestSigner.defaultAppAppleID)
         #expect(verified.claims.environment == .production)
         #expect(verified.transaction?.decoded != nil)
-
+        // The ledger then decodes the notification itself, as it always did: here `JSONDecoder` refuses the string.
+        #expect(throws: DecodingError.self) { try verified.payloadStrippingNestedJWS() }
+        #expect(throws: DecodingError.self) { try NotificationPayload.decodeStrippingNestedJWS(json: verified.payloadJSON) }
     }
 
     @Test("claims read from the model are judged as before: another app, a nested JWS of another app or environment")
