@@ -1,7 +1,8 @@
 import Foundation
 import SwiftASN1
 
-/// A legacy StoreKit 1 app receipt, read with swift-asn1 only to find which transactions it names.
+/// A legacy StoreKit 1 app receipt, read with swift-asn1 only to find which transactions it names (or a StoreKit 1
+/// transaction receipt, which names one: ``init(transactionReceipt:)``).
 ///
 /// The receipt's PKCS#7 signature is **not** checked and nothing in it is trusted: the transaction ids it yields
 /// are looked up with the App Store Server API, and Apple's signed answer goes through the ledger's verifier like
@@ -43,13 +44,15 @@ package struct AppReceipt: Sendable, Equatable {
         return ordered.compactMap { $0.element.transactionID ?? $0.element.originalTransactionID }.filter { seen.insert($0).inserted }
     }
 
-    /// Parses a base64 receipt (whitespace ignored).
+    /// Parses a base64 receipt (whitespace ignored): an app receipt (PKCS#7), or a StoreKit 1 transaction receipt
+    /// (``init(transactionReceipt:)``), told apart by their first byte.
     package init(base64Encoded text: String) throws(AppReceiptError) {
-        let compact = text.filter { !$0.isWhitespace }
-        guard !compact.isEmpty, let data = Data(base64Encoded: compact) else {
-            throw AppReceiptError(.notBase64, "the receipt is not base64")
+        guard let bytes = Self.base64Bytes(text) else { throw AppReceiptError(.notBase64, "the receipt is not base64") }
+        if Self.isTransactionReceipt(bytes) {
+            try self.init(transactionReceipt: bytes)
+        } else {
+            try self.init(der: bytes)
         }
-        try self.init(der: [UInt8](data))
     }
 
     /// Parses the receipt's bytes (BER or DER PKCS#7).

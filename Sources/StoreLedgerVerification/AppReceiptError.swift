@@ -11,7 +11,8 @@ package struct AppReceiptError: Error, Hashable, Sendable, CustomStringConvertib
 
         /// The receipt is not base64 text.
         package static let notBase64 = Code(.notBase64)
-        /// The bytes are not a well-formed PKCS#7 app receipt (structure, fields or payload).
+        /// The bytes are neither a well-formed PKCS#7 app receipt (structure, fields or payload) nor a transaction
+        /// receipt's property list with its purchase-info.
         package static let malformed = Code(.malformed)
 
         /// The code's name.

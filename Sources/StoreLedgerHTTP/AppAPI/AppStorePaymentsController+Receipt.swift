@@ -5,9 +5,10 @@ import StoreLedgerProcessing
 import StoreLedgerVerification
 
 extension AppStorePaymentsController {
-    /// `POST /verify` `{receipt_data}` (a legacy StoreKit 1 app receipt): the newest transaction id is read from
-    /// the PKCS#7 receipt (never sent to the deprecated verifyReceipt), looked up with the App Store Server API,
-    /// and then handled as `/transaction`. The receipt itself is not trusted: Apple's signed answer is.
+    /// `POST /verify` `{receipt_data}` (a legacy StoreKit 1 app receipt, or an older app's transaction receipt): the
+    /// newest transaction id is read from the PKCS#7 receipt, or the one the transaction receipt's purchase-info names
+    /// (never sent to the deprecated verifyReceipt), looked up with the App Store Server API, and then handled as
+    /// `/transaction`. The receipt itself is not trusted: Apple's signed answer is.
     func verifyReceipt(_ request: Request, context: StoreLedgerRequestContext) async throws -> Response {
         struct Body: Decodable { var receipt_data: String }
         let body = try await JSONBody.decode(Body.self, from: request, context: context)

@@ -217,6 +217,25 @@ struct AppStoreRoutesTests {
             #expect(try AppAPIHarness.json(garbage)["code"] as? String == "invalid_receipt")
         }
     }
+
+    @Test func anOlderAppsTransactionReceiptIsResolvedThroughApplesAPI() async throws {
+        try await withAPI { harness, fake, http in
+            // Apple's StoreKit 1 transaction receipt vector names transaction 33993399; the fake's sandbox knows it.
+            await fake.state.addTransaction(try Self.appleTransaction("33993399"), id: "33993399", environment: .sandbox)
+            let headers = try await AppAPIHarness.headers(user: "lee")
+            let receipt = try String(
+                contentsOf: Bundle.module.resourceURL!.appendingPathComponent("Fixtures/apple/mock_signed_data/legacyTransaction"), encoding: .utf8)
+            let response = try await http.execute(
+                uri: "/api/v1/payments/appstore/verify", method: .post, headers: headers, body: try AppAPIHarness.body(["receipt_data": receipt])
+            )
+            #expect(response.status == .ok)
+            let json = try AppAPIHarness.json(response)
+            #expect(json["is_premium"] as? Bool == true)
+            #expect((json["subscription"] as? [String: Any])?["environment"] as? String == "Sandbox")
+            #expect(try await harness.count("SELECT count(*)::int8 FROM user_links WHERE user_id = 'lee'") == 1)
+            #expect(try await harness.count("SELECT count(*)::int8 FROM transactions WHERE payload->>'transactionId' = '33993399'") == 1)
+        }
+    }
 }
 
 /// The receipts copied from Apple's Xcode samples.

@@ -2,7 +2,7 @@ import Foundation
 import StoreLedgerVerification
 import Testing
 
-@Suite("Legacy app receipts: transaction ids read with swift-asn1")
+@Suite("Legacy receipts: transaction ids read from app receipts (swift-asn1) and StoreKit 1 transaction receipts")
 struct AppReceiptTests {
     static func fixture(_ name: String) throws -> String {
         try String(contentsOf: Bundle.module.resourceURL!.appendingPathComponent("Fixtures/apple/xcode/\(name)"), encoding: .utf8)
@@ -36,6 +36,78 @@ struct AppReceiptTests {
         let bytes = try #require(Data(base64Encoded: try Self.fixture("xcode-app-receipt-with-transaction").filter { !$0.isWhitespace }))
         for length in stride(from: 1, to: bytes.count, by: max(1, bytes.count / 40)) {
             let error = #expect(throws: AppReceiptError.self) { _ = try AppReceipt(der: [UInt8](bytes.prefix(length))) }
+            #expect(error?.code == .malformed)
+        }
+    }
+
+    /// A transaction receipt as StoreKit 1 wrote one (`SKPaymentTransaction.transactionReceipt`): an old-style
+    /// property list whose base64 `purchase-info` is another.
+    static func transactionReceipt(purchaseInfo: String, extra: String = "") -> String {
+        let outer = """
+            {
+            \t"signature" = "AkpOTZ0Q2xTz+a4b7c8d9e0f1g2h3i4j5k6l7m8n9o0=";
+            \t"purchase-info" = "\(Data(purchaseInfo.utf8).base64EncodedString())";
+            \t"environment" = "Sandbox";
+            \t"pod" = "100";
+            \t"signing-status" = "0";\(extra)
+            }
+            """
+        return Data(outer.utf8).base64EncodedString()
+    }
+
+    static let purchaseInfo = """
+        {
+        \t"original-purchase-date-pst" = "2013-05-28 13:00:00 America/Los_Angeles";
+        \t"original-transaction-id" = "1000000077000001";
+        \t"bvrs" = "1.0";
+        \t"transaction-id" = "1000000077000002";
+        \t"quantity" = "1";
+        \t"product-id" = "com.example.storeledger.monthly";
+        \t"item-id" = "637832456";
+        \t"bid" = "com.example.storeledger";
+        \t"purchase-date" = "2013-06-28 20:00:00 Etc/GMT";
+        \t"title" = "Premium \\"monthly\\"";
+        }
+        """
+
+    @Test func applesLegacyTransactionReceiptNamesItsTransaction() throws {
+        let receipt = try AppReceipt(base64Encoded: try Self.fixture("../mock_signed_data/legacyTransaction"))
+        #expect(receipt.transactionIDs == ["33993399"])
+        #expect(receipt.bundleID == nil)
+    }
+
+    @Test func aStoreKit1TransactionReceiptNamesItsTransactionAndProduct() throws {
+        let receipt = try AppReceipt(base64Encoded: Self.transactionReceipt(purchaseInfo: Self.purchaseInfo))
+        #expect(receipt.transactionIDs == ["1000000077000002"])
+        #expect(receipt.bundleID == "com.example.storeledger")
+        #expect(receipt.appVersion == "1.0")
+        #expect(receipt.inAppPurchases.count == 1)
+        #expect(receipt.inAppPurchases.first?.productID == "com.example.storeledger.monthly")
+        #expect(receipt.inAppPurchases.first?.originalTransactionID == "1000000077000001")
+        // A purchase-info without a transaction id names no transaction (the route answers receipt_has_no_transactions).
+        let anonymous = try AppReceipt(base64Encoded: Self.transactionReceipt(purchaseInfo: #"{ "bid" = "com.example.storeledger"; }"#))
+        #expect(anonymous.transactionIDs.isEmpty)
+    }
+
+    @Test(arguments: [
+        (#"{ "signature" = "x"; }"#, "no purchase-info"),
+        (#"{ "purchase-info" = "not base64!"; }"#, "not base64"),
+        (#"{ "purchase-info" = "e30=" }"#, "expected ;"),
+        (#"{ "purchase-info" = "e30="; "purchase-info" = "e30="; }"#, "twice"),
+        (#"{ "purchase-info" = "e30="; } trailing"#, "after its closing"),
+        (#"{ "purchase-info" = "e30=; }"#, "not closed"),
+        (#"{ purchase-info = "e30="; }"#, "expected a quoted string"),
+    ])
+    func aBrokenTransactionReceiptIsAClearError(_ text: String, _ detail: String) {
+        let error = #expect(throws: AppReceiptError.self) { _ = try AppReceipt(base64Encoded: Data(text.utf8).base64EncodedString()) }
+        #expect(error?.code == .malformed)
+        #expect(error?.detail.contains(detail) == true, "\(error?.detail ?? "")")
+    }
+
+    @Test func aTruncatedTransactionReceiptIsAnErrorNotACrash() throws {
+        let text = try #require(Data(base64Encoded: Self.transactionReceipt(purchaseInfo: Self.purchaseInfo)))
+        for length in 1..<text.count {
+            let error = #expect(throws: AppReceiptError.self) { _ = try AppReceipt(base64Encoded: text.prefix(length).base64EncodedString()) }
             #expect(error?.code == .malformed)
         }
     }
