@@ -30,13 +30,28 @@ package struct SubscriptionController: Sendable {
         group.post("sync") { request, context in try await sync(request, context: context) }
     }
 
+    /// `isPremium` now, with the type and expiry of the row that makes the user premium, else of their most recent
+    /// subscription: seed 001's backend kept the user's last premium record after it lapsed and answered with it
+    /// (`isPremium: false`, its `subscriptionType` and past `expirationDate`).
     func status(context: StoreLedgerRequestContext) async throws -> Response {
         let user = try context.requireUser()
         let summary = try await dependencies.intake.summary(of: user, at: dependencies.now(), logger: context.logger)
-        let current = summary.currentPremium
-        let period = dependencies.intake.catalog.period(of: current?.productID.map(ProductID.init))
+        let shown = summary.currentPremium ?? summary.currentSubscription
         return try JSONBody.response(
-            StatusResponse(isPremium: summary.isPremium, subscriptionType: period?.plainName, expirationDate: current?.expiresAt ?? current?.endsAt)
+            StatusResponse(
+                isPremium: summary.isPremium, subscriptionType: shown.flatMap(subscriptionType(of:)),
+                expirationDate: shown?.expiresAt ?? shown?.endsAt)
         )
+    }
+
+    /// The catalog period's plain name (`monthly`, `yearly`, …); for an auto-renewable subscription the catalog gives
+    /// no period, seed 001's own rule: `monthly` when the product id says so, else `yearly` (its backend's
+    /// `productId.includes('monthly') ? 'monthly' : 'yearly'`), so that an app moved from that backend without a
+    /// catalog gets the answers it got before.
+    func subscriptionType(of entitlement: Entitlement) -> String? {
+        let productID = entitlement.productID
+        if let period = dependencies.intake.catalog.period(of: productID.map(ProductID.init)) { return period.plainName }
+        guard entitlement.kind == .subscription, let productID else { return nil }
+        return productID.contains("monthly") ? "monthly" : "yearly"
     }
 }

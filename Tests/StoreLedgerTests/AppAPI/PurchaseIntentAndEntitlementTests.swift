@@ -190,6 +190,45 @@ struct PurchaseIntentAndEntitlementTests {
         }
     }
 
+    @Test func withoutACatalogStatusAnswersAsSeed001sBackendDidAfterALapseToo() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            try await harness.app.test(.router) { client in
+                let jo = try await AppAPIHarness.headers(user: "jo")
+                func status() async throws -> [String: Any] {
+                    try AppAPIHarness.json(try await client.execute(uri: "/api/subscription/status", method: .get, headers: jo))
+                }
+                func submit(_ signed: String) async throws {
+                    let response = try await client.execute(
+                        uri: "/api/v1/payments/appstore/transaction", method: .post, headers: jo,
+                        body: try AppAPIHarness.body(["signed_transaction": signed]))
+                    #expect(response.status == .ok)
+                }
+                // Never subscribed: no type, no date.
+                var answer = try await status()
+                #expect(answer["isPremium"] as? Bool == false)
+                #expect(answer["subscriptionType"] == nil && answer["expirationDate"] == nil)
+
+                // A monthly subscription that lapsed ten days ago: not premium, but its type and past expiry are
+                // still given, as seed 001's backend kept the user's last premium record.
+                try await submit(try harness.subscription("7100", product: "com.example.storeledger.monthly", expiresIn: -10 * 86_400))
+                answer = try await status()
+                #expect(answer["isPremium"] as? Bool == false)
+                #expect(answer["subscriptionType"] as? String == "monthly")
+                let lapsed = try #require((answer["expirationDate"] as? String).flatMap { ISO8601DateFormatter().date(from: $0) })
+                #expect(lapsed < Date().addingTimeInterval(-9 * 86_400))
+
+                // Then an active subscription whose product id does not say monthly: seed 001's rule names it yearly.
+                try await submit(try harness.subscription("7200", product: "com.example.storeledger.annual", expiresIn: 200 * 86_400))
+                answer = try await status()
+                #expect(answer["isPremium"] as? Bool == true)
+                #expect(answer["subscriptionType"] as? String == "yearly")
+                let expires = try #require((answer["expirationDate"] as? String).flatMap { ISO8601DateFormatter().date(from: $0) })
+                #expect(expires > Date().addingTimeInterval(199 * 86_400))
+            }
+        }
+    }
+
     @Test func theCatalogFileParsesAndItsErrorsNameTheProblem() throws {
         let catalog = try ProductCatalog(
             json: Data(
