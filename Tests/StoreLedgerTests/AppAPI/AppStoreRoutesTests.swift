@@ -183,6 +183,23 @@ struct AppStoreRoutesTests {
             #expect(try await harness.count("SELECT count(*)::int8 FROM events WHERE position('2099' in convert_from(body, 'UTF8')) > 0") == 0)
             let status = try AppAPIHarness.json(try await http.execute(uri: "/api/subscription/status", method: .get, headers: headers))
             #expect(status["isPremium"] as? Bool == true)
+            // Byte for byte what seed 001's app posts: its SyncRequest through a default JSONEncoder (ids as numbers,
+            // dates as seconds since 2001, a nil expiry left out).
+            struct SyncRequest: Encodable {
+                let transactionId: UInt64
+                let productId: String
+                let purchaseDate: Date
+                let expirationDate: Date?
+                let originalTransactionId: UInt64
+            }
+            let seedBody = try JSONEncoder().encode(
+                SyncRequest(
+                    transactionId: 8500, productId: "com.example.storeledger.monthly", purchaseDate: Date(), expirationDate: nil,
+                    originalTransactionId: 8500))
+            let seedSync = try await http.execute(
+                uri: "/api/subscription/sync", method: .post, headers: headers, body: ByteBuffer(bytes: seedBody))
+            #expect(seedSync.status == .ok)
+            #expect(try AppAPIHarness.json(seedSync)["is_premium"] as? Bool == true)
             let unknown = try await http.execute(
                 uri: "/api/subscription/sync", method: .post, headers: headers, body: try AppAPIHarness.body(["transactionId": "777"]))
             #expect(unknown.status == .notFound)
