@@ -20,6 +20,9 @@ package struct AppStorePaymentsController: Sendable {
     package static let prefix: RouterPath = "/api/v1/payments/appstore"
     /// The most transactions one restore may carry.
     package static let maximumRestoreCount = 200
+    /// The largest restore body: 16 kB per transaction. A transaction as Apple signs it is about 6 kB (most of it the
+    /// header's certificate chain), so ``maximumRestoreCount`` of them did not fit in the 1 MiB other bodies get.
+    package static let maximumRestoreBytes = maximumRestoreCount * 16 * 1024
 
     /// The shared dependencies.
     package let dependencies: AppAPIDependencies
@@ -114,7 +117,7 @@ package struct AppStorePaymentsController: Sendable {
 
     func restore(_ request: Request, context: StoreLedgerRequestContext) async throws -> Response {
         struct Body: Decodable { var transactions: [String] }
-        let body = try await JSONBody.decode(Body.self, from: request, context: context)
+        let body = try await JSONBody.decode(Body.self, from: request, context: context, upTo: Self.maximumRestoreBytes)
         guard body.transactions.count <= Self.maximumRestoreCount else {
             throw APIError(.badRequest, code: "too_many_transactions", message: "a restore carries at most \(Self.maximumRestoreCount) transactions")
         }

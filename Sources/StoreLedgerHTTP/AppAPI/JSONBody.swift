@@ -7,14 +7,16 @@ package enum JSONBody {
     /// The largest app-facing request body accepted (1 MiB: a restore may carry many JWS).
     package static let maximumSize = 1 << 20
 
-    /// Decodes the request body as `T`; a body that is too large, not JSON or missing a field is a 400/413 that
-    /// says which.
-    package static func decode<T: Decodable>(_ type: T.Type, from request: Request, context: StoreLedgerRequestContext) async throws -> T {
+    /// Decodes the request body as `T`; a body larger than `maximumBytes` (default ``maximumSize``), not JSON or
+    /// missing a field is a 413/400 that says which.
+    package static func decode<T: Decodable>(
+        _ type: T.Type, from request: Request, context: StoreLedgerRequestContext, upTo maximumBytes: Int = maximumSize
+    ) async throws -> T {
         let buffer: ByteBuffer
         do {
-            buffer = try await request.body.collect(upTo: maximumSize)
+            buffer = try await request.body.collect(upTo: maximumBytes)
         } catch {
-            throw APIError(.contentTooLarge, code: "payload_too_large", message: "the body is larger than \(maximumSize) bytes")
+            throw APIError(.contentTooLarge, code: "payload_too_large", message: "the body is larger than \(maximumBytes) bytes")
         }
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))

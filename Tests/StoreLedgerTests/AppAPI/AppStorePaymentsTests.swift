@@ -159,6 +159,35 @@ struct AppStorePaymentsTests {
         }
     }
 
+    @Test func aRestoreOfTheMostTransactionsAppleSizedFitsItsBodyAndALargerBodyIsA413() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            // Apple's signed transactions are about 6 kB (the certificate chain in each header): 200 of 7 kB are more
+            // than the 1 MiB other bodies get. One verifies; the rest are refused one by one, not the whole body.
+            let filler = String(repeating: "x", count: 7 * 1024)
+            let transactions =
+                [try harness.subscription("5600")] + Array(repeating: filler, count: AppStorePaymentsController.maximumRestoreCount - 1)
+            let body = try AppAPIHarness.body(["transactions": transactions])
+            #expect(body.readableBytes > JSONBody.maximumSize)
+            try await harness.app.test(.router) { client in
+                let headers = try await AppAPIHarness.headers(user: "dana")
+                let response = try await client.execute(uri: "/api/v1/payments/appstore/restore", method: .post, headers: headers, body: body)
+                #expect(response.status == .ok)
+                let json = try AppAPIHarness.json(response)
+                #expect(json["restored_count"] as? Int == 1)
+                #expect(json["rejected_count"] as? Int == AppStorePaymentsController.maximumRestoreCount - 1)
+                #expect(json["is_premium"] as? Bool == true)
+
+                let tooLarge = try AppAPIHarness.body([
+                    "transactions": [String(repeating: "x", count: AppStorePaymentsController.maximumRestoreBytes)]
+                ])
+                let refused = try await client.execute(uri: "/api/v1/payments/appstore/restore", method: .post, headers: headers, body: tooLarge)
+                #expect(refused.status == .contentTooLarge)
+                #expect(try AppAPIHarness.json(refused)["code"] as? String == "payload_too_large")
+            }
+        }
+    }
+
     @Test func aSecondUserRestoringThePurchaseTakesItOverAndTheTransferIsRecorded() async throws {
         try await TestDatabase.withFresh { db in
             let harness = try await AppAPIHarness(db, pki: Self.pki)

@@ -237,6 +237,12 @@ struct OpenAPIConformanceTests {
             client, .post, "\(payments)/restore", headers: user, body: try AppAPIHarness.body(["transactions": [active, expired, forged]]))
         try await recorder.call(
             client, .post, "\(payments)/restore", headers: user, body: try AppAPIHarness.body(["transactions": Array(repeating: "x", count: 201)]))
+        try await recorder.call(
+            client, .post, "\(payments)/transaction", headers: user,
+            body: try AppAPIHarness.body(["signed_transaction": String(repeating: "x", count: JSONBody.maximumSize)]))
+        try await recorder.call(
+            client, .post, "\(payments)/restore", headers: user,
+            body: try AppAPIHarness.body(["transactions": [String(repeating: "x", count: AppStorePaymentsController.maximumRestoreBytes)]]))
         try await recorder.call(client, .get, "\(payments)/status", headers: user)
         try await recorder.call(client, .get, "\(payments)/status", headers: try await AppAPIHarness.headers(user: "nobody"))
         try await recorder.call(client, .get, "/api/subscription/status", headers: user)
