@@ -32,6 +32,12 @@ package struct EntitlementSummary: Sendable {
         return premium.max(by: Self.endsEarlier) ?? subscriptions.max(by: Self.endsEarlier)
     }
 
+    /// The most recent subscription whose product grants premium, whether or not it grants it now (after a lapse or a
+    /// refund: the one the user last had).
+    package var lastPremiumSubscription: Entitlement? {
+        entitlements.filter { $0.kind == .subscription && $0.entitlements.contains(ProductCatalog.premium) }.max(by: Self.endsEarlier)
+    }
+
     /// The row granting premium now to show, subscriptions first (the longest running), then one-time purchases;
     /// nil exactly when `isPremium` is false.
     package var currentPremium: Entitlement? {

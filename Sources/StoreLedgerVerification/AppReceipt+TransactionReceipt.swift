@@ -5,8 +5,9 @@ extension AppReceipt {
     /// still sent by old apps) instead of an app receipt: not PKCS#7 but an old-style property list,
     /// `{ "purchase-info" = "<base64>"; "signature" = "…"; "environment" = "Sandbox"; … }`, whose `purchase-info` is
     /// another such list naming one purchase (`"transaction-id" = "1000000123456789";`, `"product-id"`,
-    /// `"original-transaction-id"`, `"bid"`, `"bvrs"`). Apple's App Store Server Library reads the same two fields
-    /// (`ReceiptUtility.extractTransactionIdFromTransactionReceipt`).
+    /// `"original-transaction-id"`, `"bid"`, `"bvrs"`). Apple's App Store Server Library reads `purchase-info` and its
+    /// `transaction-id` the same way (`ReceiptUtility.extractTransactionIdFromTransactionReceipt`); a receipt without a
+    /// transaction id has its original transaction id looked up instead, as an app receipt's purchase would.
     ///
     /// As with an app receipt, nothing here is trusted (the signature is not checked): the transaction id is only
     /// looked up with the App Store Server API, whose signed answer is verified.
@@ -43,8 +44,10 @@ extension AppReceipt {
     }
 
     /// An old-style (OpenStep) property list of quoted strings, `{ "key" = "value"; … }`: the only shape transaction
-    /// receipts use. Backslash escapes in strings are read (`\"`, `\\`, `\n`, `\t`); anything else is an error that
-    /// names `what`.
+    /// receipts use. In strings, `\n`, `\r` and `\t` are read as the control characters and a backslash before any
+    /// other character as that character (`\"`, `\\`; Apple writes no other). Whitespace around the tokens, and
+    /// whitespace or NUL bytes after the closing brace (padding some clients add), are allowed; anything else is an
+    /// error that names `what`.
     private static func propertyList(_ bytes: [UInt8], _ what: String) throws(AppReceiptError) -> [String: String] {
         var index = 0
         func skipWhitespace() {
@@ -72,6 +75,7 @@ extension AppReceipt {
                     index += 1
                     switch escaped {
                     case UInt8(ascii: "n"): text.append(0x0A)
+                    case UInt8(ascii: "r"): text.append(0x0D)
                     case UInt8(ascii: "t"): text.append(0x09)
                     default: text.append(escaped)
                     }
@@ -94,10 +98,11 @@ extension AppReceipt {
             let value = try quoted()
             try expect(UInt8(ascii: ";"), ";")
             guard entries.updateValue(value, forKey: key) == nil else {
-                throw AppReceiptError(.malformed, "\(what) names \(key) twice")
+                // The key comes from the caller: at most 64 characters of it go back in the error.
+                throw AppReceiptError(.malformed, "\(what) names \(key.prefix(64)) twice")
             }
         }
-        skipWhitespace()
+        while index < bytes.count, isWhitespace(bytes[index]) || bytes[index] == 0 { index += 1 }
         guard index == bytes.count else { throw AppReceiptError(.malformed, "\(what) has bytes after its closing }") }
         return entries
     }

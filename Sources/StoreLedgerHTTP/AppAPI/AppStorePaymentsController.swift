@@ -20,9 +20,12 @@ package struct AppStorePaymentsController: Sendable {
     package static let prefix: RouterPath = "/api/v1/payments/appstore"
     /// The most transactions one restore may carry.
     package static let maximumRestoreCount = 200
-    /// The largest restore body: 16 kB per transaction. A transaction as Apple signs it is about 6 kB (most of it the
-    /// header's certificate chain), so ``maximumRestoreCount`` of them did not fit in the 1 MiB other bodies get.
-    package static let maximumRestoreBytes = maximumRestoreCount * 16 * 1024
+    /// The largest transaction a restore reads: 16 KiB. A transaction as Apple signs it is about 6 kB (most of it the
+    /// header's certificate chain); a larger element is counted rejected without being verified or logged.
+    package static let maximumRestoreTransactionBytes = 16 * 1024
+    /// The largest restore body: ``maximumRestoreCount`` transactions of ``maximumRestoreTransactionBytes`` (200 of
+    /// Apple's did not fit in the 1 MiB other bodies get).
+    package static let maximumRestoreBytes = maximumRestoreCount * maximumRestoreTransactionBytes
 
     /// The shared dependencies.
     package let dependencies: AppAPIDependencies
@@ -125,6 +128,11 @@ package struct AppStorePaymentsController: Sendable {
         var restored = 0
         var rejected = 0
         for jws in body.transactions {
+            guard jws.utf8.count <= Self.maximumRestoreTransactionBytes else {
+                rejected += 1
+                context.logger.notice("restore: transaction larger than the limit refused unread", metadata: ["bytes": "\(jws.utf8.count)"])
+                continue
+            }
             let submission = try await dependencies.intake.submit(
                 signedTransaction: jws, source: .client, user: user, origin: context.origin(request), logger: context.logger
             )

@@ -4,7 +4,8 @@ import NIOCore
 
 /// Reading request bodies and writing answers as JSON, with errors in the `{error, code}` shape.
 package enum JSONBody {
-    /// The largest app-facing request body accepted (1 MiB: a restore may carry many JWS).
+    /// The largest app-facing request body accepted unless a route says otherwise (1 MiB; a restore takes more:
+    /// ``AppStorePaymentsController/maximumRestoreBytes``).
     package static let maximumSize = 1 << 20
 
     /// Decodes the request body as `T`; a body larger than `maximumBytes` (default ``maximumSize``), not JSON or

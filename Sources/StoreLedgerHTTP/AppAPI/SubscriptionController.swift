@@ -30,17 +30,24 @@ package struct SubscriptionController: Sendable {
         group.post("sync") { request, context in try await sync(request, context: context) }
     }
 
-    /// `isPremium` now, with the type and expiry of the row that makes the user premium, else of their most recent
-    /// subscription: seed 001's backend kept the user's last premium record after it lapsed and answered with it
-    /// (`isPremium: false`, its `subscriptionType` and past `expirationDate`).
+    /// `isPremium` now, with the type and expiry of the row that makes the user premium, else of their last
+    /// subscription that did: seed 001's backend kept the user's last premium record after it lapsed and answered with
+    /// it (`isPremium: false`, its `subscriptionType` and past `expirationDate`). A lapsed one's date is when its access
+    /// ended (a refund's revocation, a grace period's end), never an expiry still ahead that a client comparing
+    /// `expirationDate` with now would take for premium.
     func status(context: StoreLedgerRequestContext) async throws -> Response {
         let user = try context.requireUser()
         let summary = try await dependencies.intake.summary(of: user, at: dependencies.now(), logger: context.logger)
-        let shown = summary.currentPremium ?? summary.currentSubscription
+        let expirationDate: Date?
+        let shown: Entitlement?
+        if let current = summary.currentPremium {
+            (shown, expirationDate) = (current, current.expiresAt ?? current.endsAt)
+        } else {
+            shown = summary.lastPremiumSubscription
+            expirationDate = shown.flatMap { $0.endsAt ?? $0.expiresAt }
+        }
         return try JSONBody.response(
-            StatusResponse(
-                isPremium: summary.isPremium, subscriptionType: shown.flatMap(subscriptionType(of:)),
-                expirationDate: shown?.expiresAt ?? shown?.endsAt)
+            StatusResponse(isPremium: summary.isPremium, subscriptionType: shown.flatMap(subscriptionType(of:)), expirationDate: expirationDate)
         )
     }
 

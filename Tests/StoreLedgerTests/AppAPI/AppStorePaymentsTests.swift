@@ -178,6 +178,18 @@ struct AppStorePaymentsTests {
                 #expect(json["rejected_count"] as? Int == AppStorePaymentsController.maximumRestoreCount - 1)
                 #expect(json["is_premium"] as? Bool == true)
 
+                // One element larger than a transaction can be is refused unread: counted, not logged.
+                let oversized = String(repeating: "x", count: AppStorePaymentsController.maximumRestoreTransactionBytes + 1)
+                let mixed = try AppAPIHarness.json(
+                    try await client.execute(
+                        uri: "/api/v1/payments/appstore/restore", method: .post, headers: headers,
+                        body: try AppAPIHarness.body(["transactions": [try harness.subscription("5601"), oversized]])))
+                #expect(mixed["restored_count"] as? Int == 1)
+                #expect(mixed["rejected_count"] as? Int == 1)
+                #expect(
+                    try await harness.count(
+                        "SELECT count(*)::int8 FROM events WHERE length(body) > \(AppStorePaymentsController.maximumRestoreTransactionBytes)") == 0)
+
                 let tooLarge = try AppAPIHarness.body([
                     "transactions": [String(repeating: "x", count: AppStorePaymentsController.maximumRestoreBytes)]
                 ])

@@ -218,6 +218,21 @@ struct PurchaseIntentAndEntitlementTests {
                 let lapsed = try #require((answer["expirationDate"] as? String).flatMap { ISO8601DateFormatter().date(from: $0) })
                 #expect(lapsed < Date().addingTimeInterval(-9 * 86_400))
 
+                // Then one refunded an hour ago whose period would have run 20 more days: its date is the refund's,
+                // past, not the expiry ahead (a client comparing expirationDate with now must not read premium).
+                let refunded = try harness.signer.signedTransaction(
+                    harness.signer.transactionPayload(
+                        transactionID: "7150", productID: "com.example.storeledger.premium.monthly",
+                        purchaseDate: Date().addingTimeInterval(-10 * 86_400),
+                        expiresDate: Date().addingTimeInterval(20 * 86_400), signedDate: Date(),
+                        overrides: ["revocationDate": TestSigner.milliseconds(Date().addingTimeInterval(-3_600)), "revocationReason": 0]))
+                try await submit(refunded)
+                answer = try await status()
+                #expect(answer["isPremium"] as? Bool == false)
+                #expect(answer["subscriptionType"] as? String == "monthly")
+                let revoked = try #require((answer["expirationDate"] as? String).flatMap { ISO8601DateFormatter().date(from: $0) })
+                #expect(revoked < Date() && revoked > Date().addingTimeInterval(-7_200))
+
                 // Then an active subscription whose product id does not say monthly: seed 001's rule names it yearly.
                 try await submit(try harness.subscription("7200", product: "com.example.storeledger.annual", expiresIn: 200 * 86_400))
                 answer = try await status()
@@ -225,6 +240,34 @@ struct PurchaseIntentAndEntitlementTests {
                 #expect(answer["subscriptionType"] as? String == "yearly")
                 let expires = try #require((answer["expirationDate"] as? String).flatMap { ISO8601DateFormatter().date(from: $0) })
                 #expect(expires > Date().addingTimeInterval(199 * 86_400))
+            }
+        }
+    }
+
+    @Test func afterALapseStatusShowsTheLastPremiumSubscriptionNotAnotherOne() async throws {
+        let catalog = ProductCatalog(products: [
+            .init(productID: "com.example.storeledger.monthly", entitlements: ["premium"], period: SubscriptionPeriod(value: 1, unit: .month)),
+            .init(productID: "com.example.storeledger.extras", entitlements: ["extras"], period: SubscriptionPeriod(value: 1, unit: .year)),
+        ])
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki, catalog: catalog)
+            try await harness.app.test(.router) { client in
+                let kim = try await AppAPIHarness.headers(user: "kim")
+                for signed in [
+                    try harness.subscription("7300", product: "com.example.storeledger.monthly", expiresIn: -5 * 86_400),
+                    try harness.subscription("7400", product: "com.example.storeledger.extras", expiresIn: 300 * 86_400),
+                ] {
+                    let response = try await client.execute(
+                        uri: "/api/v1/payments/appstore/transaction", method: .post, headers: kim,
+                        body: try AppAPIHarness.body(["signed_transaction": signed]))
+                    #expect(response.status == .ok)
+                }
+                // The running subscription grants extras, not premium: the answer is the lapsed premium one.
+                let answer = try AppAPIHarness.json(try await client.execute(uri: "/api/subscription/status", method: .get, headers: kim))
+                #expect(answer["isPremium"] as? Bool == false)
+                #expect(answer["subscriptionType"] as? String == "monthly")
+                let ended = try #require((answer["expirationDate"] as? String).flatMap { ISO8601DateFormatter().date(from: $0) })
+                #expect(ended < Date().addingTimeInterval(-4 * 86_400))
             }
         }
     }

@@ -111,4 +111,37 @@ struct AppReceiptTests {
             #expect(error?.code == .malformed)
         }
     }
+
+    @Test func lineEndingsPaddingEscapesAndAMissingTransactionIdAreReadAsAppleWritesThem() throws {
+        // CRLF line ends, whitespace before the brace, NUL padding after it, escapes, and no transaction-id (its original
+        // id is looked up instead).
+        let inner =
+            "\r\n{\r\n\t\"original-transaction-id\" = \"1000000077000009\";\r\n\t\"transaction-id\" = \"\";\r\n"
+            + "\t\"title\" = \"a\\rb\\U00e9\\\\\";\r\n}\r\n"
+        let outer = "  {\r\n\t\"purchase-info\" = \"\(Data(inner.utf8).base64EncodedString())\";\r\n}\u{0}\u{0}\n"
+        let receipt = try AppReceipt(base64Encoded: Data(outer.utf8).base64EncodedString())
+        #expect(receipt.transactionIDs == ["1000000077000009"])
+        #expect(receipt.inAppPurchases.first?.transactionID == nil)
+        // Bytes other than whitespace or NUL after the brace are still refused.
+        let trailing = outer + "x"
+        let error = #expect(throws: AppReceiptError.self) { _ = try AppReceipt(base64Encoded: Data(trailing.utf8).base64EncodedString()) }
+        #expect(error?.code == .malformed)
+    }
+
+    @Test func aTruncatedPurchaseInfoIsAnErrorNotACrash() throws {
+        let inner = Array(Self.purchaseInfo.utf8)
+        for length in 0..<inner.count {
+            let outer = #"{ "purchase-info" = ""# + Data(inner.prefix(length)).base64EncodedString() + #""; }"#
+            let error = #expect(throws: AppReceiptError.self) { _ = try AppReceipt(base64Encoded: Data(outer.utf8).base64EncodedString()) }
+            #expect(error?.code == .malformed)
+        }
+    }
+
+    @Test func aKeyNamedTwiceIsNotEchoedWhole() {
+        let key = String(repeating: "k", count: 10_000)
+        let text = "{ \"\(key)\" = \"a\"; \"\(key)\" = \"b\"; }"
+        let error = #expect(throws: AppReceiptError.self) { _ = try AppReceipt(base64Encoded: Data(text.utf8).base64EncodedString()) }
+        #expect(error?.code == .malformed)
+        #expect((error?.detail.count ?? .max) < 200)
+    }
 }
