@@ -207,21 +207,31 @@ struct AppStoreRoutesTests {
         }
     }
 
-    @Test func aLegacyReceiptIsResolvedThroughApplesAPI() async throws {
+    @Test(arguments: [
+        ("xcode/xcode-app-receipt-with-transaction", "0"),  // Xcode's app receipt (PKCS#7), naming transaction "0"
+        ("mock_signed_data/legacyTransaction", "33993399"),  // Apple's StoreKit 1 transaction receipt vector
+    ])
+    func aLegacyReceiptIsResolvedThroughApplesAPI(_ fixture: String, _ transactionID: String) async throws {
         try await withAPI { harness, fake, http in
-            // Xcode's receipt names transaction "0"; the fake's sandbox knows it.
-            await fake.state.addTransaction(try Self.appleTransaction("0"), id: "0", environment: .sandbox)
+            // The fake's sandbox knows the transaction the receipt names.
+            await fake.state.addTransaction(try Self.appleTransaction(transactionID), id: transactionID, environment: .sandbox)
             let headers = try await AppAPIHarness.headers(user: "rae")
-            let receipt = try AppReceiptFixtures.receipt("xcode-app-receipt-with-transaction")
             let response = try await http.execute(
-                uri: "/api/v1/payments/appstore/verify", method: .post, headers: headers, body: try AppAPIHarness.body(["receipt_data": receipt])
+                uri: "/api/v1/payments/appstore/verify", method: .post, headers: headers,
+                body: try AppAPIHarness.body(["receipt_data": try AppReceiptFixtures.receipt(at: fixture)])
             )
             #expect(response.status == .ok)
             let json = try AppAPIHarness.json(response)
             #expect(json["is_premium"] as? Bool == true)
             #expect((json["subscription"] as? [String: Any])?["environment"] as? String == "Sandbox")
             #expect(try await harness.count("SELECT count(*)::int8 FROM user_links WHERE user_id = 'rae'") == 1)
+            #expect(try await harness.count("SELECT count(*)::int8 FROM transactions WHERE transaction_id = \(transactionID)") == 1)
+        }
+    }
 
+    @Test func aReceiptNamingNoTransactionOrNoReceiptAtAllIsA422() async throws {
+        try await withAPI { _, _, http in
+            let headers = try await AppAPIHarness.headers(user: "rae")
             let empty = try await http.execute(
                 uri: "/api/v1/payments/appstore/verify", method: .post, headers: headers,
                 body: try AppAPIHarness.body(["receipt_data": try AppReceiptFixtures.receipt("xcode-app-receipt-empty")])
@@ -231,33 +241,21 @@ struct AppStoreRoutesTests {
             let garbage = try await http.execute(
                 uri: "/api/v1/payments/appstore/verify", method: .post, headers: headers, body: try AppAPIHarness.body(["receipt_data": "aGVsbG8="])
             )
+            #expect(garbage.status == .unprocessableContent)
             #expect(try AppAPIHarness.json(garbage)["code"] as? String == "invalid_receipt")
-        }
-    }
-
-    @Test func anOlderAppsTransactionReceiptIsResolvedThroughApplesAPI() async throws {
-        try await withAPI { harness, fake, http in
-            // Apple's StoreKit 1 transaction receipt vector names transaction 33993399; the fake's sandbox knows it.
-            await fake.state.addTransaction(try Self.appleTransaction("33993399"), id: "33993399", environment: .sandbox)
-            let headers = try await AppAPIHarness.headers(user: "lee")
-            let receipt = try String(
-                contentsOf: Bundle.module.resourceURL!.appendingPathComponent("Fixtures/apple/mock_signed_data/legacyTransaction"), encoding: .utf8)
-            let response = try await http.execute(
-                uri: "/api/v1/payments/appstore/verify", method: .post, headers: headers, body: try AppAPIHarness.body(["receipt_data": receipt])
-            )
-            #expect(response.status == .ok)
-            let json = try AppAPIHarness.json(response)
-            #expect(json["is_premium"] as? Bool == true)
-            #expect((json["subscription"] as? [String: Any])?["environment"] as? String == "Sandbox")
-            #expect(try await harness.count("SELECT count(*)::int8 FROM user_links WHERE user_id = 'lee'") == 1)
-            #expect(try await harness.count("SELECT count(*)::int8 FROM transactions WHERE payload->>'transactionId' = '33993399'") == 1)
         }
     }
 }
 
-/// The receipts copied from Apple's Xcode samples.
+/// The receipts copied from Apple's samples and test vectors (Fixtures/apple).
 enum AppReceiptFixtures {
+    /// One of Xcode's app receipts (`xcode/`).
     static func receipt(_ name: String) throws -> String {
-        try String(contentsOf: Bundle.module.resourceURL!.appendingPathComponent("Fixtures/apple/xcode/\(name)"), encoding: .utf8)
+        try receipt(at: "xcode/\(name)")
+    }
+
+    /// The receipt at `path` under Fixtures/apple.
+    static func receipt(at path: String) throws -> String {
+        try String(contentsOf: Bundle.module.resourceURL!.appendingPathComponent("Fixtures/apple/\(path)"), encoding: .utf8)
     }
 }
