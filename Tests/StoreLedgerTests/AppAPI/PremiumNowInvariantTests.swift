@@ -218,6 +218,13 @@ struct PremiumNowInvariantTests {
             body: ["transactions": [scenario.jws]], key: "is_premium")
         try await ask("000 GET /status", "/api/v1/payments/appstore/status", .get, headers: headers, key: "has_subscription")
         try await ask("001 GET /status", "/api/subscription/status", .get, headers: headers, key: "isPremium")
+        // Seed 001's backend answered isPremium from its stored expirationDate, and a client may still compare the two:
+        // an answer that is not premium never dates an expiry still ahead (a refund, a grace period's end, a lapse).
+        let seed001 = try AppAPIHarness.json(try await http.execute(uri: "/api/subscription/status", method: .get, headers: headers))
+        if seed001["isPremium"] as? Bool == false, let date = seed001["expirationDate"] as? String {
+            let expiration = try #require(ISO8601DateFormatter().date(from: date))
+            #expect(expiration <= Date(), "\(scenario.name): not premium, yet expirationDate \(date) is ahead")
+        }
         try await ask(
             "001 POST /sync", "/api/subscription/sync", .post, headers: headers,
             body: ["transactionId": scenario.transactionID], key: "is_premium")
