@@ -56,7 +56,7 @@ struct AppAPIHarness {
     var app: some ApplicationProtocol {
         Application(
             router: buildReceiverRouter(
-                client: db.client, migrator: migrator, configuration: .init(port: 0), appAPI: AppAPI(dependencies: dependencies)
+                client: db.client, migrator: migrator, configuration: .underTest, appAPI: AppAPI(dependencies: dependencies)
             ))
     }
 

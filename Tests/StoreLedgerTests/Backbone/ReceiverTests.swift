@@ -13,7 +13,7 @@ import Testing
 struct ReceiverTests {
     let migrator = Migrator(migrations: try! Migration.bundled())
 
-    func app(_ db: TestDatabase, configuration: ReceiverConfiguration = .init(port: 0)) -> some ApplicationProtocol {
+    func app(_ db: TestDatabase, configuration: ReceiverConfiguration = .underTest) -> some ApplicationProtocol {
         Application(router: buildReceiverRouter(client: db.client, migrator: migrator, configuration: configuration))
     }
 

@@ -50,7 +50,7 @@ struct CommitFaultTests {
     }
 
     func receiver(_ db: TestDatabase) -> some ApplicationProtocol {
-        Application(router: buildReceiverRouter(client: db.client, migrator: migrator, configuration: .init(port: 0)))
+        Application(router: buildReceiverRouter(client: db.client, migrator: migrator, configuration: .underTest))
     }
 
     @Test func receiverAnswers503AndStoresNothingWhenTheCommitFails() async throws {

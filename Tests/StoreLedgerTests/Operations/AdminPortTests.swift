@@ -26,7 +26,7 @@ struct AdminPortTests {
         try await TestDatabase.withFresh { db in
             let migrator = Migrator(migrations: try Migration.bundled())
             // Work that moves the counters: a stored notification, a forged one processed by the real handler.
-            let publicApp = Application(router: buildReceiverRouter(client: db.client, migrator: migrator, configuration: .init(port: 0)))
+            let publicApp = Application(router: buildReceiverRouter(client: db.client, migrator: migrator, configuration: .underTest))
             try await publicApp.test(.router) { client in
                 let response = try await client.execute(uri: "/metrics", method: .get)
                 #expect(response.status == .notFound)

@@ -373,7 +373,7 @@ extension MonitoringAssetsTests {
         let migrator = Migrator(migrations: try Migration.bundled())
         let pipeline = try LedgerPipeline(db, pki: pki)
         // The public port: a stored and an invalid notification (receiver counters, Hummingbird's HTTP metrics).
-        let receiver = Application(router: buildReceiverRouter(client: db.client, migrator: migrator, configuration: .init(port: 0)))
+        let receiver = Application(router: buildReceiverRouter(client: db.client, migrator: migrator, configuration: .underTest))
         try await receiver.test(.router) { client in
             let stored = try await client.execute(
                 uri: "/notifications/apple", method: .post, headers: [.contentType: "application/json"],

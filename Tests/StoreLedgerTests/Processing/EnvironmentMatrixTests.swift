@@ -221,7 +221,7 @@ struct EnvironmentMatrixTests {
                 )
                 let app = Application(
                     router: buildReceiverRouter(
-                        client: db.client, migrator: Migrator(migrations: try Migration.bundled()), configuration: .init(port: 0),
+                        client: db.client, migrator: Migrator(migrations: try Migration.bundled()), configuration: .underTest,
                         appAPI: AppAPI(dependencies: dependencies)
                     ))
                 try await app.test(.router) { http in
