@@ -119,6 +119,12 @@ struct AppAPIHarness {
         try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any] ?? [:]
     }
 
+    /// The RFC 3339 date (no fractional seconds, as the answers write them) under `key` of an answer; nil when absent
+    /// or not such a date.
+    static func date(_ json: [String: Any], _ key: String) -> Date? {
+        (json[key] as? String).flatMap { ISO8601DateFormatter().date(from: $0) }
+    }
+
     /// An integer query result.
     func count(_ query: PostgresQuery) async throws -> Int {
         try await db.scalar(query)

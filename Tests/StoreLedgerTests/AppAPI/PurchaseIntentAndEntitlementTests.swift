@@ -215,7 +215,7 @@ struct PurchaseIntentAndEntitlementTests {
                 answer = try await status()
                 #expect(answer["isPremium"] as? Bool == false)
                 #expect(answer["subscriptionType"] as? String == "monthly")
-                let lapsed = try #require((answer["expirationDate"] as? String).flatMap { ISO8601DateFormatter().date(from: $0) })
+                let lapsed = try #require(AppAPIHarness.date(answer, "expirationDate"))
                 #expect(lapsed < Date().addingTimeInterval(-9 * 86_400))
 
                 // Then one refunded an hour ago whose period would have run 20 more days: its date is the refund's,
@@ -230,7 +230,7 @@ struct PurchaseIntentAndEntitlementTests {
                 answer = try await status()
                 #expect(answer["isPremium"] as? Bool == false)
                 #expect(answer["subscriptionType"] as? String == "monthly")
-                let revoked = try #require((answer["expirationDate"] as? String).flatMap { ISO8601DateFormatter().date(from: $0) })
+                let revoked = try #require(AppAPIHarness.date(answer, "expirationDate"))
                 #expect(revoked < Date() && revoked > Date().addingTimeInterval(-7_200))
 
                 // Then an active subscription whose product id does not say monthly: seed 001's rule names it yearly.
@@ -238,7 +238,7 @@ struct PurchaseIntentAndEntitlementTests {
                 answer = try await status()
                 #expect(answer["isPremium"] as? Bool == true)
                 #expect(answer["subscriptionType"] as? String == "yearly")
-                let expires = try #require((answer["expirationDate"] as? String).flatMap { ISO8601DateFormatter().date(from: $0) })
+                let expires = try #require(AppAPIHarness.date(answer, "expirationDate"))
                 #expect(expires > Date().addingTimeInterval(199 * 86_400))
             }
         }
@@ -266,7 +266,7 @@ struct PurchaseIntentAndEntitlementTests {
                 let answer = try AppAPIHarness.json(try await client.execute(uri: "/api/subscription/status", method: .get, headers: kim))
                 #expect(answer["isPremium"] as? Bool == false)
                 #expect(answer["subscriptionType"] as? String == "monthly")
-                let ended = try #require((answer["expirationDate"] as? String).flatMap { ISO8601DateFormatter().date(from: $0) })
+                let ended = try #require(AppAPIHarness.date(answer, "expirationDate"))
                 #expect(ended < Date().addingTimeInterval(-4 * 86_400))
             }
         }
