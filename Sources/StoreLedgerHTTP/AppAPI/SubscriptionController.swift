@@ -41,7 +41,8 @@ package struct SubscriptionController: Sendable {
         let expirationDate: Date?
         let shown: Entitlement?
         if let current = summary.currentPremium {
-            (shown, expirationDate) = (current, current.expiresAt ?? current.endsAt)
+            shown = current
+            expirationDate = current.expiresAt ?? current.endsAt
         } else {
             shown = summary.lastPremiumSubscription
             expirationDate = shown.flatMap { $0.endsAt ?? $0.expiresAt }
