@@ -92,7 +92,13 @@ struct HTTPTimeoutTests {
     @Test func theAdminPortClosesIdleAndDrippingConnectionsToo() async throws {
         try await TestDatabase.withFresh { db in
             // Idle alone (the dripped head decodes to nothing, so only the idle timer runs), then the request deadline alone.
-            for timeouts in [HTTPTimeouts(idle: .seconds(1), request: .seconds(60)), HTTPTimeouts(idle: .seconds(60), request: .milliseconds(300))] {
+            // The idle timer runs from the accept, so it is 3 s: a normal client that the loaded machine holds back for a
+            // second between connecting and writing is still served; the head then drips for 4.3 s, past it.
+            let cases: [(timeouts: HTTPTimeouts, drip: Duration)] = [
+                (HTTPTimeouts(idle: .seconds(3), request: .seconds(60)), .milliseconds(100)),
+                (HTTPTimeouts(idle: .seconds(60), request: .milliseconds(300)), .milliseconds(40)),
+            ]
+            for (timeouts, drip) in cases {
                 let admin = AdminApplication.service(
                     host: "127.0.0.1", port: 0, registry: PrometheusCollectorRegistry(), client: db.client, migrator: migrator,
                     timeouts: timeouts, logger: db.logger
@@ -100,7 +106,7 @@ struct HTTPTimeoutTests {
                 try await admin.test(.live) { client in
                     let port = try #require(client.port)
                     let outcome = try await RawConnection.run(port: port) { writer in
-                        try await RawConnection.drip("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", every: .milliseconds(40), to: writer)
+                        try await RawConnection.drip("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", every: drip, to: writer)
                     }
                     #expect(outcome.closedByServer, "\(timeouts)")
                     #expect(!outcome.received.contains("200 OK"), "\(timeouts)")
