@@ -1,5 +1,7 @@
 import Foundation
 import PostgresNIO
+import StoreLedgerCore
+import StoreLedgerCoreTestSupport
 import StoreLedgerStore
 import StoreLedgerTestSupport
 import Testing
@@ -333,6 +335,40 @@ struct AnalyticsViewTests {
                 "SELECT seq || ' ' || kind || ' ' || event FROM analytics.subscription_timeline WHERE original_transaction_id = '6000' ORDER BY seq"
             )
             #expect(timeline == ["1 period PURCHASE", "2 revocation REFUND_FULL", "3 notification REFUND"])
+        }
+    }
+
+    /// Apple's two EXTERNAL_PURCHASE_TOKEN samples (its library's `signedExternalPurchaseToken…Notification`), signed
+    /// for the test app and recorded by the real handler: such a notification has no `environment` field, and the view
+    /// derives it as the verifier does, Sandbox iff `externalPurchaseId` starts with "SANDBOX".
+    @Test func externalPurchaseTokenNotificationsCarryTheirEnvironment() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: try TestPKI())
+            for sample in ["signedExternalPurchaseTokenNotification", "signedExternalPurchaseTokenSandboxNotification"] {
+                var payload = try #require(
+                    try JSONSerialization.jsonObject(with: AppleSampleModels.data(named: sample)) as? [String: Any])
+                var token = try #require(payload["externalPurchaseToken"] as? [String: Any])
+                token["bundleId"] = "com.example.app"
+                token["appAppleId"] = 1_234
+                payload["externalPurchaseToken"] = token
+                payload["notificationUUID"] = UUID().uuidString.lowercased()  // the two samples share one
+                let jws = try pipeline.signer.sign(json: payload)
+                try await pipeline.append(source: .appleNotification, body: #"{"signedPayload":"\#(jws)"}"#)
+            }
+            try await pipeline.drain()
+            #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE state = 'done'") == 2)
+            let rows = try await texts(
+                db,
+                """
+                SELECT environment || ' ' || notification_type || ' ' || subtype || ' ' || bundle_id || ' ' || app_apple_id
+                FROM analytics.notifications ORDER BY environment
+                """
+            )
+            #expect(
+                rows == [
+                    "Production EXTERNAL_PURCHASE_TOKEN UNREPORTED com.example.app 1234",
+                    "Sandbox EXTERNAL_PURCHASE_TOKEN UNREPORTED com.example.app 1234",
+                ])
         }
     }
 }
