@@ -111,7 +111,7 @@ package struct AppStorePaymentsController: Sendable {
         }
         let subscription = SubscriptionBody(
             product_id: row?.productID ?? accepted.transaction.productID?.rawValue,
-            expires_date: row?.expiresAt ?? row?.endsAt ?? accepted.transaction.expiresDate?.date,
+            expires_date: row?.accessEndsAt ?? accepted.transaction.expiresDate?.date,
             is_active: row?.entitledNow ?? false,
             environment: row?.environment ?? accepted.transaction.environment?.rawValue ?? ""
         )
@@ -145,7 +145,7 @@ package struct AppStorePaymentsController: Sendable {
             }
         }
         let summary = try await dependencies.intake.summary(of: user, at: dependencies.now(), logger: context.logger)
-        let active = summary.currentPremium.map { ActiveSubscriptionBody(product_id: $0.productID, expires_date: $0.expiresAt ?? $0.endsAt) }
+        let active = summary.currentPremium.map { ActiveSubscriptionBody(product_id: $0.productID, expires_date: $0.accessEndsAt) }
         return try JSONBody.response(
             RestoreResponse(
                 success: true, restored_count: restored, rejected_count: rejected, is_premium: summary.isPremium, active_subscription: active)
@@ -164,7 +164,7 @@ package struct AppStorePaymentsController: Sendable {
         return try JSONBody.response(
             StatusResponse(
                 has_subscription: summary.isPremium, source: "appstore", status: current.statusNow,
-                product_id: current.productID, expires_date: current.expiresAt ?? current.endsAt, environment: current.environment
+                product_id: current.productID, expires_date: current.accessEndsAt, environment: current.environment
             )
         )
     }

@@ -32,23 +32,16 @@ package struct SubscriptionController: Sendable {
 
     /// `isPremium` now, with the type and expiry of the row that makes the user premium, else of their last
     /// subscription that did: seed 001's backend kept the user's last premium record after it lapsed and answered with
-    /// it (`isPremium: false`, its `subscriptionType` and past `expirationDate`). A lapsed one's date is when its access
-    /// ended (a refund's revocation, a grace period's end), never an expiry still ahead that a client comparing
-    /// `expirationDate` with now would take for premium.
+    /// it (`isPremium: false`, its `subscriptionType` and past `expirationDate`). The date is when access ends or ended
+    /// (``Entitlement/accessEndsAt``: a grace period's end, a refund's revocation), so that a client applying that
+    /// backend's rule (premium while now is before `expirationDate`) agrees with `isPremium` either way.
     func status(context: StoreLedgerRequestContext) async throws -> Response {
         let user = try context.requireUser()
         let summary = try await dependencies.intake.summary(of: user, at: dependencies.now(), logger: context.logger)
-        let expirationDate: Date?
-        let shown: Entitlement?
-        if let current = summary.currentPremium {
-            shown = current
-            expirationDate = current.expiresAt ?? current.endsAt
-        } else {
-            shown = summary.lastPremiumSubscription
-            expirationDate = shown.flatMap { $0.endsAt ?? $0.expiresAt }
-        }
+        let shown = summary.currentPremium ?? summary.lastPremiumSubscription
         return try JSONBody.response(
-            StatusResponse(isPremium: summary.isPremium, subscriptionType: shown.flatMap(subscriptionType(of:)), expirationDate: expirationDate)
+            StatusResponse(
+                isPremium: summary.isPremium, subscriptionType: shown.flatMap(subscriptionType(of:)), expirationDate: shown?.accessEndsAt)
         )
     }
 

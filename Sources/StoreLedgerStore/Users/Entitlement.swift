@@ -55,6 +55,11 @@ package struct Entitlement: Sendable, Equatable {
     /// The appAccountToken the app set.
     package var appAccountToken: String?
 
+    /// The date an app answer shows as its expiry: when access ends or ended (``endsAt``: a grace period's end, a
+    /// revocation), else the period's own end. A premium answer never carries a date already past, and a lapsed one
+    /// never a date still ahead.
+    package var accessEndsAt: Date? { endsAt ?? expiresAt }
+
     /// Creates an entitlement row.
     package init(
         kind: Kind, environment: String, originalTransactionID: String, transactionID: String?, productID: String?,

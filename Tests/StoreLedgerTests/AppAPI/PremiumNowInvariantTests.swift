@@ -218,12 +218,22 @@ struct PremiumNowInvariantTests {
             body: ["transactions": [scenario.jws]], key: "is_premium")
         try await ask("000 GET /status", "/api/v1/payments/appstore/status", .get, headers: headers, key: "has_subscription")
         try await ask("001 GET /status", "/api/subscription/status", .get, headers: headers, key: "isPremium")
-        // Seed 001's backend answered isPremium from its stored expirationDate, and a client may still compare the two:
-        // an answer that is not premium never dates an expiry still ahead (a refund, a grace period's end, a lapse).
-        let seed001 = try AppAPIHarness.json(try await http.execute(uri: "/api/subscription/status", method: .get, headers: headers))
-        if seed001["isPremium"] as? Bool == false, let date = seed001["expirationDate"] as? String {
-            let expiration = try #require(ISO8601DateFormatter().date(from: date))
-            #expect(expiration <= Date(), "\(scenario.name): not premium, yet expirationDate \(date) is ahead")
+        // Seed 001's backend answered isPremium from its stored expirationDate, and a client may still compare the two
+        // (seed 000's shows its expires_date beside "Premium Active"): a premium answer never dates an expiry already
+        // past (a grace period runs past the period's end). Seed 001's answer that is not premium never dates one still
+        // ahead (a refund, a grace period's end, a lapse); seed 000's may, with its status saying why (a subscription
+        // the catalog grants nothing for is `active` and not premium).
+        for (uri, premiumKey, dateKey) in [
+            ("/api/subscription/status", "isPremium", "expirationDate"), ("/api/v1/payments/appstore/status", "has_subscription", "expires_date"),
+        ] {
+            let answer = try AppAPIHarness.json(try await http.execute(uri: uri, method: .get, headers: headers))
+            guard let premium = answer[premiumKey] as? Bool, let date = answer[dateKey] as? String else { continue }
+            let expiration = try #require(ISO8601DateFormatter().date(from: date), "\(scenario.name): \(uri) \(date)")
+            if premium {
+                #expect(expiration > Date(), "\(scenario.name): \(uri) premium, yet \(dateKey) \(date) is past")
+            } else if premiumKey == "isPremium" {
+                #expect(expiration <= Date(), "\(scenario.name): \(uri) not premium, yet \(dateKey) \(date) is ahead")
+            }
         }
         try await ask(
             "001 POST /sync", "/api/subscription/sync", .post, headers: headers,
