@@ -10,8 +10,9 @@ import StoreLedgerStore
 ///    by the same ``LedgerHandler`` into shadow tables (``ShadowSchema``), batch by batch.
 /// 2. **Catch-up**: events that arrived meanwhile are replayed the same way, until few remain.
 /// 3. **Swap**: in one transaction that blocks writers of the live derived tables (readers go on; receivers never
-///    block), the last events are replayed and the live tables are made equal to the shadow, writing only rows
-///    that differ. Workers wait for the commit, then go on; because every row is a fold of all its facts, what
+///    block), the last events are replayed, and so are events that committed after a later id was read (ids are
+///    drawn when an append starts: the earlier reads passed over them), then the live tables are made equal to the
+///    shadow, writing only rows that differ. Workers wait for the commit, then go on; because every row is a fold of all its facts, what
 ///    they write afterwards agrees with the rebuild. Nothing is lost or applied twice: facts are keyed by content.
 ///
 /// A dry run stops before the swap and reports the rows that would change.
@@ -88,7 +89,10 @@ package struct Rebuilder: Sendable {
                 RebuildProgress(phase: phase, processed: state.processed, total: target, rate: rate, etaSeconds: rate > 0 ? Double(left) / rate : nil)
             )
         }
-        // Replay, then catch up until the tail is short.
+        // Replay, then catch up until the tail is short. An id is drawn when its append starts, not when it commits, so a
+        // page can pass over an event that commits later (group commits side by side, several receivers): the ids
+        // between those read are kept, and the swap reads them again.
+        var gaps: [ClosedRange<Int64>] = []
         var phase = "replay"
         while true {
             let end = try await client.withConnection { try await EventPage.highestID(on: $0, logger: logger) }
@@ -100,6 +104,11 @@ package struct Rebuilder: Sendable {
             var pages = try await readAndPrepare(applyConcurrency, after: state.last, through: end, logger: logger)
             while let lastID = pages.last?.lastID {
                 async let upcoming = lastID < end ? readAndPrepare(applyConcurrency, after: lastID, through: end, logger: logger) : []
+                var read = state.last
+                for page in pages {
+                    gaps += Self.gaps(after: read, in: page.events.lazy.map(\.id.rawValue))
+                    read = page.lastID
+                }
                 let rejected = try await applySideBySide(pages, into: shadow, logger: logger)
                 state = (lastID, state.processed + pages.reduce(0) { $0 + $1.events.count }, state.rejected + rejected)
                 report(phase, target: target)
@@ -116,9 +125,18 @@ package struct Rebuilder: Sendable {
             // or ends it too.
             try await checkHolder(shadow, on: connection, logger: logger)
             let end = try await EventPage.highestID(on: connection, logger: logger)
-            var cursor = last
             var tail = 0
             var tailRejected = 0
+            // Events that committed in a gap after the pages around it were read. A worker may have applied one since;
+            // the shadow must hold it too, or the merge would delete what the worker wrote. (Under the lock, any event
+            // a worker applied has committed, so this read and the tail's see it.)
+            let late = try await EventPage.read(in: gaps, on: connection, logger: logger)
+            for start in stride(from: 0, to: late.count, by: batchSize) {
+                let events = Array(late[start..<min(start + batchSize, late.count)])
+                tailRejected += try await replay(events, into: shadow, on: connection, logger: logger)
+                tail += events.count
+            }
+            var cursor = last
             while cursor < end {
                 let events = try await EventPage.read(after: cursor, through: end, limit: batchSize, on: connection, logger: logger)
                 guard let lastID = events.last?.id.rawValue else { break }
@@ -139,6 +157,17 @@ package struct Rebuilder: Sendable {
         return RebuildReport(
             eventsReplayed: state.processed, eventsRejected: state.rejected, differences: differences, rowsChanged: changed, swapped: !dryRun
         )
+    }
+
+    /// The ids missing between `after` and each of `ids` in turn (ascending): the ranges a read in id order passed over.
+    package static func gaps(after: Int64, in ids: some Sequence<Int64>) -> [ClosedRange<Int64>] {
+        var gaps: [ClosedRange<Int64>] = []
+        var previous = after
+        for id in ids {
+            if id > previous + 1 { gaps.append((previous + 1)...(id - 1)) }
+            previous = max(previous, id)
+        }
+        return gaps
     }
 
     /// A page of events and what verifying them gave, in event order.

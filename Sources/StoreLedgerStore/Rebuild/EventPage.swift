@@ -28,14 +28,35 @@ package enum EventPage {
     package static func read(
         after: Int64, through: Int64, limit: Int, on connection: PostgresConnection, logger: Logger
     ) async throws -> [ClaimedEvent] {
-        var events: [ClaimedEvent] = []
-        for try await (id, receivedAt, source, hint, body, requestID) in try await connection.query(
+        try await events(
             """
             SELECT id, received_at, source, environment_hint, body, request_id FROM events
             WHERE id > \(after) AND id <= \(through) ORDER BY id LIMIT \(limit)
             """,
-            logger: logger
-        ).decode((Int64, Date, String, String?, ByteBuffer, String?).self) {
+            on: connection, logger: logger
+        )
+    }
+
+    /// The events with an id in any of `ranges`, oldest first, as the handler takes them.
+    package static func read(in ranges: [ClosedRange<Int64>], on connection: PostgresConnection, logger: Logger) async throws -> [ClaimedEvent] {
+        guard !ranges.isEmpty else { return [] }
+        return try await events(
+            """
+            SELECT e.id, e.received_at, e.source, e.environment_hint, e.body, e.request_id
+            FROM unnest(\(ranges.map(\.lowerBound))::int8[], \(ranges.map(\.upperBound))::int8[]) AS r (low, high)
+            JOIN events e ON e.id BETWEEN r.low AND r.high
+            ORDER BY e.id
+            """,
+            on: connection, logger: logger
+        )
+    }
+
+    /// Runs `query`, which selects an event's id, received_at, source, environment_hint, body and request_id.
+    private static func events(_ query: PostgresQuery, on connection: PostgresConnection, logger: Logger) async throws -> [ClaimedEvent] {
+        var events: [ClaimedEvent] = []
+        for try await (id, receivedAt, source, hint, body, requestID) in try await connection.query(query, logger: logger)
+            .decode((Int64, Date, String, String?, ByteBuffer, String?).self)
+        {
             events.append(
                 ClaimedEvent(
                     id: EventID(id), attempt: 1, receivedAt: receivedAt, source: EventSource(rawValue: source) ?? .appleNotification,

@@ -259,4 +259,65 @@ extension RebuildTests {
             #expect(try await db.scalar("SELECT count(*) FROM pg_namespace WHERE nspname = \(ShadowSchema.name)") == 0)
         }
     }
+
+    /// An id is drawn when an append starts, not when it commits: an event can commit after a later one, once the rebuild
+    /// has read past its id, and a worker can apply it before the swap. The swap must still hold it, or merging the
+    /// shadow would delete what the worker wrote.
+    @Test func anEventCommittedAfterALaterOneIsInTheSwapToo() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.pki)
+            let facts = Self.workload()
+            let middle = facts.count / 2
+            try await pipeline.append(Array(facts[..<middle]))
+            try await pipeline.drain()
+
+            // The middle fact's append draws its id and waits, uncommitted, while the rest are appended and committed.
+            let late = try pipeline.signer.signedEvent(for: facts[middle])
+            let (appended, appendedSignal) = AsyncStream<Void>.makeStream()
+            let (release, releaseSignal) = AsyncStream<Void>.makeStream()
+            let held = Task {
+                try await db.client.inTransaction(logger: db.logger) { connection in
+                    _ = try await EventLog.append(
+                        NewEvent(source: late.source, body: ByteBuffer(string: late.body)), on: connection, sessions: DatabaseSessions(),
+                        logger: db.logger)
+                    appendedSignal.yield()
+                    for await _ in release { break }
+                }
+            }
+            for await _ in appended { break }
+            try await pipeline.append(Array(facts[(middle + 1)...]))
+            try await pipeline.drain()
+
+            let report = try await rebuilder(pipeline).run(
+                dryRun: false, logger: db.logger,
+                beforeSwap: {
+                    // The rebuild has read past it; now it commits, and a worker applies it before the swap.
+                    releaseSignal.yield()
+                    try await held.value
+                    try await pipeline.drain()
+                })
+            #expect(report.eventsReplayed == facts.count)
+            #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE state <> 'done'") == 0)
+
+            let expected = try await TestDatabase.withFresh { fresh in
+                let reference = try LedgerPipeline(fresh, pki: Self.pki)
+                try await reference.append(facts)
+                try await reference.drain()
+                return try await Self.derived(fresh)
+            }
+            #expect(
+                try await Self.derived(db).filter { !$0.hasPrefix("notification_deliveries") && !$0.hasPrefix("notifications") }
+                    == expected.filter { !$0.hasPrefix("notification_deliveries") && !$0.hasPrefix("notifications") })
+            let notificationEvents = try await db.scalar("SELECT count(*) FROM events WHERE source = 'apple_notification'")
+            #expect(try await db.scalar("SELECT count(*) FROM notification_deliveries") == notificationEvents)
+            #expect(try await rebuilder(pipeline).run(dryRun: true, logger: db.logger).differences.isEmpty)
+        }
+    }
+
+    @Test func gapsAreTheIdsAReadInIdOrderPassedOver() {
+        #expect(Rebuilder.gaps(after: 0, in: [1, 2, 3]).isEmpty)
+        #expect(Rebuilder.gaps(after: 0, in: [2, 3, 7]) == [1...1, 4...6])
+        #expect(Rebuilder.gaps(after: 10, in: [12]) == [11...11])
+        #expect(Rebuilder.gaps(after: 10, in: []).isEmpty)
+    }
 }
