@@ -177,8 +177,13 @@ package struct FakeAppStoreServer: Sendable {
                 let offset = request.uri.queryParameters.get("paginationToken").flatMap(Int.init) ?? 0
                 let body = try await request.body.collect(upTo: 1 << 16)
                 return try await guarded(request, "/inApps/v1/notifications/history") {
-                    guard (try? JSONDecoder().decode(NotificationHistoryRequest.self, from: Data(body.readableBytesView))) != nil else {
+                    guard let asked = try? JSONDecoder().decode(NotificationHistoryRequest.self, from: Data(body.readableBytesView)) else {
                         return error(400, code: 4_000_000, message: "Invalid request.")
+                    }
+                    // Apple keeps 180 days of history in production, 30 in the sandbox, and refuses an older start.
+                    let keptDays: Double = environment == .production ? 180 : 30
+                    if Double(asked.startDate) < (Date().timeIntervalSince1970 - keptDays * 86_400) * 1000 {
+                        return error(400, code: 4_000_012, message: "Start date is too far in the past.")
                     }
                     let all = await state.notifications[environment] ?? []
                     let page = Array(all.dropFirst(offset).prefix(pageSize))

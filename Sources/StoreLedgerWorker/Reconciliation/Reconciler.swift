@@ -53,38 +53,63 @@ package struct Reconciler: Sendable {
         }
     }
 
+    /// How far back Get Notification History reaches in `environment` (Apple keeps 180 days in production, 30 in the
+    /// sandbox, and refuses an older `startDate` with 4000012); an hour less, so that a request is never refused for
+    /// the time it took to send.
+    static func retention(_ environment: AppStoreAPIHost) -> TimeInterval {
+        (environment == .sandbox ? 30 : 180) * 86_400 - 3_600
+    }
+
     /// Asks for the notifications of `[start, end)` (only the failed ones when `onlyFailures`) in each environment,
-    /// and appends the unknown ones.
-    package func run(from start: Date, to end: Date, onlyFailures: Bool, logger: Logger) async throws -> Result {
+    /// and appends the unknown ones. A window reaching further back than Apple keeps is asked from its oldest day
+    /// Apple keeps. Every environment is asked even when another fails (production answers 401 until the app's first
+    /// release, and the sandbox, which Apple never retries, must not wait for it); then the failures are thrown.
+    package func run(from start: Date, to end: Date, onlyFailures: Bool, now: Date = Date(), logger: Logger) async throws -> Result {
         var result = Result()
-        let request = NotificationHistoryRequest(
-            startDate: Int64(start.timeIntervalSince1970 * 1000), endDate: Int64(end.timeIntervalSince1970 * 1000),
-            onlyFailures: onlyFailures ? true : nil
-        )
+        var failures: [ReconciliationError.Failure] = []
         for environment in environments {
-            let items = try await appStore.notificationHistory(request, environment: environment, logger: logger)
-            result.listed += items.count
-            for item in items {
-                guard let uuid = Self.notificationUUID(of: item.signedPayload) else {
-                    logger.warning("reconciliation: a listed notification has no readable notificationUUID; appending it for the worker to judge")
-                    result.appended += try await append(item.signedPayload, uuid: nil, environment: environment, logger: logger) ? 1 : 0
-                    continue
+            let from = max(start, now.addingTimeInterval(-Self.retention(environment)))
+            guard from < end else {
+                logger.notice(
+                    "reconciliation: the window is older than Apple keeps; nothing to ask",
+                    metadata: ["environment": "\(environment.rawValue)", "from": "\(start)", "to": "\(end)"])
+                continue
+            }
+            let request = NotificationHistoryRequest(
+                startDate: Int64(from.timeIntervalSince1970 * 1000), endDate: Int64(end.timeIntervalSince1970 * 1000),
+                onlyFailures: onlyFailures ? true : nil
+            )
+            do {
+                let items = try await appStore.notificationHistory(request, environment: environment, logger: logger)
+                result.listed += items.count
+                for item in items {
+                    let uuid = Self.notificationUUID(of: item.signedPayload)
+                    if uuid == nil {
+                        logger.warning("reconciliation: a listed notification has no readable notificationUUID; appending it for the worker to judge")
+                    }
+                    result.appended += try await append(item.signedPayload, uuid: uuid, environment: environment, logger: logger) ? 1 : 0
                 }
-                result.appended += try await append(item.signedPayload, uuid: uuid, environment: environment, logger: logger) ? 1 : 0
+            } catch {
+                logger.warning(
+                    "reconciliation failed in one environment; the others go on",
+                    metadata: ["environment": "\(environment.rawValue)", "error": "\(String(reflecting: error))"])
+                failures.append(.init(environment: environment, error: String(reflecting: error)))
             }
         }
         if result.appended > 0 {
             logger.notice("reconciliation appended missed notifications", metadata: ["listed": "\(result.listed)", "appended": "\(result.appended)"])
         }
+        if !failures.isEmpty { throw ReconciliationError(failures: failures, result: result) }
         return result
     }
 
     /// Reconciles the window of every change of database history not reconciled yet (a failover or restore that may
     /// have lost acknowledged events; see ``DatabaseHistory``) and marks each done, or records why it failed so the
-    /// next run tries again. Returns what the windows held.
+    /// next run tries again (and throws the first failure once every change was tried). Returns what the windows held.
     package func reconcileHistoryChanges(logger: Logger) async throws -> Result {
         let history = DatabaseHistory(client: client)
         var total = Result()
+        var firstError: (any Error)?
         for change in try await history.changes(unreconciledOnly: true, logger: logger) {
             let window = change.window()
             do {
@@ -99,10 +124,12 @@ package struct Reconciler: Sendable {
                         "listed": "\(result.listed)", "appended": "\(result.appended)",
                     ])
             } catch {
+                // Recorded, and the other changes still go on; the next run tries this one again.
                 try? await history.markReconciled(change.id, by: "reconciler", error: String(reflecting: error), logger: logger)
-                throw error
+                firstError = firstError ?? error
             }
         }
+        if let firstError { throw firstError }
         return total
     }
 

@@ -138,7 +138,8 @@ struct AppStoreAPIClientTests {
             }
             await fake.state.setNotificationHistory(items, environment: .production)
             let client = try await AppStoreAPIClient(configuration: fake.configuration())
-            let request = NotificationHistoryRequest(startDate: 0, endDate: 1_000, onlyFailures: true)
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let request = NotificationHistoryRequest(startDate: now - 3_600_000, endDate: now, onlyFailures: true)
             #expect(try await client.notificationHistory(request, environment: .production, logger: logger) == items)
             #expect(await fake.state.requests.count == 3)
         }

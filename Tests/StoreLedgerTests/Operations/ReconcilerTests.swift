@@ -69,4 +69,91 @@ struct ReconcilerTests {
             }
         }
     }
+
+    /// A missed sandbox notification, signed now, in the fake's sandbox history; returns the pipeline.
+    func missedSandboxNotification(_ db: TestDatabase, _ fake: FakeAppStoreServer) async throws -> LedgerPipeline {
+        let pipeline = try LedgerPipeline(db, pki: Self.pki)
+        let missed = try pipeline.signer.signedNotification(
+            type: "SUBSCRIBED", subtype: "INITIAL_BUY", signedDate: Date(), transaction: pipeline.signer.transactionPayload(transactionID: "31"))
+        await fake.state.setNotificationHistory([NotificationHistoryItem(signedPayload: missed, sendAttempts: nil)], environment: .sandbox)
+        return pipeline
+    }
+
+    /// Production answers 401 until the app's first release; the sandbox, which Apple never retries, is still asked.
+    @Test func everyEnvironmentIsAskedWhenOneFails() async throws {
+        try await FakeAppStoreServer.withRunning(bundleID: "com.example.app") { fake in
+            try await TestDatabase.withFresh { db in
+                _ = try await missedSandboxNotification(db, fake)
+                await fake.state.setProductionUnreleased(true)
+                let reconciler = Reconciler(
+                    client: db.client, appStore: try await AppStoreAPIClient(configuration: fake.configuration(maximumAttempts: 1)),
+                    environments: [.production, .sandbox]
+                )
+                let error = await #expect(throws: ReconciliationError.self) {
+                    try await reconciler.run(from: Date().addingTimeInterval(-3600), to: Date(), onlyFailures: false, logger: db.logger)
+                }
+                #expect(error?.failures.map(\.environment) == [.production])
+                #expect(error?.result == .init(listed: 1, appended: 1))
+                #expect(try await db.scalar("SELECT count(*) FROM events WHERE source = 'reconciliation' AND environment_hint = 'sandbox'") == 1)
+            }
+        }
+    }
+
+    /// Apple keeps 180 days of history in production and 30 in the sandbox, and refuses an older start (4000012): a
+    /// window reaching further back (an old database history change, a quiet app) is asked from the oldest day kept.
+    @Test func aWindowOlderThanAppleKeepsIsAskedFromItsOldestDay() async throws {
+        try await FakeAppStoreServer.withRunning(bundleID: "com.example.app") { fake in
+            try await TestDatabase.withFresh { db in
+                _ = try await missedSandboxNotification(db, fake)
+                let reconciler = Reconciler(
+                    client: db.client, appStore: try await AppStoreAPIClient(configuration: fake.configuration(maximumAttempts: 1)),
+                    environments: [.production, .sandbox]
+                )
+                let now = Date()
+                let result = try await reconciler.run(from: now.addingTimeInterval(-400 * 86_400), to: now, onlyFailures: false, logger: db.logger)
+                #expect(result == .init(listed: 1, appended: 1))
+                // A window wholly older than Apple keeps asks nothing.
+                let old = try await reconciler.run(
+                    from: now.addingTimeInterval(-400 * 86_400), to: now.addingTimeInterval(-300 * 86_400), onlyFailures: false, logger: db.logger)
+                #expect(old == .init())
+                #expect(await fake.state.requests.count == 2)
+            }
+        }
+    }
+
+    /// A database history change whose window fails does not keep the periodic windows from running.
+    @Test func aFailingStepDoesNotStopTheOthers() async throws {
+        try await FakeAppStoreServer.withRunning(bundleID: "com.example.app") { fake in
+            try await TestDatabase.withFresh { db in
+                _ = try await missedSandboxNotification(db, fake)
+                try await db.client.query(
+                    """
+                    INSERT INTO database_history (system_identifier, timeline, previous_system_identifier, previous_timeline, last_received_at, event_id_floor)
+                    VALUES ('2', 1, '1', 1, now() - interval '1 hour', 0)
+                    """, logger: db.logger)
+                // The history change's request (the run's first) fails; the periodic windows' requests succeed.
+                await fake.state.inject([.init(status: 400, appleErrorCode: 4_000_000)])
+                let service = ReconcilerService(
+                    reconciler: Reconciler(
+                        client: db.client, appStore: try await AppStoreAPIClient(configuration: fake.configuration(maximumAttempts: 1)),
+                        environments: [.sandbox]),
+                    interval: .seconds(3600), logger: db.logger
+                )
+                let firstRun = await service.runOnce(now: Date())
+                let paths = await fake.state.requests.map(\.path)
+                #expect(firstRun == 1, "\(paths)")
+                #expect(try await db.scalar("SELECT count(*) FROM events WHERE source = 'reconciliation'") == 1)
+                #expect(
+                    try await db.scalar(
+                        "SELECT count(*) FROM database_history WHERE system_identifier = '2' AND reconciled_at IS NULL AND last_reconcile_error IS NOT NULL"
+                    ) == 1)
+                // The next run reconciles the change.
+                #expect(await service.runOnce(now: Date()) == 0)
+                #expect(
+                    try await db.scalar(
+                        "SELECT count(*) FROM database_history WHERE system_identifier = '2' AND reconciled_at IS NOT NULL AND last_reconcile_error IS NULL"
+                    ) == 1)
+            }
+        }
+    }
 }
