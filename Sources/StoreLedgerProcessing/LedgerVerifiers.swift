@@ -39,6 +39,15 @@ package struct LedgerVerifiers: Sendable {
         allowXcodeEnvironment: Bool = false
     ) throws(VerificationError) {
         let source = environmentsSource ?? "\(Self.environmentsKey)=\(environments.map(\.rawValue).joined(separator: ","))"
+        // Xcode data has no App Store signature (anyone can make it), and entitlements do not look at environments: in
+        // a deployment that takes real money, it would let any client post itself a subscription.
+        if allowXcodeEnvironment && environments.contains(.production) {
+            throw VerificationError(
+                .invalidConfiguration,
+                "ALLOW_XCODE_DATA accepts data Xcode signs locally, which anyone can make; it is for development and cannot be "
+                    + "combined with accepting Production (\(source)): accept Sandbox only (\(Self.environmentsKey)=Sandbox) or turn it off"
+            )
+        }
         self.init(
             try SignedDataVerifier(
                 configuration: VerifierConfiguration(
@@ -50,8 +59,8 @@ package struct LedgerVerifiers: Sendable {
     ///
     /// - Parameter environmentsSetting: `APPLE_ENVIRONMENTS` (comma-separated `Production`, `Sandbox`, any case), or nil
     ///   for the default: Production and Sandbox when every app has its App Apple ID, else Sandbox only.
-    /// - Throws: ``VerificationError/Code/invalidConfiguration`` naming the setting when it is malformed, or when it
-    ///   accepts Production for an app without its App Apple ID.
+    /// - Throws: ``VerificationError/Code/invalidConfiguration`` naming the setting when it is malformed, when it
+    ///   accepts Production for an app without its App Apple ID, or Production with `allowXcodeEnvironment`.
     package init(
         apps: [AppIdentity],
         environmentsSetting: String?,

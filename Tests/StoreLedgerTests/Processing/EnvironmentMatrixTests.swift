@@ -73,7 +73,8 @@ struct EnvironmentMatrixTests {
         }
     }
 
-    /// Every deployment that starts (without `APP_APPLE_ID`, accepting Production is refused: see below).
+    /// Every deployment that starts (without `APP_APPLE_ID`, or with `ALLOW_XCODE_DATA`, accepting Production is
+    /// refused: see below).
     static let deployments: [Deployment] = [false, true].flatMap { xcode in
         [
             Deployment(
@@ -94,7 +95,7 @@ struct EnvironmentMatrixTests {
             Deployment(
                 appAppleIDSet: false, environmentsSetting: "Sandbox", allowXcode: xcode, accepts: ["Sandbox"],
                 source: "APPLE_ENVIRONMENTS=Sandbox"),
-        ]
+        ].filter { !xcode || !$0.accepts.contains("Production") }
     }
 
     /// Signed data of one environment, shaped as Apple (or Xcode) sends it.
@@ -359,6 +360,20 @@ struct EnvironmentMatrixTests {
     /// Ways in per environment: 5 receiver routes, a standalone renewal info, /transaction and /restore (4
     /// environments); reconciliation, validate and sync (Production, Sandbox); validate/sand (Sandbox); /verify (2).
     static let casesPerDeployment = 8 * 4 + 3 * 2 + 1 + 2
+
+    @Test("with ALLOW_XCODE_DATA, a deployment accepting Production refuses to start, naming the settings")
+    func xcodeDataWithProductionIsRefused() throws {
+        let app = AppIdentity(bundleID: Self.bundleID, appAppleID: 1)
+        for setting in [nil, "Production", "Sandbox,Production"] {
+            let error = #expect(throws: VerificationError.self) {
+                try LedgerVerifiers(apps: [app], environmentsSetting: setting, allowXcodeEnvironment: true)
+            }
+            #expect(error?.code == .invalidConfiguration)
+            #expect(error?.detail.hasPrefix("ALLOW_XCODE_DATA accepts data Xcode signs locally") == true, "\(String(describing: error))")
+            #expect(error?.detail.contains("APPLE_ENVIRONMENTS") == true)
+        }
+        #expect(try LedgerVerifiers(apps: [app], environmentsSetting: "Sandbox", allowXcodeEnvironment: true).environments == [.sandbox])
+    }
 
     @Test("without APP_APPLE_ID, a deployment accepting Production refuses to start, naming the settings")
     func productionWithoutAppAppleIDIsRefused() throws {
