@@ -52,12 +52,7 @@ package struct PurchaseIntake: Sendable {
         origin: Origin, logger: Logger
     ) async throws -> PurchaseSubmission {
         let key = source == .serverAPI ? "signedTransactionInfo" : "signedTransaction"
-        let body = try JSONSerialization.data(withJSONObject: [key: jws], options: [.sortedKeys, .withoutEscapingSlashes])
-        let event = NewEvent(
-            source: source, environmentHint: environmentHint, route: origin.route, body: ByteBuffer(bytes: body),
-            remoteAddress: origin.remoteAddress, contentType: "application/json", userAgent: origin.userAgent,
-            requestID: origin.requestID, userID: user?.rawValue
-        )
+        let event = try Self.event([key: jws], source: source, environmentHint: environmentHint, user: user, origin: origin)
         return try await processor.process(event, logger: logger) { prepared, outcome, connection in
             switch outcome {
             case .reject(let reason): return .rejected(reason: reason)
@@ -91,6 +86,30 @@ package struct PurchaseIntake: Sendable {
             )
             return .accepted(.init(eventID: claimed.id, transaction: transaction, entitlement: entitlement, owner: owner, link: link))
         }
+    }
+
+    /// Records a renewal info Apple's API returned (source `server_api`): appended, verified, recorded and projected in
+    /// one transaction, like a transaction; returns what the handler decided (`nil` when it was accepted, else why not).
+    package func record(signedRenewalInfo jws: String, environmentHint: EnvironmentHint?, origin: Origin, logger: Logger) async throws -> String? {
+        let event = try Self.event(["signedRenewalInfo": jws], source: .serverAPI, environmentHint: environmentHint, user: nil, origin: origin)
+        return try await processor.process(event, logger: logger) { _, outcome, _ in
+            switch outcome {
+            case .done: return nil
+            case .reject(let reason), .retry(let reason): return reason
+            }
+        }
+    }
+
+    /// The event that carries `body` (one signed value under its key), as the handler reads client and Server API bodies.
+    private static func event(
+        _ body: [String: String], source: EventSource, environmentHint: EnvironmentHint?, user: UserID?, origin: Origin
+    ) throws -> NewEvent {
+        NewEvent(
+            source: source, environmentHint: environmentHint, route: origin.route,
+            body: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes])),
+            remoteAddress: origin.remoteAddress, contentType: "application/json", userAgent: origin.userAgent,
+            requestID: origin.requestID, userID: user?.rawValue
+        )
     }
 
     /// What `user` holds at `date`, as `entitlements_at(date)` says.

@@ -53,6 +53,8 @@ package actor FakeAppStoreState {
     package var productionUnreleased = false
     /// Every request, in order.
     package private(set) var requests: [LoggedRequest] = []
+    /// The Get Transaction Info requests, in order.
+    package var transactionInfoRequests: [LoggedRequest] { requests.filter { $0.path.hasPrefix("/inApps/v1/transactions/") } }
     /// The tokens the fake received: header and claims JSON, in order.
     package private(set) var receivedTokens: [(header: Data, claims: Data)] = []
     /// Test notifications requested.

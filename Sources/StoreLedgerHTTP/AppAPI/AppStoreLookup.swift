@@ -46,10 +46,46 @@ struct AppStoreLookup: Sendable {
                 message: "Apple's App Store Server API could not answer (\(error.code)); retry later")
         }
         let (jws, environment) = answer
-        return try await dependencies.intake.submit(
-            signedTransaction: jws, source: .serverAPI, environmentHint: environment == .sandbox ? .sandbox : .production,
-            user: user, origin: context.origin(request), logger: context.logger
+        let hint: EnvironmentHint = environment == .sandbox ? .sandbox : .production
+        let submission = try await dependencies.intake.submit(
+            signedTransaction: jws, source: .serverAPI, environmentHint: hint, user: user, origin: context.origin(request), logger: context.logger
         )
+        if case .accepted(let accepted) = submission, accepted.transaction.type == .autoRenewable,
+            let originalID = accepted.transaction.originalTransactionID?.rawValue
+        {
+            await submitLatestState(
+                of: originalID, asking: transactionID, environment: environment, known: jws, client: client, request: request, context: context)
+        }
+        return submission
+    }
+
+    /// Get Transaction Info answers with the one transaction asked for, which may be a period long past (a client that
+    /// sends its original transaction id, renewals whose notifications never arrived). For a subscription, Apple's Get
+    /// All Subscription Statuses gives its latest transaction and renewal info: both are submitted too, so the row shows
+    /// what Apple says now. A failure here leaves the lookup's answer as it was (it is logged).
+    private func submitLatestState(
+        of originalID: String, asking transactionID: String, environment: AppStoreAPIHost, known: String, client: AppStoreAPIClient,
+        request: Request, context: StoreLedgerRequestContext
+    ) async {
+        let hint: EnvironmentHint = environment == .sandbox ? .sandbox : .production
+        do {
+            let statuses = try await client.allSubscriptionStatuses(transactionID: transactionID, environment: environment, logger: context.logger)
+            for latest in statuses.data.flatMap(\.lastTransactions) where latest.originalTransactionId == originalID {
+                if let transaction = latest.signedTransactionInfo, transaction != known {
+                    _ = try await dependencies.intake.submit(
+                        signedTransaction: transaction, source: .serverAPI, environmentHint: hint, user: nil, origin: context.origin(request),
+                        logger: context.logger)
+                }
+                if let renewalInfo = latest.signedRenewalInfo {
+                    _ = try await dependencies.intake.record(
+                        signedRenewalInfo: renewalInfo, environmentHint: hint, origin: context.origin(request), logger: context.logger)
+                }
+            }
+        } catch {
+            context.logger.notice(
+                "App Store Server API: the subscription's latest state could not be read; the transaction asked for stands",
+                metadata: ["original_transaction_id": "\(originalID)", "error": "\(String(reflecting: error))"])
+        }
     }
 
     /// Asks Apple, as a result so callers can branch on the typed error.

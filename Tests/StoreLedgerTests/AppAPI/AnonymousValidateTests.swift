@@ -74,7 +74,7 @@ struct AnonymousValidateTests {
             #expect(answer.environment == "Sandbox")
             #expect(answer.productId == Self.product)
             // Verified through the App Store Server API as with credentials: production first, then the sandbox.
-            #expect(await fake.state.requests.map(\.environment) == [.production, .sandbox])
+            #expect(await fake.state.transactionInfoRequests.map(\.environment) == [.production, .sandbox])
             #expect(try await harness.count("SELECT count(*)::int8 FROM events WHERE source = 'server_api' AND user_id IS NULL") == 1)
             #expect(try await harness.count("SELECT count(*)::int8 FROM events WHERE user_id IS NOT NULL") == 0)
             #expect(try await harness.count("SELECT count(*)::int8 FROM event_queue WHERE state = 'done'") == 1)
@@ -91,7 +91,7 @@ struct AnonymousValidateTests {
                 http, "/api/iap/validate/sand", body: try SeedIAPClient.dictionaryBody(transactionId: "9200", productId: Self.product))
             #expect(sandbox.status == .ok)
             #expect(try SeedIAPClient.decode(SeedIAPClient.ValidateResponse.self, Self.data(sandbox)).isUnlocked)
-            #expect(await fake.state.requests.map(\.environment) == [.sandbox])
+            #expect(await fake.state.transactionInfoRequests.map(\.environment) == [.sandbox])
 
             let unknown = try await Self.post(http, body: try SeedIAPClient.body(transactionId: "9299", productId: Self.product, revoked: true))
             #expect(unknown.status == .ok)

@@ -69,7 +69,7 @@ struct AppStoreRoutesTests {
                 answers.append(String(buffer: response.body))
             }
             #expect(answers[0] == answers[1])
-            #expect(await fake.state.requests.map(\.environment) == [.production, .sandbox, .production, .sandbox])
+            #expect(await fake.state.transactionInfoRequests.map(\.environment) == [.production, .sandbox, .production, .sandbox])
             #expect(
                 try await harness.count(
                     "SELECT count(*)::int8 FROM events WHERE source = 'server_api' AND user_id = 'pat' AND environment_hint = 'sandbox'") == 2)
@@ -84,7 +84,7 @@ struct AppStoreRoutesTests {
             let response = try await http.execute(
                 uri: "/api/iap/validate/sand", method: .post, headers: AppAPIHarness.serviceHeaders, body: try Self.validateBody("8100"))
             #expect(try AppAPIHarness.json(response)["isUnlocked"] as? Bool == true)
-            #expect(await fake.state.requests.map(\.environment) == [.sandbox])
+            #expect(await fake.state.transactionInfoRequests.map(\.environment) == [.sandbox])
         }
     }
 
@@ -162,6 +162,54 @@ struct AppStoreRoutesTests {
                 uri: "/api/iap/validate", method: .post, headers: AppAPIHarness.serviceHeaders, body: try Self.validateBody("1"))
             #expect(response.status == .serviceUnavailable)
             #expect(try AppAPIHarness.json(response)["code"] as? String == "app_store_api_not_configured")
+        }
+    }
+
+    /// Get Transaction Info answers with the period asked for, which may be long past (renewals whose notifications
+    /// never arrived, a client sending its original transaction id); Get All Subscription Statuses gives Apple's latest
+    /// transaction and renewal info of that subscription, and sync and validate record them too.
+    @Test func aLookupOfAPastPeriodRecordsTheSubscriptionsLatestStateToo() async throws {
+        try await withAPI { harness, fake, http in
+            let signer = TestSigner(pki: Self.pki)
+            let day: TimeInterval = 86_400
+            let first = try signer.signedTransaction(
+                signer.transactionPayload(
+                    transactionID: "8600", originalTransactionID: "8600", purchaseDate: Date().addingTimeInterval(-60 * day),
+                    expiresDate: Date().addingTimeInterval(-30 * day), signedDate: Date()))
+            let latest = try signer.signedTransaction(
+                signer.transactionPayload(
+                    transactionID: "8601", originalTransactionID: "8600", purchaseDate: Date().addingTimeInterval(-30 * day),
+                    expiresDate: Date().addingTimeInterval(day), signedDate: Date()))
+            let renewal = try signer.signedRenewalInfo(
+                signer.renewalInfoPayload(originalTransactionID: "8600", renewalDate: Date().addingTimeInterval(day), signedDate: Date()))
+            await fake.state.addTransaction(first, id: "8600", environment: .sandbox)
+            await fake.state.setStatuses(
+                SubscriptionStatusesResponse(
+                    environment: "Sandbox", bundleId: fake.bundleID, appAppleId: nil,
+                    data: [
+                        .init(
+                            subscriptionGroupIdentifier: "g",
+                            lastTransactions: [
+                                .init(status: 1, originalTransactionId: "8600", signedTransactionInfo: latest, signedRenewalInfo: renewal),
+                                // Another subscription of the same customer: not the one asked about, not recorded.
+                                .init(
+                                    status: 1, originalTransactionId: "8700", signedTransactionInfo: try Self.appleTransaction("8700"),
+                                    signedRenewalInfo: nil),
+                            ])
+                    ]),
+                for: "8600", environment: .sandbox)
+            let headers = try await AppAPIHarness.headers(user: "robin")
+            let sync = try await http.execute(
+                uri: "/api/subscription/sync", method: .post, headers: headers, body: try AppAPIHarness.body(["transactionId": "8600"]))
+            #expect(sync.status == .ok)
+            #expect(try AppAPIHarness.json(sync)["is_premium"] as? Bool == true)
+            let validate = try await http.execute(uri: "/api/iap/validate", method: .post, headers: headers, body: try Self.validateBody("8600"))
+            #expect(try AppAPIHarness.json(validate)["isUnlocked"] as? Bool == true)
+            #expect(
+                try await harness.count(
+                    "SELECT count(*)::int8 FROM subscriptions WHERE original_transaction_id = '8600' AND auto_renew AND expires_at > now()") == 1)
+            #expect(try await harness.count("SELECT count(*)::int8 FROM transactions WHERE original_transaction_id = '8700'") == 0)
+            #expect(await fake.state.requests.contains { $0.path == "/inApps/v1/subscriptions/8600" })
         }
     }
 
