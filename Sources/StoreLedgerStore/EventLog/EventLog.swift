@@ -13,17 +13,22 @@ package struct EventLog: Sendable {
 
     /// Creates a log over `client`, appending as `sessions` allow (default: a direct connection), whose
     /// ``append(_:logger:)`` keeps at most `concurrentCommits` transactions (and pooled connections) in flight;
-    /// appends arriving meanwhile share the next one (see ``GroupCommit``).
+    /// appends arriving meanwhile share the next one (see ``GroupCommit``), and while more than `maxWaitingBytes` of
+    /// bodies wait for one, a new append is refused at once.
     package init(
-        client: PostgresClient, sessions: DatabaseSessions = DatabaseSessions(), concurrentCommits: Int = EventLog.defaultConcurrentCommits
+        client: PostgresClient, sessions: DatabaseSessions = DatabaseSessions(), concurrentCommits: Int = EventLog.defaultConcurrentCommits,
+        maxWaitingBytes: Int = EventLog.defaultMaxWaitingBytes
     ) {
         self.client = client
         self.sessions = sessions
-        self.groupCommit = GroupCommit(client: client, sessions: sessions, concurrentCommits: concurrentCommits)
+        self.groupCommit = GroupCommit(client: client, sessions: sessions, concurrentCommits: concurrentCommits, maxWaitingBytes: maxWaitingBytes)
     }
 
-    /// The default for ``init(client:sessions:concurrentCommits:)`` (`RECEIVER_CONCURRENT_COMMITS`).
+    /// The default for ``init(client:sessions:concurrentCommits:maxWaitingBytes:)`` (`RECEIVER_CONCURRENT_COMMITS`).
     package static let defaultConcurrentCommits = 2
+    /// The default for ``init(client:sessions:concurrentCommits:maxWaitingBytes:)``: 64 MiB, thousands of Apple's
+    /// notifications (the receiver's store deadline answers a caller long before that many queue in normal operation).
+    package static let defaultMaxWaitingBytes = 64 << 20
 
     /// Appends an event and its pending queue row. Returns only after the database confirmed the commit of the
     /// transaction that carried it, so a caller may acknowledge the input; throws when it did not. Concurrent

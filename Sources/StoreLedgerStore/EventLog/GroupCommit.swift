@@ -21,9 +21,16 @@ import Synchronization
 /// already absorbs. So is a transaction that does not finish within `commitTimeout` (a connection left hanging by a
 /// database crash): its callers get the error and its slot is freed for the next batch, instead of holding the slot,
 /// and with it every later caller, for as long as the connection hangs.
+///
+/// A caller that stops waiting (its task cancelled: the receiver's store deadline answered 503) leaves the queue at
+/// once, unless a transaction already took its event, so a database that hangs does not hold every later request's body
+/// in memory; and while the bodies queued exceed `maxWaitingBytes`, a new append is refused at once (the receiver
+/// answers 503, and Apple retries later) instead of queueing behind them.
 final class GroupCommit: Sendable {
     /// One caller waiting for its event's commit.
     private struct Waiter: Sendable {
+        /// Tells waiters apart, so that a cancelled caller finds its own.
+        let id: UInt64
         /// The event to append.
         let event: NewEvent
         /// Resumed with the event's id once its transaction committed, or with the error.
@@ -34,8 +41,12 @@ final class GroupCommit: Sendable {
     private struct State {
         /// Callers whose events no transaction has taken yet, in arrival order.
         var waiting: [Waiter] = []
+        /// The body bytes of `waiting`.
+        var waitingBytes = 0
         /// Transactions in flight.
         var committing = 0
+        /// The last waiter id handed out.
+        var lastID: UInt64 = 0
     }
 
     /// Where batches are committed.
@@ -50,16 +61,19 @@ final class GroupCommit: Sendable {
     let maxBatchBytes: Int
     /// How long one transaction may take before its callers are answered with an error and its slot is freed.
     let commitTimeout: Duration
+    /// The most body bytes that may wait for a transaction; an append beyond it is refused at once.
+    let maxWaitingBytes: Int
     /// The waiting callers and the transactions in flight.
     private let state = Mutex(State())
 
     /// Creates a group commit over `client`.
     init(
         client: PostgresClient, sessions: DatabaseSessions, concurrentCommits: Int, maxBatchEvents: Int = 128, maxBatchBytes: Int = 8 << 20,
-        commitTimeout: Duration = .seconds(10)
+        commitTimeout: Duration = .seconds(10), maxWaitingBytes: Int = EventLog.defaultMaxWaitingBytes
     ) {
         precondition(concurrentCommits >= 1 && maxBatchEvents >= 1)
         self.commitTimeout = commitTimeout
+        self.maxWaitingBytes = maxWaitingBytes
         self.client = client
         self.sessions = sessions
         self.concurrentCommits = concurrentCommits
@@ -67,19 +81,51 @@ final class GroupCommit: Sendable {
         self.maxBatchBytes = maxBatchBytes
     }
 
-    /// Appends `event` in the next transaction and returns once that transaction committed.
+    /// Appends `event` in the next transaction and returns once that transaction committed. Throws
+    /// `CancellationError` when the caller is cancelled before a transaction took the event (it is then not appended),
+    /// and ``StoreError/Code/unavailable`` when more than `maxWaitingBytes` already wait.
     func append(_ event: NewEvent, logger: Logger) async throws -> AppendedEvent {
-        try await withCheckedThrowingContinuation { continuation in
-            let batch = state.withLock { state -> [Waiter]? in
-                state.waiting.append(Waiter(event: event, continuation: continuation))
-                guard state.committing < concurrentCommits else { return nil }
-                state.committing += 1
-                return takeBatch(from: &state)
+        let id = state.withLock { state in
+            state.lastID += 1
+            return state.lastID
+        }
+        let size = event.body.readableBytes
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                enum Start {
+                    case waits
+                    case commits([Waiter])
+                    case cancelled, full
+                }
+                // The cancellation flag is set before the handler below runs: checked under the lock, either this sees it
+                // or the handler finds the waiter queued.
+                let start = state.withLock { state -> Start in
+                    if Task.isCancelled { return .cancelled }
+                    if !state.waiting.isEmpty && state.waitingBytes + size > maxWaitingBytes { return .full }
+                    state.waiting.append(Waiter(id: id, event: event, continuation: continuation))
+                    state.waitingBytes += size
+                    guard state.committing < concurrentCommits else { return .waits }
+                    state.committing += 1
+                    return .commits(takeBatch(from: &state))
+                }
+                switch start {
+                case .waits: break
+                case .commits(let batch):
+                    // A task of its own: the callers wait on their continuations, the commits run until the queue is empty.
+                    Task { await self.commitUntilEmpty(startingWith: batch, logger: logger) }
+                case .cancelled: continuation.resume(throwing: CancellationError())
+                case .full:
+                    continuation.resume(
+                        throwing: StoreError(.unavailable, "more than \(maxWaitingBytes) bytes of appends already wait for the database"))
+                }
             }
-            if let batch {
-                // A task of its own: the callers wait on their continuations, the commits run until the queue is empty.
-                Task { await self.commitUntilEmpty(startingWith: batch, logger: logger) }
+        } onCancel: {
+            let abandoned = state.withLock { state -> Waiter? in
+                guard let index = state.waiting.firstIndex(where: { $0.id == id }) else { return nil }
+                state.waitingBytes -= state.waiting[index].event.body.readableBytes
+                return state.waiting.remove(at: index)
             }
+            abandoned?.continuation.resume(throwing: CancellationError())
         }
     }
 
@@ -107,6 +153,7 @@ final class GroupCommit: Sendable {
         }
         let batch = Array(state.waiting.prefix(count))
         state.waiting.removeFirst(count)
+        state.waitingBytes -= bytes
         return batch
     }
 

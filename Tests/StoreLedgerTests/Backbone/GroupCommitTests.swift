@@ -108,6 +108,71 @@ struct GroupCommitTests {
         }
     }
 
+    /// Runs `body` while a transaction holds `event_queue` locked, so that appends wait; releases it after.
+    static func withQueueLocked(_ db: TestDatabase, _ body: @Sendable () async throws -> Void) async throws {
+        let locked = AnsweredFlag()
+        let release = AnsweredFlag()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await db.client.inTransaction(logger: db.logger) { connection in
+                    try await connection.query("LOCK TABLE event_queue IN ACCESS EXCLUSIVE MODE", logger: db.logger).readToEnd()
+                    locked.set()
+                    for _ in 0..<2_000 where !release.isSet { try await Task.sleep(for: .milliseconds(10)) }
+                }
+            }
+            while !locked.isSet { try await Task.sleep(for: .milliseconds(5)) }
+            defer { release.set() }
+            try await body()
+            release.set()
+            try await group.waitForAll()
+        }
+    }
+
+    /// A caller that stops waiting (the receiver's store deadline cancels it and answers 503) leaves the queue: its
+    /// event is not appended later, and its body is not held while the database hangs.
+    @Test func aCallerThatStopsWaitingLeavesTheQueue() async throws {
+        try await TestDatabase.withFresh { db in
+            let log = EventLog(client: db.client, concurrentCommits: 1)
+            let others = Mutex<[Task<AppendedEvent, any Error>]>([])
+            try await Self.withQueueLocked(db) {
+                others.withLock { $0.append(Task { try await log.append(Self.event(0, userAgent: nil), logger: db.logger) }) }
+                #expect(try await eventually { try await Self.waitingOnLocks(db) == 1 })
+                let abandoned = Task { try await log.append(Self.event(1, userAgent: nil), logger: db.logger) }
+                others.withLock { $0.append(Task { try await log.append(Self.event(2, userAgent: nil), logger: db.logger) }) }
+                try await Task.sleep(for: .milliseconds(100))
+                abandoned.cancel()
+                await #expect(throws: CancellationError.self) { try await abandoned.value }
+            }
+            for task in others.withLock({ $0 }) { _ = try await task.value }
+            let bodies = try await db.client.query("SELECT convert_from(body, 'UTF8') FROM events ORDER BY id", logger: db.logger)
+            var stored: [String] = []
+            for try await body in bodies.decode(String.self) { stored.append(body) }
+            #expect(stored == [#"{"signedPayload":"a.b.0"}"#, #"{"signedPayload":"a.b.2"}"#])
+        }
+    }
+
+    /// While more than `maxWaitingBytes` of bodies wait for the database, a new append is refused at once (the
+    /// receiver answers 503 and Apple retries) rather than queued; those queued are still stored.
+    @Test func appendsBeyondTheWaitingLimitAreRefusedAtOnce() async throws {
+        try await TestDatabase.withFresh { db in
+            let size = ByteBuffer(string: #"{"signedPayload":"a.b.1"}"#).readableBytes
+            let log = EventLog(client: db.client, concurrentCommits: 1, maxWaitingBytes: 2 * size)
+            let queued = Mutex<[Task<AppendedEvent, any Error>]>([])
+            try await Self.withQueueLocked(db) {
+                queued.withLock { $0.append(Task { try await log.append(Self.event(0, userAgent: nil), logger: db.logger) }) }
+                #expect(try await eventually { try await Self.waitingOnLocks(db) == 1 })
+                for index in 1...2 {
+                    queued.withLock { $0.append(Task { try await log.append(Self.event(index, userAgent: nil), logger: db.logger) }) }
+                }
+                try await Task.sleep(for: .milliseconds(100))
+                let refused = await #expect(throws: StoreError.self) { try await log.append(Self.event(3, userAgent: nil), logger: db.logger) }
+                #expect(refused?.code == .unavailable)
+            }
+            for task in queued.withLock({ $0 }) { _ = try await task.value }
+            #expect(try await db.scalar("SELECT count(*) FROM events") == 3)
+        }
+    }
+
     /// How a poisoned input makes the database refuse its batch: a value a text column refuses (the statement
     /// fails) or a deferred constraint (the `COMMIT` fails).
     enum Poison: String, CaseIterable, Sendable {
