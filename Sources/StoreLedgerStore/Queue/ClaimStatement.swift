@@ -7,10 +7,12 @@ import PostgresNIO
 ///
 /// Takes up to `$1` ready events in available-time order with `FOR UPDATE SKIP LOCKED` (so concurrent claimers
 /// never wait for or share a row), leases them to `$2` for `$3` seconds, counts the attempt, and returns them
-/// with their raw bodies in log order.
+/// with their raw bodies in log order. While a rebuild's swap holds the live tables (``ShadowSchema/swapLockKey``,
+/// exclusively) it takes nothing: a batch claimed then would wait for the swap to end, past its lease perhaps, and
+/// every claim after it would too, each holding a connection and spending an attempt.
 struct ClaimStatement: PostgresPreparedStatement {
     /// The statement's server-side name.
-    static let name = "storeledger_claim_v1"
+    static let name = "storeledger_claim_v2"
 
     /// The statement.
     /// The ids come from an `ARRAY(...)` sub-select so that the plan, prepared once without knowing `$1`, is
@@ -24,6 +26,7 @@ struct ClaimStatement: PostgresPreparedStatement {
             WHERE q.event_id = ANY (ARRAY(
                 SELECT event_id FROM event_queue
                 WHERE state = 'pending' AND available_at <= now()
+                  AND (SELECT pg_try_advisory_xact_lock_shared(\(ShadowSchema.swapLockKey)))
                 ORDER BY available_at, event_id
                 LIMIT $1
                 FOR UPDATE SKIP LOCKED

@@ -23,6 +23,10 @@ package enum ShadowSchema {
     /// The schema's name.
     package static let name = "storeledger_rebuild"
 
+    /// The advisory lock a swap holds exclusively for its transaction and a claim takes shared (or, while a swap holds
+    /// it, claims nothing).
+    package static let swapLockKey: Int64 = 0x5354_4C53_5741_5030  // "STLSWAP0"
+
     /// The shadow's one-row table naming the rebuild that created it (a crash empties it along with the rest).
     package static let intactTable = "shadow_intact"
 
@@ -130,6 +134,8 @@ package enum ShadowSchema {
 
     /// Blocks writers of the live derived tables until the caller's transaction ends; readers go on.
     package static func lockLiveTables(on connection: PostgresConnection, logger: Logger) async throws {
+        // Claims take this lock shared, so while the swap holds it workers claim nothing they would only wait with.
+        try await connection.query("SELECT pg_advisory_xact_lock(\(swapLockKey))", logger: logger).readToEnd()
         let list = tables.map { "public.\($0.name)" }.joined(separator: ", ")
         try await connection.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(list) IN SHARE ROW EXCLUSIVE MODE"), logger: logger)
     }

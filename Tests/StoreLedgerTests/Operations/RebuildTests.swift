@@ -314,6 +314,21 @@ extension RebuildTests {
         }
     }
 
+    /// While a swap holds the live tables, a claim takes nothing: a batch claimed then would only wait for the swap,
+    /// past its lease perhaps, holding a connection and spending an attempt, and so would every claim after it.
+    @Test func whileTheSwapHoldsTheLiveTablesWorkersClaimNothing() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.pki)
+            try await pipeline.append(Array(Self.workload().prefix(3)))
+            let queue = EventQueue(client: db.client)
+            try await db.client.inTransaction(logger: db.logger) { connection in
+                try await ShadowSchema.lockLiveTables(on: connection, logger: db.logger)
+                #expect(try await queue.claim(limit: 10, owner: "test", lease: .seconds(60), logger: db.logger).isEmpty)
+            }
+            #expect(try await queue.claim(limit: 10, owner: "test", lease: .seconds(60), logger: db.logger).count == 3)
+        }
+    }
+
     @Test func gapsAreTheIdsAReadInIdOrderPassedOver() {
         #expect(Rebuilder.gaps(after: 0, in: [1, 2, 3]).isEmpty)
         #expect(Rebuilder.gaps(after: 0, in: [2, 3, 7]) == [1...1, 4...6])
