@@ -148,7 +148,12 @@ package struct Rebuilder: Sendable {
             for table in ShadowSchema.reportedTables {
                 differences += try await ShadowSchema.differences(in: table, on: connection, logger: logger)
             }
-            let changed = dryRun ? [:] : try await ShadowSchema.mergeIntoLive(on: connection, logger: logger)
+            guard !dryRun else { return (differences, [String: Int](), tail, tailRejected) }
+            // The swap's entitlement changes are news like a worker's: a repaired row, or an event the rebuild applied
+            // before any worker did (a worker then finds its facts recorded and projects nothing).
+            let events = try await swapWebhookEvents(on: connection, logger: logger)
+            let changed = try await ShadowSchema.mergeIntoLive(on: connection, logger: logger)
+            try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
             return (differences, changed, tail, tailRejected)
         }
         state.processed += tail
@@ -168,6 +173,16 @@ package struct Rebuilder: Sendable {
             previous = max(previous, id)
         }
         return gaps
+    }
+
+    /// The webhook events of the rows the swap changes (none while no endpoint is active), one path for subscriptions
+    /// and purchases.
+    private func swapWebhookEvents(on connection: PostgresConnection, logger: Logger) async throws -> [WebhookEvent] {
+        func events<State: StoredRow & ProjectedRow>(_ type: State.Type) async throws -> [WebhookEvent] {
+            let changes = try await ReadModelStore.swapChangesIfWebhooksActive(type, shadow: ShadowSchema.name, on: connection, logger: logger)
+            return (changes ?? []).flatMap { WebhookOutbox.events(old: $0.old, new: $0.new) }
+        }
+        return try await events(SubscriptionState.self) + events(PurchaseState.self)
     }
 
     /// A page of events and what verifying them gave, in event order.

@@ -329,6 +329,38 @@ extension RebuildTests {
         }
     }
 
+    /// The swap's entitlement changes reach webhook subscribers like a worker's: a row it repairs, and an event it
+    /// applied before any worker did (the worker then finds its facts recorded and projects nothing).
+    @Test func theSwapAnnouncesTheEntitlementChangesItMakes() async throws {
+        try await TestDatabase.withFresh { db in
+            let (pipeline, _) = try await Self.healthyLedger(db)
+            _ = try await WebhookEndpoints(client: db.client).add(url: "https://hooks.example.com/storeledger", logger: db.logger)
+            let damaged = try await db.client.query(
+                """
+                UPDATE subscriptions SET status = 'revoked', entitled = false
+                WHERE original_transaction_id = (SELECT min(original_transaction_id) FROM subscriptions WHERE entitled)
+                RETURNING original_transaction_id
+                """, logger: db.logger
+            ).decode(String.self).readToEnd()
+            #expect(damaged.count == 1)
+            let late = try pipeline.signer.signedTransaction(
+                pipeline.signer.transactionPayload(
+                    transactionID: "990001", originalTransactionID: "990001", purchaseDate: Date().addingTimeInterval(-86_400),
+                    expiresDate: Date().addingTimeInterval(29 * 86_400), signedDate: Date()))
+            let report = try await rebuilder(pipeline).run(
+                dryRun: false, logger: db.logger,
+                beforeSwap: { try await pipeline.append(source: .client, body: #"{"signedTransaction":"\#(late)"}"#) })
+            #expect(report.swapped)
+            try await pipeline.drain()
+            #expect(
+                try await db.scalar(
+                    "SELECT count(*) FROM webhook_events WHERE original_transaction_id = \(damaged[0]) AND type LIKE 'subscription.%'")
+                    == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_events WHERE original_transaction_id = '990001' AND entitled") == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_events") == 2)
+        }
+    }
+
     @Test func gapsAreTheIdsAReadInIdOrderPassedOver() {
         #expect(Rebuilder.gaps(after: 0, in: [1, 2, 3]).isEmpty)
         #expect(Rebuilder.gaps(after: 0, in: [2, 3, 7]) == [1...1, 4...6])
