@@ -14,43 +14,78 @@ struct ReconcileCommand: AsyncParsableCommand {
         abstract: "Find missed App Store notifications with Get Notification History and append them (source reconciliation)."
     )
 
-    @Option(help: "Window start, RFC 3339 (default: --hours ago).")
+    @Option(help: "Window start, RFC 3339 with a zone (default: --hours ago).")
     var since: String?
 
-    @Option(help: "Window length in hours when --since is not given.")
-    var hours: Double = 24
+    @Option(help: "Window length in hours, up to now (default 24; Apple keeps 180 days, 30 in the sandbox).")
+    var hours: Double?
 
     @Flag(help: "Only notifications Apple failed to deliver.")
     var onlyFailures = false
+
+    /// The most hours a window may reach back: Apple keeps 180 days of notification history.
+    static let maximumHours: Double = 180 * 24
+
+    /// The window's start, from `--since` or `--hours` before `now`.
+    func start(now: Date) throws -> Date {
+        if let since {
+            guard hours == nil else { throw ValidationError("give --since or --hours, not both") }
+            guard let start = RFC3339.date(from: since) else {
+                throw ValidationError("--since \(since) is not an RFC 3339 time with a zone (2026-11-01T00:00:00Z)")
+            }
+            guard start < now else { throw ValidationError("--since \(since) is not in the past") }
+            return start
+        }
+        let hours = hours ?? 24
+        guard hours.isFinite, hours > 0, hours <= Self.maximumHours else {
+            throw ValidationError("--hours must be more than 0 and at most \(Int(Self.maximumHours)) (180 days), not \(hours)")
+        }
+        return now.addingTimeInterval(-hours * 3600)
+    }
+
+    /// Checks the window.
+    func validate() throws { _ = try start(now: Date()) }
 
     /// Runs one reconciliation and prints what it found.
     func run() async throws {
         let settings = Bootstrap.settings
         let logger = try Bootstrap.logger("storeledger.reconcile")
         let end = Date()
-        let start: Date
-        if let since {
-            guard let parsed = ISO8601DateFormatter().date(from: since) else { throw ValidationError("--since \(since) is not an RFC 3339 time") }
-            start = parsed
-        } else {
-            start = end.addingTimeInterval(-hours * 3600)
-        }
+        let start = try start(now: end)
         guard let appStore = try await settings.appStoreClient() else {
             throw ValidationError("reconciliation needs the App Store Server API: set APPSTORE_ISSUER_ID, APPSTORE_KEY_ID, APPSTORE_PRIVATE_KEY")
         }
         let environments = settings.reconciliationEnvironments(try settings.verifiers())
         let context = try await ServerContext.connect(reader: Bootstrap.reader, logger: logger, listens: false)
-        let (history, result) = try await Bootstrap.withRunningClient(context.client) {
+        let (history, result, failures) = try await Bootstrap.withRunningClient(context.client) {
             let reconciler = Reconciler(client: context.client, appStore: appStore, environments: environments, sessions: context.sessions)
-            // First the windows of failovers or restores not reconciled yet (database_history), then the one asked for.
-            return (
-                try await reconciler.reconcileHistoryChanges(logger: logger),
-                try await reconciler.run(from: start, to: end, onlyFailures: onlyFailures, logger: logger)
-            )
+            // First the windows of failovers or restores not reconciled yet (database_history), then the one asked for;
+            // each runs even when the other failed, and so does each environment.
+            var failures: [String] = []
+            var history = Reconciler.Result()
+            do {
+                history = try await reconciler.reconcileHistoryChanges(logger: logger)
+            } catch {
+                failures.append("database history changes: \(error)")
+            }
+            var result = Reconciler.Result()
+            do {
+                result = try await reconciler.run(from: start, to: end, onlyFailures: onlyFailures, logger: logger)
+            } catch let error as ReconciliationError {
+                result = error.result
+                failures.append("\(error)")
+            } catch {
+                failures.append("\(error)")
+            }
+            return (history, result, failures)
         }
         if history.listed > 0 {
             print("database history changes: listed \(history.listed) notification(s); appended \(history.appended) lost one(s)")
         }
         print("listed \(result.listed) notification(s); appended \(result.appended) missed one(s) for the workers")
+        guard failures.isEmpty else {
+            for failure in failures { FileHandle.standardError.write(Data("error: \(failure)\n".utf8)) }
+            throw ExitCode.failure
+        }
     }
 }

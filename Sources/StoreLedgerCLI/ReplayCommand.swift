@@ -32,9 +32,9 @@ struct ReplayCommand: AsyncParsableCommand {
             guard low <= high else { throw ValidationError("--from \(from) is after --to \(to)") }
             return .idRange(low...high)
         }
-        let formatter = ISO8601DateFormatter()
-        guard let start = formatter.date(from: from), let end = formatter.date(from: to) else {
-            throw ValidationError("--from and --to must both be event ids or both RFC 3339 times")
+        guard let start = RFC3339.date(from: from), let end = RFC3339.date(from: to) else {
+            throw ValidationError(
+                "--from \(from) and --to \(to) must both be event ids or both RFC 3339 times with a zone (2026-11-01T00:00:00Z)")
         }
         guard start < end else { throw ValidationError("--from \(from) is not before --to \(to)") }
         return .receivedBetween(start, end)

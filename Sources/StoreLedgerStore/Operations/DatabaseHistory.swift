@@ -78,15 +78,15 @@ package struct DatabaseHistory: Sendable {
     }
 
     /// Records that change `id`'s window was reconciled by `by` (or, with `error`, that an attempt failed and will be
-    /// retried).
-    package func markReconciled(_ id: Int64, by: String, error: String? = nil, logger: Logger) async throws {
+    /// retried); a `note` (what could not be reconciled) is kept in `last_reconcile_error` beside `reconciled_at`.
+    package func markReconciled(_ id: Int64, by: String, error: String? = nil, note: String? = nil, logger: Logger) async throws {
         try await client.inTransaction(logger: logger) { connection in
             try await connection.query(
                 """
                 UPDATE database_history
                 SET reconciled_at = CASE WHEN \(error)::text IS NULL THEN now() END,
                     reconciled_by = CASE WHEN \(error)::text IS NULL THEN \(by) END,
-                    last_reconcile_error = \(error)::text
+                    last_reconcile_error = coalesce(\(error)::text, \(note)::text)
                 WHERE id = \(id)
                 """,
                 logger: logger

@@ -45,11 +45,15 @@ package struct Reconciler: Sendable {
         package var listed = 0
         /// Notifications appended to the log.
         package var appended = 0
+        /// When part of the window was older than Apple keeps: the instant before which it could not be asked (in at
+        /// least one environment).
+        package var unreachableBefore: Date?
 
         /// Creates a result.
-        package init(listed: Int = 0, appended: Int = 0) {
+        package init(listed: Int = 0, appended: Int = 0, unreachableBefore: Date? = nil) {
             self.listed = listed
             self.appended = appended
+            self.unreachableBefore = unreachableBefore
         }
     }
 
@@ -69,6 +73,7 @@ package struct Reconciler: Sendable {
         var failures: [ReconciliationError.Failure] = []
         for environment in environments {
             let from = max(start, now.addingTimeInterval(-Self.retention(environment)))
+            if from > start { result.unreachableBefore = max(result.unreachableBefore ?? from, min(from, end)) }
             guard from < end else {
                 logger.notice(
                     "reconciliation: the window is older than Apple keeps; nothing to ask",
@@ -114,7 +119,16 @@ package struct Reconciler: Sendable {
             let window = change.window()
             do {
                 let result = try await run(from: window.start, to: window.end, onlyFailures: false, logger: logger)
-                try await history.markReconciled(change.id, by: "reconciler", logger: logger)
+                var note: String?
+                if let before = result.unreachableBefore {
+                    note =
+                        "reconciled from \(before) on only: before it the window is older than Apple keeps notification history (180 "
+                        + "days, 30 in the sandbox), so notifications lost then cannot be recovered from Apple"
+                    logger.error(
+                        "a database history change's window is partly older than Apple keeps",
+                        metadata: ["change": "\(change.id)", "from": "\(window.start)", "unreachable_before": "\(before)"])
+                }
+                try await history.markReconciled(change.id, by: "reconciler", note: note, logger: logger)
                 total.listed += result.listed
                 total.appended += result.appended
                 logger.notice(
@@ -154,9 +168,6 @@ package struct Reconciler: Sendable {
     /// The notificationUUID in a notification's payload, read without verifying (only to avoid duplicates: the
     /// worker verifies the event).
     static func notificationUUID(of signedPayload: String) -> String? {
-        guard let json = SignedDataInspector.decodedWithoutVerifying(signedPayload),
-            let object = try? JSONSerialization.jsonObject(with: json) as? [String: Any]
-        else { return nil }
-        return object["notificationUUID"] as? String
+        SignedDataInspector.unverifiedString("notificationUUID", in: signedPayload)
     }
 }

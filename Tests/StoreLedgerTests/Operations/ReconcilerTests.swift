@@ -111,12 +111,29 @@ struct ReconcilerTests {
                 )
                 let now = Date()
                 let result = try await reconciler.run(from: now.addingTimeInterval(-400 * 86_400), to: now, onlyFailures: false, logger: db.logger)
-                #expect(result == .init(listed: 1, appended: 1))
+                #expect(result.listed == 1 && result.appended == 1)
+                // The sandbox was asked from 30 days back: what lies before is said, not passed over.
+                let unreachable = try #require(result.unreachableBefore)
+                #expect(abs(unreachable.timeIntervalSince(now.addingTimeInterval(-30 * 86_400 + 3_600))) < 1)
                 // A window wholly older than Apple keeps asks nothing.
                 let old = try await reconciler.run(
                     from: now.addingTimeInterval(-400 * 86_400), to: now.addingTimeInterval(-300 * 86_400), onlyFailures: false, logger: db.logger)
-                #expect(old == .init())
+                #expect(old.listed == 0 && old.appended == 0 && old.unreachableBefore != nil)
                 #expect(await fake.state.requests.count == 2)
+                // A database history change whose window Apple no longer keeps is reconciled with a note saying so.
+                try await db.client.query(
+                    """
+                    INSERT INTO database_history (system_identifier, timeline, previous_system_identifier, previous_timeline, last_received_at,
+                                                  noticed_at, event_id_floor)
+                    VALUES ('2', 1, '1', 1, now() - interval '400 days', now() - interval '399 days', 0)
+                    """, logger: db.logger)
+                _ = try await reconciler.reconcileHistoryChanges(logger: db.logger)
+                #expect(
+                    try await db.scalar(
+                        """
+                        SELECT count(*) FROM database_history
+                        WHERE system_identifier = '2' AND reconciled_at IS NOT NULL AND last_reconcile_error LIKE '%older than Apple keeps%'
+                        """) == 1)
             }
         }
     }
