@@ -31,8 +31,15 @@ struct PartitionsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create the partitions from this month through N months ahead (workers also do this daily).")
 
-        @Option(help: "How many months ahead.")
+        @Option(help: "How many months ahead (0 to \(EventPartitions.maximumMonthsAhead)).")
         var monthsAhead = 3
+
+        /// Checks the count.
+        func validate() throws {
+            guard (0...EventPartitions.maximumMonthsAhead).contains(monthsAhead) else {
+                throw ValidationError("--months-ahead must be 0 to \(EventPartitions.maximumMonthsAhead), not \(monthsAhead)")
+            }
+        }
 
         /// Creates what is missing.
         func run() async throws {
@@ -46,26 +53,34 @@ struct PartitionsCommand: AsyncParsableCommand {
     struct Detach: AsyncParsableCommand {
         /// The subcommand's help.
         static let configuration = CommandConfiguration(
-            abstract: "Detach the months before --before (kept as plain tables to dump and archive, or dropped with --drop)."
+            abstract:
+                "Detach the months before --before (kept as plain tables to dump and archive, or dropped with --drop, "
+                + "which also drops the tables an earlier detach left)."
         )
 
-        @Option(help: "First month to keep, YYYY-MM.")
+        @Option(help: "First month to keep, YYYY-MM (this month or earlier: later months still receive events).")
         var before: String
 
-        @Flag(help: "Drop the detached tables (after you archived them).")
+        @Flag(help: "Drop the detached tables (after you archived them), including those an earlier detach left.")
         var drop = false
 
         /// The month `--before` names.
         func month() throws -> Date {
-            let parts = before.split(separator: "-").compactMap { Int($0) }
-            guard parts.count == 2, (1...12).contains(parts[1]),
-                let date = Calendar.utc.date(from: DateComponents(year: parts[0], month: parts[1], day: 1))
+            let parts = before.split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[0].count == 4, parts[1].count == 2, let year = Int(parts[0]), let month = Int(parts[1]),
+                (1...12).contains(month), let date = Calendar.utc.date(from: DateComponents(year: year, month: month, day: 1))
             else { throw ValidationError("--before \(before) is not YYYY-MM") }
             return date
         }
 
-        /// Checks the month.
-        func validate() throws { _ = try month() }
+        /// Checks the month: well formed, and not after this month.
+        func validate() throws {
+            let month = try month()
+            let now = Date()
+            guard let thisMonth = Calendar.utc.date(from: Calendar.utc.dateComponents([.year, .month], from: now)), month <= thisMonth else {
+                throw ValidationError("--before \(before) is after this month: only months that have ended can be detached")
+            }
+        }
 
         /// Detaches and prints the names.
         func run() async throws {

@@ -41,6 +41,15 @@ struct RebuildCommand: AsyncParsableCommand {
     @Flag(help: "Go on when events the workers verified no longer verify (e.g. after deliberately removing a trusted root); their facts are dropped.")
     var acceptNewRejections = false
 
+    @Flag(help: "Go on when months of the log were detached for archiving; the facts their events recorded are dropped.")
+    var acceptArchivedEvents = false
+
+    /// Checks the numbers.
+    func validate() throws {
+        guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1, not \(batchSize)") }
+        guard show >= 0 else { throw ValidationError("--show must be 0 or more, not \(show)") }
+    }
+
     /// Runs the rebuild with the workers' verification settings.
     func run() async throws {
         let context = try await ServerContext.connect(reader: Bootstrap.reader, logger: try Bootstrap.logger("storeledger.rebuild"), listens: false)
@@ -55,7 +64,10 @@ struct RebuildCommand: AsyncParsableCommand {
         let handler = configured
         let report = try await Bootstrap.withRunningClient(client) {
             try await migrator.requireCurrent(client: client, logger: logger)
-            return try await Rebuilder(client: client, handler: handler, batchSize: batchSize, acceptNewRejections: acceptNewRejections).run(
+            return try await Rebuilder(
+                client: client, handler: handler, batchSize: batchSize, acceptNewRejections: acceptNewRejections,
+                acceptArchivedEvents: acceptArchivedEvents
+            ).run(
                 dryRun: dryRun, logger: logger, progress: { print($0.line) }
             )
         }

@@ -5,6 +5,7 @@ package struct RebuildError: Error, Hashable, Sendable, CustomStringConvertible 
     package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case newRejections
+            case archivedEvents
             case shadowLost
             case shadowReplaced
         }
@@ -14,6 +15,9 @@ package struct RebuildError: Error, Hashable, Sendable, CustomStringConvertible 
         /// Events the workers verified do not verify in this rebuild: its trust or app configuration differs from the
         /// workers' (`--accept-new-rejections` swaps anyway).
         package static let newRejections = Code(.newRejections)
+        /// Months of the log were detached for archiving: a rebuild replays only what the log still holds and would drop
+        /// the facts their events recorded (`--accept-archived-events` swaps anyway).
+        package static let archivedEvents = Code(.archivedEvents)
         /// PostgreSQL restarted after a crash during the rebuild and emptied the shadow's unlogged tables: nothing was
         /// swapped; run the rebuild again.
         package static let shadowLost = Code(.shadowLost)

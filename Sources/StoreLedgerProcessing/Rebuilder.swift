@@ -33,6 +33,9 @@ package struct Rebuilder: Sendable {
     package let catchUpThreshold: Int
     /// Whether to go on when events the workers verified no longer verify (their facts would be dropped).
     package let acceptNewRejections: Bool
+    /// Whether to swap when months of the log were detached for archiving (the facts their events recorded would be
+    /// dropped).
+    package let acceptArchivedEvents: Bool
     /// How many tasks verify a batch at once (nil at creation: the active processor count).
     package let verificationConcurrency: Int
     /// How many batches are written at once, each in its own transaction (the rebuild then holds this many
@@ -42,10 +45,11 @@ package struct Rebuilder: Sendable {
     /// Creates a rebuilder.
     package init(
         client: PostgresClient, handler: LedgerHandler, batchSize: Int = 500, catchUpThreshold: Int = 100, acceptNewRejections: Bool = false,
-        verificationConcurrency: Int? = nil, applyConcurrency: Int = 2
+        acceptArchivedEvents: Bool = false, verificationConcurrency: Int? = nil, applyConcurrency: Int = 2
     ) {
         self.applyConcurrency = max(1, applyConcurrency)
         self.acceptNewRejections = acceptNewRejections
+        self.acceptArchivedEvents = acceptArchivedEvents
         self.verificationConcurrency = max(1, verificationConcurrency ?? ProcessInfo.processInfo.activeProcessorCount)
         self.client = client
         var handler = handler
@@ -63,6 +67,17 @@ package struct Rebuilder: Sendable {
         progress: @Sendable (RebuildProgress) -> Void = { _ in },
         beforeSwap: @Sendable () async throws -> Void = {}
     ) async throws -> RebuildReport {
+        let archived = try await client.withConnection { try await EventPage.countArchived(on: $0, logger: logger) }
+        if archived > 0 {
+            let detail =
+                "\(archived) event(s) of the queue are no longer in the log (their months were detached for archiving): a rebuild "
+                + "replays only the log it has, so it would drop the facts those events recorded"
+            guard dryRun || acceptArchivedEvents else {
+                throw RebuildError(
+                    .archivedEvents, detail + "; nothing was swapped: attach the archived months again, or pass --accept-archived-events")
+            }
+            logger.warning("rebuild: \(detail)")
+        }
         let shadow = UUID()
         try await client.withConnection { try await ShadowSchema.create(for: shadow, on: $0, logger: logger) }
         do {

@@ -17,6 +17,8 @@ package struct EventPartitions: Sendable {
 
     /// The database.
     package let client: PostgresClient
+    /// The most months ``ensure(monthsAhead:from:logger:)`` creates ahead (ten years).
+    package static let maximumMonthsAhead = 120
 
     /// Creates the helper.
     package init(client: PostgresClient) {
@@ -26,7 +28,10 @@ package struct EventPartitions: Sendable {
     /// Creates the partitions from `from`'s month through `monthsAhead` months later; returns how many were new.
     @discardableResult
     package func ensure(monthsAhead: Int, from: Date = Date(), logger: Logger) async throws -> Int {
-        try await client.inTransaction(logger: logger) { connection in
+        guard (0...Self.maximumMonthsAhead).contains(monthsAhead) else {
+            throw StoreError(.configuration, "months ahead must be 0 to \(Self.maximumMonthsAhead), not \(monthsAhead)")
+        }
+        return try await client.inTransaction(logger: logger) { connection in
             try await connection.query(
                 "SELECT storeledger_ensure_event_partitions(\(Int32(monthsAhead))::int4, \(from))", logger: logger
             ).decode(Int32.self).firstAfterReadingAll().map(Int.init) ?? 0
@@ -54,28 +59,38 @@ package struct EventPartitions: Sendable {
         return partitions.sorted { ($0.month ?? .distantFuture, $0.name) < ($1.month ?? .distantFuture, $1.name) }
     }
 
-    /// Detaches every monthly partition that ends on or before `before` (a month start), after checking that none
-    /// of its events is still waiting or being processed; with `drop`, drops it too (otherwise it stays as a plain
-    /// table to dump and archive). Returns the names detached.
-    package func detach(before: Date, drop: Bool, logger: Logger) async throws -> [String] {
+    /// Detaches every monthly partition that ends on or before `before` (a month start, no later than the start of
+    /// `now`'s month: the current and later months still receive events), in one transaction each that then checks
+    /// that none of its events is still waiting or being processed (else it is rolled back); with `drop`, drops it too,
+    /// and drops the monthly tables before `before` that an earlier run detached (otherwise a detached table stays as a
+    /// plain table to dump and archive). Returns the names detached or dropped.
+    package func detach(before: Date, drop: Bool, now: Date = Date(), logger: Logger) async throws -> [String] {
+        let thisMonth = Calendar.utc.date(from: Calendar.utc.dateComponents([.year, .month], from: now)) ?? now
+        guard before <= thisMonth else {
+            throw StoreError(
+                .configuration,
+                "only months that have ended can be detached: the month before which to detach must be this month or earlier "
+                    + "(this month and the ones ahead still receive events)")
+        }
         var detached: [String] = []
         for partition in try await list(logger: logger) {
             guard let month = partition.month, let end = Calendar.utc.date(byAdding: .month, value: 1, to: month), end <= before else { continue }
-            var unfinished = 0
-            for try await count in try await client.query(
-                """
-                SELECT count(*) FROM event_queue WHERE event_received_at >= \(month) AND event_received_at < \(end)
-                AND state IN ('pending', 'processing')
-                """,
-                logger: logger
-            ).decode(Int.self) { unfinished = count }
-            guard unfinished == 0 else {
-                throw StoreError(
-                    .configuration, "\(partition.name) still has \(unfinished) unfinished event(s); let the workers finish first")
-            }
             try await client.inTransaction(logger: logger) { connection in
+                // Detached first, then counted: the detach's lock keeps the count true until the commit.
                 try await connection.query(PostgresQuery(unsafeSQL: "ALTER TABLE events DETACH PARTITION \(partition.name)"), logger: logger)
                     .readToEnd()
+                let unfinished =
+                    try await connection.query(
+                        """
+                        SELECT count(*) FROM event_queue WHERE event_received_at >= \(month) AND event_received_at < \(end)
+                        AND state IN ('pending', 'processing')
+                        """,
+                        logger: logger
+                    ).decode(Int.self).firstAfterReadingAll() ?? 0
+                guard unfinished == 0 else {
+                    throw StoreError(
+                        .configuration, "\(partition.name) still has \(unfinished) unfinished event(s); let the workers finish first")
+                }
                 if drop {
                     try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(partition.name)"), logger: logger).readToEnd()
                 }
@@ -84,7 +99,31 @@ package struct EventPartitions: Sendable {
                 "events partition detached", metadata: ["partition": "\(partition.name)", "rows": "\(partition.rows)", "dropped": "\(drop)"])
             detached.append(partition.name)
         }
+        if drop {
+            for name in try await detachedTables(logger: logger) {
+                guard let month = Self.month(of: name), let end = Calendar.utc.date(byAdding: .month, value: 1, to: month), end <= before else {
+                    continue
+                }
+                try await client.inTransaction(logger: logger) { connection in
+                    try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(name)"), logger: logger).readToEnd()
+                }
+                logger.notice("detached events table dropped", metadata: ["table": "\(name)"])
+                detached.append(name)
+            }
+        }
         return detached
+    }
+
+    /// The monthly tables (`events_YYYY_MM`) an earlier detach left as plain tables, oldest first.
+    package func detachedTables(logger: Logger) async throws -> [String] {
+        try await client.query(
+            """
+            SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = current_schema() AND c.relkind = 'r' AND NOT c.relispartition AND c.relname ~ '^events_[0-9]{4}_[0-9]{2}$'
+            ORDER BY c.relname
+            """,
+            logger: logger
+        ).decode(String.self).readToEnd()
     }
 
     /// The month a partition named `events_YYYY_MM` holds.

@@ -202,8 +202,10 @@ package struct OperatorStore: Sendable {
             sql.appendLiteral(" AND q.event_received_at < ")
             sql.appendInterpolation(to)
         }
+        // An event whose month was detached for archiving has no body to process: it is never requeued.
         sql.appendLiteral(
             """
+             AND EXISTS (SELECT 1 FROM events e WHERE e.id = q.event_id AND e.received_at = q.event_received_at)
              FOR UPDATE SKIP LOCKED
             ), requeued AS (
                 UPDATE event_queue q

@@ -17,6 +17,17 @@ package enum EventPage {
         ).decode(Int.self).firstAfterReadingAll() ?? 0
     }
 
+    /// How many queue rows name an event the log no longer holds (its month detached for archiving).
+    package static func countArchived(on connection: PostgresConnection, logger: Logger) async throws -> Int {
+        try await connection.query(
+            """
+            SELECT count(*) FROM event_queue q
+            WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = q.event_id AND e.received_at = q.event_received_at)
+            """,
+            logger: logger
+        ).decode(Int.self).firstAfterReadingAll() ?? 0
+    }
+
     /// How many events have an id in `(after, through]`.
     package static func count(after: Int64, through: Int64, on connection: PostgresConnection, logger: Logger) async throws -> Int {
         try await connection.query(

@@ -41,8 +41,23 @@ struct EventPartitionsTests {
             #expect(try await db.scalar("SELECT count(*) FROM events WHERE received_at < '2025-02-01'") == 0)
             #expect(try await db.scalar("SELECT count(*) FROM events_2025_01") == 2)
             #expect(try await partitions.list(logger: db.logger).contains { $0.name == "events_2025_01" } == false)
-            #expect(try await partitions.detach(before: Self.date("2025-03-01T00:00:00Z"), drop: true, logger: db.logger) == ["events_2025_02"])
-            #expect(try await db.scalar("SELECT count(*) FROM pg_class WHERE relname = 'events_2025_02'") == 0)
+            // The table the first detach left (archived meanwhile) is dropped with the next month's.
+            #expect(try await partitions.detachedTables(logger: db.logger) == ["events_2025_01"])
+            #expect(
+                try await partitions.detach(before: Self.date("2025-03-01T00:00:00Z"), drop: true, logger: db.logger) == [
+                    "events_2025_02", "events_2025_01",
+                ])
+            #expect(try await db.scalar("SELECT count(*) FROM pg_class WHERE relname IN ('events_2025_01', 'events_2025_02')") == 0)
+            // The current month and later still receive events: never detached, whatever --before says.
+            let before = try await partitions.list(logger: db.logger).map(\.name)
+            for month in [Date(), Date().addingTimeInterval(400 * 86_400)] {
+                let start = Calendar.utc.date(
+                    byAdding: .month, value: 1, to: Calendar.utc.date(from: Calendar.utc.dateComponents([.year, .month], from: month))!)!
+                let refused = await #expect(throws: StoreError.self) { _ = try await partitions.detach(before: start, drop: true, logger: db.logger) }
+                #expect(refused?.detail.contains("only months that have ended") == true)
+            }
+            #expect(try await partitions.list(logger: db.logger).map(\.name) == before)
+            await #expect(throws: StoreError.self) { _ = try await partitions.ensure(monthsAhead: -1, logger: db.logger) }
         }
     }
 }

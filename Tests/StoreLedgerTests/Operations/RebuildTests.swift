@@ -361,6 +361,47 @@ extension RebuildTests {
         }
     }
 
+    /// A month detached for archiving leaves its events' queue rows and facts: a rebuild, which replays only the log
+    /// it has, would drop those facts, so it refuses unless told (a dry run goes on); requeueing such an event, whose
+    /// body is gone, selects nothing.
+    @Test func monthsDetachedForArchivingStopARebuildAndAreNeverRequeued() async throws {
+        try await TestDatabase.withFresh { db in
+            let (pipeline, healthy) = try await Self.healthyLedger(db)
+            // One processed notification (a redelivery of the first) received in January 2025, then that month detached.
+            try await EventPartitions(client: db.client).ensure(monthsAhead: 0, from: Self.date("2025-01-10T00:00:00Z"), logger: db.logger)
+            let old = try pipeline.signer.signedEvent(for: Self.workload()[0])
+            let archivedID = try await db.client.query(
+                """
+                WITH e AS (
+                    INSERT INTO events (received_at, source, body, body_sha256)
+                    VALUES ('2025-01-10T00:00:00Z', \(old.source.rawValue), \(ByteBuffer(string: old.body)), sha256(\(ByteBuffer(string: old.body))))
+                    RETURNING id, received_at
+                ) INSERT INTO event_queue (event_id, event_received_at, state, finished_at) SELECT id, received_at, 'done', now() FROM e
+                RETURNING event_id
+                """, logger: db.logger
+            ).decode(Int64.self).readToEnd()
+            #expect(
+                try await EventPartitions(client: db.client).detach(before: Self.date("2025-02-01T00:00:00Z"), drop: false, logger: db.logger) == [
+                    "events_2025_01"
+                ])
+
+            let refused = await #expect(throws: RebuildError.self) { _ = try await rebuilder(pipeline).run(dryRun: false, logger: db.logger) }
+            #expect(refused?.code == .archivedEvents)
+            #expect(refused?.detail.contains("1 event(s)") == true)
+            #expect(try await Self.derived(db) == healthy)
+            #expect(try await rebuilder(pipeline).run(dryRun: true, logger: db.logger).differences.isEmpty)
+            let accepted = Rebuilder(client: db.client, handler: pipeline.handler, batchSize: 13, catchUpThreshold: 5, acceptArchivedEvents: true)
+            #expect(try await accepted.run(dryRun: false, logger: db.logger).swapped)
+
+            let requeued = try await OperatorStore(client: db.client).requeue(.ids(archivedID), by: "test", reason: "archived", logger: db.logger)
+            #expect(requeued == 0)
+            #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE state <> 'done'") == 0)
+        }
+    }
+
+    /// An instant written in RFC 3339.
+    static func date(_ text: String) -> Date { ISO8601DateFormatter().date(from: text)! }
+
     @Test func gapsAreTheIdsAReadInIdOrderPassedOver() {
         #expect(Rebuilder.gaps(after: 0, in: [1, 2, 3]).isEmpty)
         #expect(Rebuilder.gaps(after: 0, in: [2, 3, 7]) == [1...1, 4...6])

@@ -1,0 +1,37 @@
+import Foundation
+import StoreLedgerTestSupport
+import Testing
+
+/// Operator commands refuse nonsense before they touch anything: the real `storeledger` binary, no database needed
+/// (validation runs first), exit status 64 (a usage error) and a message naming the option.
+@Suite("Command line: options are checked before anything runs")
+struct CommandLineValidationTests {
+    /// Runs `storeledger` with `arguments` (no database configured) and returns its exit status and output.
+    static func run(_ arguments: [String]) async throws -> (status: Int32?, output: String) {
+        let process = try StoreLedgerProcess(arguments, environment: ["DATABASE_URL": "postgres://nobody@127.0.0.1:1/none"])
+        defer { process.cleanUp() }
+        let status = await process.waitForExit(within: .seconds(60))
+        return (status, process.output)
+    }
+
+    @Test(arguments: [
+        (["rebuild", "--show=-1"], "--show must be 0 or more"),
+        (["rebuild", "--batch-size", "0"], "--batch-size must be at least 1"),
+        (["reconcile", "--hours", "nan"], "--hours must be more than 0"),
+        (["reconcile", "--hours=-24"], "--hours must be more than 0"),
+        (["reconcile", "--hours", "1e16"], "--hours must be more than 0"),
+        (["reconcile", "--since", "2020-01-01T00:00:00Z", "--hours", "2"], "give --since or --hours, not both"),
+        (["reconcile", "--since", "2999-01-01T00:00:00Z"], "is not in the past"),
+        (["reconcile", "--since", "yesterday"], "is not an RFC 3339 time"),
+        (["partitions", "ensure", "--months-ahead=-5"], "--months-ahead must be 0 to 120"),
+        (["partitions", "ensure", "--months-ahead", "3000000000"], "--months-ahead must be 0 to 120"),
+        (["partitions", "detach", "--before", "2999-01"], "is after this month"),
+        (["partitions", "detach", "--before=-2026-01"], "is not YYYY-MM"),
+        (["replay", "--from", "2026-11-01T00:00:00.5Z", "--to", "yesterday"], "must both be event ids or both RFC 3339 times"),
+    ])
+    func nonsenseIsRefusedWithAMessageNamingTheOption(_ arguments: [String], _ message: String) async throws {
+        let run = try await Self.run(arguments)
+        #expect(run.status == 64, "\(arguments): \(run.output)")
+        #expect(run.output.contains(message), "\(arguments): \(run.output)")
+    }
+}
