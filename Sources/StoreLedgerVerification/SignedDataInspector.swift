@@ -212,6 +212,14 @@ package struct SignedDataInspector: Sendable {
         return try? JSONSerialization.data(withJSONObject: object, options: options)
     }
 
+    /// The top-level string `key` of a JWS's payload, read **without verifying anything**: only to tell inputs apart
+    /// before they are submitted and verified (a notification's `notificationUUID`, a transaction's `transactionId`).
+    package static func unverifiedString(_ key: String, in jws: String) -> String? {
+        guard let decoded = try? CompactJWS(jws), let object = (try? JSONSerialization.jsonObject(with: decoded.payloadJSON)) as? [String: Any]
+        else { return nil }
+        return object[key] as? String
+    }
+
     /// Pretty JSON of `payloadJSON` with each verified nested JWS (by key path) replaced by its decoded payload.
     private static func expandedJSON(payloadJSON: Data, nested: [[String]: VerifiedSignedData?]) -> Data {
         guard var object = (try? JSONSerialization.jsonObject(with: payloadJSON)) as? [String: Any] else {

@@ -4,6 +4,7 @@ import Logging
 import StoreLedgerAppStoreAPI
 import StoreLedgerCore
 import StoreLedgerProcessing
+import StoreLedgerVerification
 
 /// Looking transactions up at Apple for the app-facing routes: the signed answer goes into the event log
 /// (source `server_api`) and through the one handler, like anything an app posts.
@@ -54,7 +55,8 @@ struct AppStoreLookup: Sendable {
             let originalID = accepted.transaction.originalTransactionID?.rawValue
         {
             await submitLatestState(
-                of: originalID, asking: transactionID, environment: environment, known: jws, client: client, request: request, context: context)
+                of: originalID, asking: transactionID, environment: environment, hint: hint,
+                known: accepted.transaction.transactionID?.rawValue, client: client, request: request, context: context)
         }
         return submission
     }
@@ -64,26 +66,41 @@ struct AppStoreLookup: Sendable {
     /// All Subscription Statuses gives its latest transaction and renewal info: both are submitted too, so the row shows
     /// what Apple says now. A failure here leaves the lookup's answer as it was (it is logged).
     private func submitLatestState(
-        of originalID: String, asking transactionID: String, environment: AppStoreAPIHost, known: String, client: AppStoreAPIClient,
-        request: Request, context: StoreLedgerRequestContext
+        of originalID: String, asking transactionID: String, environment: AppStoreAPIHost, hint: EnvironmentHint, known: String?,
+        client: AppStoreAPIClient, request: Request, context: StoreLedgerRequestContext
     ) async {
-        let hint: EnvironmentHint = environment == .sandbox ? .sandbox : .production
+        let statuses: SubscriptionStatusesResponse
         do {
-            let statuses = try await client.allSubscriptionStatuses(transactionID: transactionID, environment: environment, logger: context.logger)
-            for latest in statuses.data.flatMap(\.lastTransactions) where latest.originalTransactionId == originalID {
-                if let transaction = latest.signedTransactionInfo, transaction != known {
-                    _ = try await dependencies.intake.submit(
-                        signedTransaction: transaction, source: .serverAPI, environmentHint: hint, user: nil, origin: context.origin(request),
-                        logger: context.logger)
-                }
-                if let renewalInfo = latest.signedRenewalInfo {
-                    _ = try await dependencies.intake.record(
-                        signedRenewalInfo: renewalInfo, environmentHint: hint, origin: context.origin(request), logger: context.logger)
-                }
-            }
+            statuses = try await client.allSubscriptionStatuses(transactionID: transactionID, environment: environment, logger: context.logger)
         } catch {
             context.logger.notice(
                 "App Store Server API: the subscription's latest state could not be read; the transaction asked for stands",
+                metadata: ["original_transaction_id": "\(originalID)", "error": "\(String(reflecting: error))"])
+            return
+        }
+        do {
+            for latest in statuses.data.flatMap(\.lastTransactions) where latest.originalTransactionId == originalID {
+                // Apple signs every answer anew: the transaction already submitted is known by its id, not its text.
+                if let transaction = latest.signedTransactionInfo, SignedDataInspector.unverifiedString("transactionId", in: transaction) != known {
+                    let submission = try await dependencies.intake.submit(
+                        signedTransaction: transaction, source: .serverAPI, environmentHint: hint, user: nil, origin: context.origin(request),
+                        logger: context.logger)
+                    if case .rejected(let reason) = submission {
+                        context.logger.warning(
+                            "App Store Server API: the subscription's latest transaction was rejected", metadata: ["reason": "\(reason)"])
+                    }
+                }
+                if let renewalInfo = latest.signedRenewalInfo,
+                    let reason = try await dependencies.intake.record(
+                        signedRenewalInfo: renewalInfo, environmentHint: hint, origin: context.origin(request), logger: context.logger)
+                {
+                    context.logger.warning(
+                        "App Store Server API: the subscription's renewal info was not recorded", metadata: ["reason": "\(reason)"])
+                }
+            }
+        } catch {
+            context.logger.warning(
+                "the subscription's latest state could not be recorded; the transaction asked for stands",
                 metadata: ["original_transaction_id": "\(originalID)", "error": "\(String(reflecting: error))"])
         }
     }
