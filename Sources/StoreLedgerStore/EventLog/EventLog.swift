@@ -30,6 +30,9 @@ package struct EventLog: Sendable {
     /// notifications (the receiver's store deadline answers a caller long before that many queue in normal operation).
     package static let defaultMaxWaitingBytes = 64 << 20
 
+    /// How many of ``append(_:logger:)``'s callers wait for a transaction to take their event.
+    package var waitingAppends: Int { groupCommit.waitingCount }
+
     /// Appends an event and its pending queue row. Returns only after the database confirmed the commit of the
     /// transaction that carried it, so a caller may acknowledge the input; throws when it did not. Concurrent
     /// appends share transactions (``GroupCommit``).

@@ -81,6 +81,9 @@ final class GroupCommit: Sendable {
         self.maxBatchBytes = maxBatchBytes
     }
 
+    /// How many appends wait for a transaction to take them.
+    var waitingCount: Int { state.withLock { $0.waiting.count } }
+
     /// Appends `event` in the next transaction and returns once that transaction committed. Throws
     /// `CancellationError` when the caller is cancelled before a transaction took the event (it is then not appended),
     /// and ``StoreError/Code/unavailable`` when more than `maxWaitingBytes` already wait.

@@ -138,10 +138,14 @@ struct GroupCommitTests {
                 others.withLock { $0.append(Task { try await log.append(Self.event(0, userAgent: nil), logger: db.logger) }) }
                 #expect(try await eventually { try await Self.waitingOnLocks(db) == 1 })
                 let abandoned = Task { try await log.append(Self.event(1, userAgent: nil), logger: db.logger) }
+                let queued1 = try await eventually { log.waitingAppends == 1 }
+                #expect(queued1)
                 others.withLock { $0.append(Task { try await log.append(Self.event(2, userAgent: nil), logger: db.logger) }) }
-                try await Task.sleep(for: .milliseconds(100))
+                let queued2 = try await eventually { log.waitingAppends == 2 }
+                #expect(queued2)
                 abandoned.cancel()
                 await #expect(throws: CancellationError.self) { try await abandoned.value }
+                #expect(log.waitingAppends == 1)
             }
             for task in others.withLock({ $0 }) { _ = try await task.value }
             let bodies = try await db.client.query("SELECT convert_from(body, 'UTF8') FROM events ORDER BY id", logger: db.logger)
@@ -164,8 +168,12 @@ struct GroupCommitTests {
                 for index in 1...2 {
                     queued.withLock { $0.append(Task { try await log.append(Self.event(index, userAgent: nil), logger: db.logger) }) }
                 }
-                try await Task.sleep(for: .milliseconds(100))
-                let refused = await #expect(throws: StoreError.self) { try await log.append(Self.event(3, userAgent: nil), logger: db.logger) }
+                let queued3 = try await eventually { log.waitingAppends == 2 }
+                #expect(queued3)
+                // Refused at once: were it queued, the deadline would fail it instead.
+                let refused = await #expect(throws: StoreError.self) {
+                    try await withDeadline(.seconds(5)) { try await log.append(Self.event(3, userAgent: nil), logger: db.logger) }
+                }
                 #expect(refused?.code == .unavailable)
             }
             for task in queued.withLock({ $0 }) { _ = try await task.value }
