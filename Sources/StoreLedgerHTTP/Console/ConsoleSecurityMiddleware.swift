@@ -2,9 +2,11 @@ import HTTPTypes
 package import Hummingbird
 import Logging
 import NIOCore
+import PostgresNIO
 
 /// Puts the console's security headers on every response under `/console` — pages, redirects, errors, 404s and
-/// 405s alike — and turns an unexpected error into a plain 500 page (logged, never shown).
+/// 405s alike — and turns an unexpected error into a plain 500 page (logged, never shown), and a value the database
+/// refuses as data (a NUL character in a search) into a 400 page.
 ///
 /// `Content-Security-Policy: default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self';
 /// form-action 'self'; frame-ancestors 'none'; base-uri 'none'`, `X-Content-Type-Options: nosniff`,
@@ -31,6 +33,17 @@ package struct ConsoleSecurityMiddleware<Context: RequestContext>: RouterMiddlew
             response = try await next(request, context)
         } catch let error as any HTTPResponseError {
             response = try error.response(from: request, context: context)
+        } catch let error as PSQLError where error.isDataException {
+            context.logger.notice(
+                "console request carried a value the database refuses", metadata: ["path": "\(path)", "error": "\(String(reflecting: error))"])
+            response = Response(
+                status: .badRequest, headers: [.contentType: "text/html; charset=utf-8"],
+                body: .init(
+                    byteBuffer: ByteBuffer(
+                        string: "<!DOCTYPE html><title>Bad request</title><p>The request carries a value that cannot be looked up "
+                            + "(for example a NUL character).</p>")
+                )
+            )
         } catch {
             context.logger.error("console request failed", metadata: ["path": "\(path)", "error": "\(String(reflecting: error))"])
             response = Response(

@@ -3,8 +3,9 @@ import Logging
 import PostgresNIO
 
 /// Makes every error answer JSON `{error, code}`: Hummingbird's own errors (unknown route, wrong method) get a
-/// stable code, and anything unexpected is logged with its detail and answered without it — 503
-/// `storage_unavailable` for database errors (retry), 500 `internal_error` otherwise.
+/// stable code, a value the database refuses as data (a NUL character) is 400 `invalid_request`, and anything
+/// unexpected is logged with its detail and answered without it — 503 `storage_unavailable` for database errors
+/// (retry), 500 `internal_error` otherwise.
 package struct JSONErrorMiddleware: RouterMiddleware {
     /// Creates the middleware.
     package init() {}
@@ -29,6 +30,11 @@ package struct JSONErrorMiddleware: RouterMiddleware {
             default: code = "http_\(error.status.code)"
             }
             throw APIError(error.status, code: code, message: error.body ?? error.status.reasonPhrase)
+        } catch let error as PSQLError where error.isDataException {
+            context.logger.notice("the database refused a value the request carried", metadata: ["error": "\(String(reflecting: error))"])
+            throw APIError(
+                .badRequest, code: "invalid_request",
+                message: "a value in the request cannot be stored or looked up (for example a NUL character); nothing was accepted")
         } catch let error as PSQLError {
             context.logger.error("database error", metadata: ["error": "\(String(reflecting: error))"])
             throw APIError(

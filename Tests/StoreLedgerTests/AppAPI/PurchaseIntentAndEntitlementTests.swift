@@ -21,6 +21,21 @@ struct PurchaseIntentAndEntitlementTests {
         .init(productID: "com.example.storeledger.stickers", entitlements: ["stickers"]),
     ])
 
+    /// A value PostgreSQL refuses as data (a NUL character, which text cannot hold) is the request's fault: 400
+    /// `invalid_request`, not a 503 that tells the caller to retry the same request forever.
+    @Test func aNULCharacterInAnIdentifierIsABadRequestNotAnOutage() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            try await harness.app.test(.router) { client in
+                let intent = try await client.execute(
+                    uri: "/v1/purchase-intents", method: .post, headers: AppAPIHarness.serviceHeaders,
+                    body: try AppAPIHarness.body(["user_id": "a\u{0}b", "product_id": "com.example.storeledger.monthly"]))
+                #expect(intent.status == .badRequest, "\(String(buffer: intent.body))")
+                #expect(try AppAPIHarness.json(intent)["code"] as? String == "invalid_request")
+            }
+        }
+    }
+
     @Test func anIntentCompletesWhenAVerifiedTransactionCarriesItsTokenAndTheTokensOwnerGetsThePurchase() async throws {
         try await TestDatabase.withFresh { db in
             let harness = try await AppAPIHarness(db, pki: Self.pki)

@@ -182,6 +182,17 @@ struct ConsoleCustomerTests {
         }
     }
 
+    /// A NUL character cannot be looked up (PostgreSQL text cannot hold one): the page says so with a 400, never a 500.
+    @Test func aNULCharacterInASearchOrAnIdIsABadRequest() async throws {
+        try await withLedger { _, browser, _ in
+            for path in ["/console/customers?q=%00", "/console/customers?q=a%00b", "/console/customers/a%00b"] {
+                let page = try await browser.get(path)
+                #expect(page.status == .badRequest, "\(path): \(page.status)")
+                #expect(page.html.contains("cannot be looked up"), "\(path)")
+            }
+        }
+    }
+
     @Test func theQueueAndWebhooksPagesShowWhatTheContractNames() async throws {
         try await withLedger { db, browser, hostileEvent in
             _ = try await WebhookEndpoints(client: db.client).add(url: "https://hooks.example.com/x", logger: db.logger)
