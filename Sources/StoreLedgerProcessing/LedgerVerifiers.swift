@@ -31,6 +31,8 @@ package struct LedgerVerifiers: Sendable {
     ///
     /// - Parameter environmentsSource: How `environments` was configured, quoted in wrong-environment reasons;
     ///   defaults to `APPLE_ENVIRONMENTS=<the list>`.
+    /// - Throws: ``VerificationError/Code/invalidConfiguration`` when `allowXcodeEnvironment` comes with Production
+    ///   (Xcode data is unsigned: development only).
     package init(
         apps: [AppIdentity],
         environments: [AppStoreEnvironment],

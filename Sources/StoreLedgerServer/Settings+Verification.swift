@@ -62,7 +62,8 @@ extension Settings {
                 apps: apps, environmentsSetting: string(LedgerVerifiers.environmentsKey), trust: trust, allowXcodeEnvironment: allowXcode
             )
         } catch {
-            throw malformed(LedgerVerifiers.environmentsKey, error)
+            // The refusal of Xcode data beside Production names ALLOW_XCODE_DATA first; anything else is the list's.
+            throw malformed(error.detail.hasPrefix("ALLOW_XCODE_DATA") ? "ALLOW_XCODE_DATA" : LedgerVerifiers.environmentsKey, error)
         }
     }
 }

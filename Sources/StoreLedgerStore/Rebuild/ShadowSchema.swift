@@ -132,7 +132,8 @@ package enum ShadowSchema {
         try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL search_path TO public"), logger: logger)
     }
 
-    /// Blocks writers of the live derived tables until the caller's transaction ends; readers go on.
+    /// Blocks writers of the live derived tables until the caller's transaction ends; readers go on. Claims take
+    /// nothing meanwhile (``swapLockKey``), a dry run's comparison included; a batch claimed just before waits.
     package static func lockLiveTables(on connection: PostgresConnection, logger: Logger) async throws {
         // Claims take this lock shared, so while the swap holds it workers claim nothing they would only wait with.
         try await connection.query("SELECT pg_advisory_xact_lock(\(swapLockKey))", logger: logger).readToEnd()
