@@ -22,8 +22,11 @@ struct APIKeyCommand: AsyncParsableCommand {
         @Option(help: "The web console role a sign-in with this key gets: viewer (default) or operator.")
         var consoleRole: String = "viewer"
 
-        /// Checks the console role.
+        /// Checks the name and the console role.
         func validate() throws {
+            guard APIKeyStore.isValidName(name) else {
+                throw ValidationError("'\(name)' is not a valid key name (1 to 100 characters, no control characters, not only spaces)")
+            }
             guard ConsoleRole(rawValue: consoleRole) != nil else { throw ValidationError("--console-role must be viewer or operator") }
         }
 
@@ -32,6 +35,7 @@ struct APIKeyCommand: AsyncParsableCommand {
             let key = try await Bootstrap.withDatabase("storeledger.api-key") { client, logger in
                 try await APIKeyStore(client: client).create(name: name, consoleRole: ConsoleRole(rawValue: consoleRole) ?? .viewer, logger: logger)
             }
+            guard let key else { throw CommandFailure("a key named \(name) exists (names stay taken after a revoke): choose another name") }
             print(key)
         }
     }
@@ -49,7 +53,7 @@ struct APIKeyCommand: AsyncParsableCommand {
             let revoked = try await Bootstrap.withDatabase("storeledger.api-key") { client, logger in
                 try await APIKeyStore(client: client).revoke(name: name, logger: logger)
             }
-            guard revoked else { throw ValidationError("no unrevoked key named \(name)") }
+            guard revoked else { throw CommandFailure("no unrevoked key named \(name)") }
             print("revoked \(name)")
         }
     }

@@ -55,7 +55,7 @@ struct ConsoleUserCommand: AsyncParsableCommand {
             let created = try await Bootstrap.withDatabase("storeledger.console-user") { client, logger in
                 try await ConsoleUserStore(client: client).create(name: name, role: role, passwordHash: hash, replace: replace, logger: logger)
             }
-            guard created else { throw ValidationError("a console user named \(name) exists (use --replace to change it)") }
+            guard created else { throw CommandFailure("a console user named \(name) exists (use --replace to change it)") }
             print("console user \(name) (\(role.rawValue)) \(replace ? "saved" : "created")")
         }
     }
@@ -88,7 +88,7 @@ struct ConsoleUserCommand: AsyncParsableCommand {
             let deleted = try await Bootstrap.withDatabase("storeledger.console-user") { client, logger in
                 try await ConsoleUserStore(client: client).delete(name: name, logger: logger)
             }
-            guard deleted else { throw ValidationError("no console user named \(name)") }
+            guard deleted else { throw CommandFailure("no console user named \(name)") }
             print("deleted \(name)")
         }
     }

@@ -40,8 +40,11 @@ struct ReplayCommand: AsyncParsableCommand {
         return .receivedBetween(start, end)
     }
 
-    /// Checks the bounds.
-    func validate() throws { _ = try selection() }
+    /// Checks the bounds, the reason and the name.
+    func validate() throws {
+        _ = try selection()
+        try OperatorContext.checkRecorded(reason: reason, by: by)
+    }
 
     /// Requeues the range and prints how many.
     func run() async throws {

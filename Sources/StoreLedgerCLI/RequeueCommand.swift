@@ -16,7 +16,7 @@ struct RequeueCommand: AsyncParsableCommand {
     @Flag(help: "Every dead event.")
     var dead = false
 
-    @Option(help: "Rejected events whose reason starts with this (e.g. 'untrusted chain'; '' for all rejected).")
+    @Option(help: "Rejected events whose reason starts with this (e.g. 'untrustedChain', 'wrongEnvironment'; '' for all rejected).")
     var rejected: String?
 
     @Argument(help: ArgumentHelp("Event ids (finished events only).", valueName: "event-id"))
@@ -28,10 +28,11 @@ struct RequeueCommand: AsyncParsableCommand {
     @Option(help: "Who is asking (default: $USER).")
     var by: String = ProcessInfo.processInfo.environment["USER"] ?? "operator"
 
-    /// Exactly one selection.
+    /// Exactly one selection, and a reason and a name that can be recorded.
     func validate() throws {
         let chosen = (dead ? 1 : 0) + (rejected != nil ? 1 : 0) + (eventIDs.isEmpty ? 0 : 1)
         guard chosen == 1 else { throw ValidationError("choose exactly one of --dead, --rejected REASON, or event ids") }
+        try OperatorContext.checkRecorded(reason: reason, by: by)
     }
 
     /// Requeues and prints how many.
@@ -40,6 +41,10 @@ struct RequeueCommand: AsyncParsableCommand {
         try await OperatorContext.run("requeue") { store in
             let count = try await store.requeue(selection, by: by, reason: reason, logger: OperatorContext.logger)
             print("requeued \(count) event(s)")
+            if count == 0 {
+                FileHandle.standardError.write(
+                    Data("nothing matched: only finished events (done, rejected, dead) still in the log are requeued\n".utf8))
+            }
         }
     }
 }

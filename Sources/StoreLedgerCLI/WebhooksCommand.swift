@@ -19,10 +19,18 @@ struct WebhooksCommand: AsyncParsableCommand {
         @Argument(help: "The http(s) URL to POST events to.")
         var url: String
 
+        @Flag(help: "Give an endpoint that is already active a new secret (its consumer must switch to it).")
+        var rotateSecret = false
+
         /// Adds the endpoint.
         func run() async throws {
             try await WebhooksCommand.withEndpoints { endpoints, logger in
-                print(try await endpoints.add(url: url, logger: logger))
+                guard let secret = try await endpoints.add(url: url, rotatingSecret: rotateSecret, logger: logger) else {
+                    throw CommandFailure(
+                        "\(url) is already an active endpoint: its secret stays (pass --rotate-secret for a new one, which its consumer must then use)"
+                    )
+                }
+                print(secret)
             }
         }
     }
@@ -55,7 +63,7 @@ struct WebhooksCommand: AsyncParsableCommand {
         /// Deactivates the endpoint.
         func run() async throws {
             try await WebhooksCommand.withEndpoints { endpoints, logger in
-                guard try await endpoints.remove(url: url, logger: logger) else { throw ValidationError("no active endpoint \(url)") }
+                guard try await endpoints.remove(url: url, logger: logger) else { throw CommandFailure("no active endpoint \(url)") }
                 print("removed \(url)")
             }
         }

@@ -142,10 +142,12 @@ extension ConsoleController {
         }
         guard let id = Self.parameter("id", of: context).flatMap({ Int64($0) }) else { return Self.redirect("/console/queue") }
         let reason = form["reason"]?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-        guard !reason.isEmpty, reason.count <= 1_000 else {
+        guard !reason.isEmpty, reason.count <= OperatorStore.maximumReasonLength else {
             return try await eventPage(
                 request, session: session, context: context, status: .badRequest,
-                formError: reason.isEmpty ? "Say why: the reason is recorded with the action." : "The reason is longer than 1000 characters."
+                formError: reason.isEmpty
+                    ? "Say why: the reason is recorded with the action."
+                    : "The reason is longer than \(OperatorStore.maximumReasonLength) characters."
             )
         }
         guard try await operators.inspect(id, logger: context.logger) != nil else {

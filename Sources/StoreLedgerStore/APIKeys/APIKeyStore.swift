@@ -13,22 +13,31 @@ package struct APIKeyStore: Sendable {
         self.client = client
     }
 
-    /// Creates a key named `name` and returns it (`sl_` + 43 base64url characters of 256 random bits); a session the
-    /// key opens in the web console gets `consoleRole`.
-    package func create(name: String, consoleRole: ConsoleRole = .viewer, logger: Logger) async throws -> String {
+    /// Creates a key named `name` and returns it (`sl_` + 43 base64url characters of 256 random bits), or nil when a key
+    /// (revoked or not) already has that name; a session the key opens in the web console gets `consoleRole`.
+    package func create(name: String, consoleRole: ConsoleRole = .viewer, logger: Logger) async throws -> String? {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         let key =
             "sl_"
             + Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        try await client.inTransaction(logger: logger) { connection in
+        let created = try await client.inTransaction(logger: logger) { connection in
             try await connection.query(
-                "INSERT INTO api_keys (key_sha256, name, console_role) VALUES (\(Self.digest(key)), \(name), \(consoleRole.rawValue))",
+                """
+                INSERT INTO api_keys (key_sha256, name, console_role) VALUES (\(Self.digest(key)), \(name), \(consoleRole.rawValue))
+                ON CONFLICT (name) DO NOTHING RETURNING 1
+                """,
                 logger: logger
-            ).readToEnd()
+            ).decode(Int.self).readToEnd().isEmpty == false
         }
-        return key
+        return created ? key : nil
+    }
+
+    /// Whether `name` can name a key: 1 to 100 characters, no control characters, not only white space.
+    package static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && name.count <= 100 && !name.trimmingCharacters(in: .whitespaces).isEmpty
+            && !name.unicodeScalars.contains { CharacterSet.controlCharacters.contains($0) }
     }
 
     /// The name of the unrevoked key `key`, or nil.

@@ -7,6 +7,9 @@ package import PostgresNIO
 /// back to work (`stats`, `inspect`, `requeue`, `replay`). Every requeue and replay is recorded in
 /// `operator_actions` with who asked and why.
 package struct OperatorStore: Sendable {
+    /// The longest reason an operator action records (the console's requeue and replay, and the CLI's).
+    package static let maximumReasonLength = 1_000
+
     /// The Postgres client.
     package let client: PostgresClient
 

@@ -26,26 +26,32 @@ package struct WebhookEndpoints: Sendable {
         self.client = client
     }
 
-    /// Adds (or reactivates) an endpoint and returns its signing secret (`whsec_` + 32 random bytes, base64url).
-    package func add(url: String, logger: Logger) async throws -> String {
-        guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host != nil else {
+    /// Adds (or reactivates) an endpoint and returns its signing secret (`whsec_` + 32 random bytes, base64url); nil
+    /// when the endpoint is already active and `rotatingSecret` is false (its consumer holds the secret it has). The
+    /// scheme is stored in lower case (`HTTPS://…` is the same endpoint as `https://…`).
+    package func add(url: String, rotatingSecret: Bool = false, logger: Logger) async throws -> String? {
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), ["http", "https"].contains(scheme), parsed.host != nil
+        else {
             throw StoreError.configuration("\(url) is not an http(s) URL")
         }
+        let url = scheme + url.dropFirst(scheme.count)
         var generator = SystemRandomNumberGenerator()
         let secret =
             "whsec_"
             + Data((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        try await client.inTransaction(logger: logger) { connection in
+        let written = try await client.inTransaction(logger: logger) { connection in
             try await connection.query(
                 """
                 INSERT INTO webhook_endpoints (url, secret) VALUES (\(url), \(secret))
                 ON CONFLICT (url) DO UPDATE SET secret = excluded.secret, active = true
+                WHERE NOT webhook_endpoints.active OR \(rotatingSecret)
+                RETURNING 1
                 """,
                 logger: logger
-            ).readToEnd()
+            ).decode(Int.self).readToEnd().isEmpty == false
         }
-        return secret
+        return written ? secret : nil
     }
 
     /// Deactivates the endpoint at `url` (its history stays); returns whether there was one.

@@ -208,8 +208,8 @@ struct ConsoleTests {
     @Test func anAPIKeySignsInAsAViewerUnlessItWasCreatedForOperators() async throws {
         try await withConsole { db, client in
             let keys = APIKeyStore(client: db.client)
-            let viewerKey = try await keys.create(name: "support-bot", logger: db.logger)
-            let operatorKey = try await keys.create(name: "oncall", consoleRole: .operator, logger: db.logger)
+            let viewerKey = try #require(try await keys.create(name: "support-bot", logger: db.logger))
+            let operatorKey = try #require(try await keys.create(name: "oncall", consoleRole: .operator, logger: db.logger))
             for (key, expected) in [(Self.adminKey, "admin-api-key"), (viewerKey, "api-key:support-bot"), (operatorKey, "api-key:oncall")] {
                 let browser = ConsoleBrowser(client)
                 let page = try await browser.get("/console/login")

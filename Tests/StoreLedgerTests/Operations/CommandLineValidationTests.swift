@@ -28,6 +28,12 @@ struct CommandLineValidationTests {
         (["partitions", "detach", "--before", "2999-01"], "is after this month"),
         (["partitions", "detach", "--before=-2026-01"], "is not YYYY-MM"),
         (["replay", "--from", "2026-11-01T00:00:00.5Z", "--to", "yesterday"], "must both be event ids or both RFC 3339 times"),
+        (["replay", "--from", "1", "--to", "2", "--reason", " "], "--reason is empty"),
+        (["requeue", "--dead", "--reason", ""], "--reason is empty"),
+        (["requeue", "--dead", "--reason", String(repeating: "x", count: 1_001)], "--reason is longer than 1000 characters"),
+        (["requeue", "--dead", "--reason", "fixed", "--by", ""], "--by is empty"),
+        (["api-key", "create", ""], "is not a valid key name"),
+        (["api-key", "create", "   "], "is not a valid key name"),
     ])
     func nonsenseIsRefusedWithAMessageNamingTheOption(_ arguments: [String], _ message: String) async throws {
         let run = try await Self.run(arguments)

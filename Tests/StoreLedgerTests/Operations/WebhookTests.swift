@@ -35,6 +35,24 @@ struct WebhookTests {
         return types
     }
 
+    /// Adding an endpoint that is already active keeps its secret (its consumer holds it) unless asked to rotate it;
+    /// the scheme's case does not make another endpoint.
+    @Test func anActiveEndpointKeepsItsSecretUnlessRotated() async throws {
+        try await TestDatabase.withFresh { db in
+            let endpoints = WebhookEndpoints(client: db.client)
+            let first = try #require(try await endpoints.add(url: "HTTPS://hooks.example.com/a", logger: db.logger))
+            #expect(try await endpoints.add(url: "https://hooks.example.com/a", logger: db.logger) == nil)
+            #expect(
+                try await db.scalar("SELECT count(*) FROM webhook_endpoints WHERE url = 'https://hooks.example.com/a' AND secret = \(first)") == 1)
+            let rotated = try #require(try await endpoints.add(url: "https://hooks.example.com/a", rotatingSecret: true, logger: db.logger))
+            #expect(rotated != first)
+            #expect(try await endpoints.remove(url: "https://hooks.example.com/a", logger: db.logger))
+            // A removed endpoint added again is active with a new secret.
+            #expect(try await endpoints.add(url: "https://hooks.example.com/a", logger: db.logger) != nil)
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_endpoints") == 1)
+        }
+    }
+
     @Test func entitlementChangesBecomeEventsOnlyWhenAnEndpointIsConfiguredAndReplaysAddNone() async throws {
         try await TestDatabase.withFresh { db in
             let pipeline = try LedgerPipeline(db, pki: Self.pki)
@@ -98,7 +116,8 @@ struct WebhookTests {
         try await Application(router: router).test(.live) { http in
             try await TestDatabase.withFresh { db in
                 let pipeline = try LedgerPipeline(db, pki: Self.pki)
-                let secret = try await WebhookEndpoints(client: db.client).add(url: "http://127.0.0.1:\(http.port!)/hook", logger: db.logger)
+                let secret = try #require(
+                    try await WebhookEndpoints(client: db.client).add(url: "http://127.0.0.1:\(http.port!)/hook", logger: db.logger))
                 try await pipeline.append(SubscriptionLifecycles.renewThenExpire().facts.sorted { $0.sortKey < $1.sortKey }.prefix(1).map { $0 })
                 try await pipeline.drain()
                 let dispatcher = WebhookDispatcher(client: db.client, maximumAttempts: 3, initialBackoff: .milliseconds(1), logger: db.logger)
