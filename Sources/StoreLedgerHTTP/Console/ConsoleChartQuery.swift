@@ -1,8 +1,9 @@
 import Foundation
+import StoreLedgerCore
 import StoreLedgerStore
 
 /// The charts' filters as the query string gives them (`from`, `to` as `YYYY-MM`, `app`, `environment`, `product`),
-/// checked: a malformed value falls back to the default and says so. The range defaults to the last 12 months and
+/// checked: a malformed value falls back to the default and says so (an environment is matched in any case). The range defaults to the last 12 months and
 /// holds at most 36.
 struct ConsoleChartQuery: Sendable {
     /// The most months one chart covers.
@@ -48,7 +49,13 @@ struct ConsoleChartQuery: Sendable {
             }
             return value
         }
-        filter = ChartFilter(fromMonth: from, toMonth: to, app: text("app"), environment: text("environment"), product: text("product"))
+        // Stored environments are Apple's names (`Production`, `Sandbox`, …): any case finds them, anything else is said.
+        var environment = text("environment")
+        if let given = environment {
+            environment = AppStoreEnvironment(configurationValue: given)?.rawValue
+            if environment == nil { problems.append("environment=\(given) is not Production, Sandbox, Xcode or LocalTesting: all are shown") }
+        }
+        filter = ChartFilter(fromMonth: from, toMonth: to, app: text("app"), environment: environment, product: text("product"))
         error = problems.isEmpty ? nil : problems.joined(separator: "; ") + "."
     }
 

@@ -8,7 +8,9 @@ extension ConsoleController {
     func customerSearch(_ request: Request, session: ConsoleSignedIn, context: some RequestContext) async throws -> Response {
         let q = request.uri.queryParameters.get("q")?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         var values: [String: Any] = ["q": q]
-        if !q.isEmpty {
+        if q.count > CustomerLookupStore.maximumKeyLength {
+            values["searchError"] = "The search is longer than \(CustomerLookupStore.maximumKeyLength) characters: no id or token is that long."
+        } else if !q.isEmpty {
             let page = try await customers.purchases(matching: q, logger: context.logger)
             let purchases = page.purchases
             var groups: [(key: String, purchases: [CustomerPurchase])] = []

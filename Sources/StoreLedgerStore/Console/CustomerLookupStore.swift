@@ -6,6 +6,9 @@ package import PostgresNIO
 /// names, their state now (`entitlements_now`) and their timelines (`notifications`, `transactions`). Every statement
 /// is served by an index on the key it looks for, and bounded.
 package struct CustomerLookupStore: Sendable {
+    /// The longest key a search looks up (user ids, tokens and transaction ids are far shorter).
+    package static let maximumKeyLength = 256
+
     /// The environments Apple signs for; lookups that do not know the environment try each, so the
     /// `(environment, …)` indexes serve them.
     package static let environments = ["Production", "Sandbox", "Xcode", "LocalTesting"]
@@ -30,7 +33,7 @@ package struct CustomerLookupStore: Sendable {
         matching key: String, limit: Int = purchaseLimit, offset: Int = 0, logger: Logger
     ) async throws -> CustomerPurchasePage {
         let key = key.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !key.isEmpty, key.count <= 256 else { return CustomerPurchasePage(purchases: [], total: 0) }
+        guard !key.isEmpty, key.count <= Self.maximumKeyLength else { return CustomerPurchasePage(purchases: [], total: 0) }
         let limit = max(0, min(limit, Self.purchaseLimit))
         let offset = max(0, offset)
         let environments = Self.environments

@@ -164,6 +164,11 @@ struct ConsoleChartTests {
             let bad = try await browser.get("/console/charts?from=2024-13&to=2024-04")
             #expect(bad.html.contains(#"id="filter-error""#))
             #expect(bad.html.contains("from=2024-13 is not a month"))
+            // An environment in another case is the same environment; an unknown one is said, not drawn as zeros.
+            let lower = Self.figure("mrr", in: try await browser.get("/console/charts?from=2024-01&to=2024-04&environment=sandbox").html)
+            #expect(try ConsoleCustomerTests.captures(#"<rect class="series-[0-9]+" [^>]*data-value="([^"]+)""#, in: lower) == values)
+            let unknown = try await browser.get("/console/charts?from=2024-01&to=2024-04&environment=staging")
+            #expect(unknown.html.contains("environment=staging is not Production, Sandbox"))
         }
     }
 }

@@ -182,14 +182,20 @@ struct ConsoleCustomerTests {
         }
     }
 
-    /// A NUL character cannot be looked up (PostgreSQL text cannot hold one): the page says so with a 400, never a 500.
-    @Test func aNULCharacterInASearchOrAnIdIsABadRequest() async throws {
+    /// A NUL character cannot be looked up (PostgreSQL text cannot hold one): the page says so with a 400, never a 500;
+    /// a search longer than any key says so too.
+    @Test func aNULCharacterOrAnOverlongSearchIsSaidNotFailed() async throws {
         try await withLedger { _, browser, _ in
             for path in ["/console/customers?q=%00", "/console/customers?q=a%00b", "/console/customers/a%00b"] {
                 let page = try await browser.get(path)
                 #expect(page.status == .badRequest, "\(path): \(page.status)")
                 #expect(page.html.contains("cannot be looked up"), "\(path)")
             }
+            // A search longer than any id or token says so rather than "Nothing matches".
+            let long = try await browser.get("/console/customers?q=\(String(repeating: "x", count: 300))")
+            #expect(long.status == .ok)
+            #expect(long.html.contains(#"id="search-error""#))
+            #expect(!long.html.contains(#"id="no-results""#))
         }
     }
 
