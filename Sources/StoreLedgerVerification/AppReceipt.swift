@@ -25,6 +25,9 @@ package struct AppReceipt: Sendable, Equatable {
         package var purchaseDate: String?
         /// The subscription expiry as written (1708, RFC 3339).
         package var expiresDate: String?
+
+        /// The id to look the purchase up by: its transaction id, else its original transaction id.
+        package var lookupID: String? { transactionID ?? originalTransactionID }
     }
 
     /// The app's bundle id (2).
@@ -37,11 +40,28 @@ package struct AppReceipt: Sendable, Equatable {
     /// The transaction ids to look up, newest purchase first (by purchase date, then receipt order reversed),
     /// without duplicates.
     package var transactionIDs: [String] {
-        let ordered = inAppPurchases.enumerated().sorted { lhs, rhs in
-            (lhs.element.purchaseDate ?? "", lhs.offset) > (rhs.element.purchaseDate ?? "", rhs.offset)
-        }
         var seen: Set<String> = []
-        return ordered.compactMap { $0.element.transactionID ?? $0.element.originalTransactionID }.filter { seen.insert($0).inserted }
+        return newestFirst.compactMap(\.lookupID).filter { seen.insert($0).inserted }
+    }
+
+    /// The newest purchase of each product, newest first: what to look up to learn everything the receipt holds (a
+    /// subscription's renewals share one product; a consumable bought again is the same product). The first
+    /// subscription among them (an entry with an expiry) comes first, since that is what a receipt is verified for.
+    package var newestOfEachProduct: [InAppPurchase] {
+        var seen: Set<String> = []
+        let newest = newestFirst.filter { purchase in
+            guard purchase.lookupID != nil else { return false }
+            return seen.insert(purchase.productID ?? "transaction " + (purchase.lookupID ?? "")).inserted
+        }
+        guard let subscription = newest.firstIndex(where: { $0.expiresDate != nil }) else { return newest }
+        return [newest[subscription]] + newest.enumerated().filter { $0.offset != subscription }.map(\.element)
+    }
+
+    /// The purchases by purchase date, newest first (then receipt order reversed).
+    private var newestFirst: [InAppPurchase] {
+        inAppPurchases.enumerated().sorted { lhs, rhs in
+            (lhs.element.purchaseDate ?? "", lhs.offset) > (rhs.element.purchaseDate ?? "", rhs.offset)
+        }.map(\.element)
     }
 
     /// Parses a base64 receipt (whitespace ignored): an app receipt (PKCS#7), or a StoreKit 1 transaction receipt

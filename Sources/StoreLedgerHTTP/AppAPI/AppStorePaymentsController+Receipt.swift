@@ -1,14 +1,16 @@
 import Foundation
 import Hummingbird
+import Logging
 import StoreLedgerCore
 import StoreLedgerProcessing
 import StoreLedgerVerification
 
 extension AppStorePaymentsController {
     /// `POST /verify` `{receipt_data}` (a legacy StoreKit 1 app receipt, or an older app's transaction receipt): the
-    /// newest transaction id is read from the PKCS#7 receipt, or the one the transaction receipt's purchase-info names
-    /// (never sent to the deprecated verifyReceipt), looked up with the App Store Server API, and then handled as
-    /// `/transaction`. The receipt itself is not trusted: Apple's signed answer is.
+    /// newest transaction of each product is read from the PKCS#7 receipt (its subscription's first), or the one the
+    /// transaction receipt's purchase-info names (never sent to the deprecated verifyReceipt), looked up with the App
+    /// Store Server API, and the first is answered as `/transaction`. The receipt itself is not trusted: Apple's signed
+    /// answer is.
     func verifyReceipt(_ request: Request, context: StoreLedgerRequestContext) async throws -> Response {
         struct Body: Decodable { var receipt_data: String }
         let body = try await JSONBody.decode(Body.self, from: request, context: context)
@@ -19,16 +21,32 @@ extension AppStorePaymentsController {
         } catch {
             throw APIError(.unprocessableContent, code: "invalid_receipt", message: "receipt_data is not an App Store receipt: \(error)")
         }
-        guard let transactionID = receipt.transactionIDs.first else {
+        let purchases = receipt.newestOfEachProduct
+        guard let transactionID = purchases.first?.lookupID else {
             throw APIError(.unprocessableContent, code: "receipt_has_no_transactions", message: "the receipt holds no in-app purchase")
         }
+        let lookup = AppStoreLookup(dependencies: dependencies)
         guard
-            let submission = try await AppStoreLookup(dependencies: dependencies).submit(
-                transactionID: transactionID, scope: .anyEnvironment, user: user, request: request, context: context
-            )
+            let submission = try await lookup.submit(
+                transactionID: transactionID, scope: .anyEnvironment, user: user, request: request, context: context)
         else {
             throw APIError(.notFound, code: "transaction_not_found", message: "Apple knows no transaction \(transactionID) from this receipt")
         }
-        return try await answer(for: try submission.requireAccepted(), user: user, context: context)
+        let accepted = try submission.requireAccepted()
+        // The receipt's other products (a non-consumable, coins bought since the subscription): each looked up too, so
+        // is_premium counts everything the receipt holds; one Apple cannot answer for leaves the answer as it is.
+        for other in purchases.dropFirst().prefix(Self.maximumReceiptLookups - 1).compactMap(\.lookupID) {
+            do {
+                _ = try await lookup.submit(transactionID: other, scope: .anyEnvironment, user: user, request: request, context: context)
+            } catch {
+                context.logger.notice(
+                    "a receipt's other purchase could not be looked up", metadata: ["transaction_id": "\(other)", "error": "\(error)"])
+            }
+        }
+        return try await answer(for: accepted, user: user, context: context)
     }
+
+    /// The most purchases one receipt's verification looks up at Apple (its subscription first, then the newest of each
+    /// other product).
+    static let maximumReceiptLookups = 10
 }

@@ -277,6 +277,36 @@ struct AppStoreRoutesTests {
         }
     }
 
+    /// A receipt whose newest purchase is a consumable still holds the subscription: the newest of each product is looked
+    /// up, the subscription answered, and is_premium counts it.
+    @Test func aReceiptIsVerifiedForEveryProductItHoldsItsSubscriptionAnswered() async throws {
+        try await withAPI { harness, fake, http in
+            let signer = TestSigner(pki: Self.pki)
+            let coins = try signer.signedTransaction(
+                signer.transactionPayload(
+                    transactionID: "8901", originalTransactionID: "8901", productID: "com.example.storeledger.coins", purchaseDate: Date(),
+                    signedDate: Date(), overrides: ["type": "Consumable"]))
+            await fake.state.addTransaction(coins, id: "8901", environment: .sandbox)
+            await fake.state.addTransaction(try Self.appleTransaction("8801"), id: "8801", environment: .sandbox)
+            let receipt = AppReceiptDER.base64(purchases: [
+                .init(
+                    productID: "com.example.storeledger.monthly", transactionID: "8801", originalTransactionID: "8801",
+                    purchaseDate: "2026-01-01T00:00:00Z", expiresDate: "2026-02-01T00:00:00Z"),
+                .init(
+                    productID: "com.example.storeledger.coins", transactionID: "8901", originalTransactionID: "8901",
+                    purchaseDate: "2026-01-20T00:00:00Z"),
+            ])
+            let response = try await http.execute(
+                uri: "/api/v1/payments/appstore/verify", method: .post, headers: try await AppAPIHarness.headers(user: "sky"),
+                body: try AppAPIHarness.body(["receipt_data": receipt]))
+            #expect(response.status == .ok)
+            let json = try AppAPIHarness.json(response)
+            #expect(json["is_premium"] as? Bool == true)
+            #expect((json["subscription"] as? [String: Any])?["product_id"] as? String == "com.example.storeledger.monthly")
+            #expect(try await harness.count("SELECT count(*)::int8 FROM transactions WHERE transaction_id IN ('8801', '8901')") == 2)
+        }
+    }
+
     @Test func aReceiptNamingNoTransactionOrNoReceiptAtAllIsA422() async throws {
         try await withAPI { _, _, http in
             let headers = try await AppAPIHarness.headers(user: "rae")

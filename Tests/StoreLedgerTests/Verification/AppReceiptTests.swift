@@ -16,6 +16,25 @@ struct AppReceiptTests {
         #expect(receipt.inAppPurchases.first?.productID?.isEmpty == false)
     }
 
+    /// The newest purchase of each product, the subscription's first: what /verify looks up.
+    @Test func theNewestPurchaseOfEachProductSubscriptionFirst() throws {
+        let receipt = try AppReceipt(
+            base64Encoded: AppReceiptDER.base64(purchases: [
+                .init(
+                    productID: "monthly", transactionID: "10", originalTransactionID: "10", purchaseDate: "2025-01-01T00:00:00Z",
+                    expiresDate: "2025-02-01T00:00:00Z"),
+                .init(
+                    productID: "monthly", transactionID: "11", originalTransactionID: "10", purchaseDate: "2025-02-01T00:00:00Z",
+                    expiresDate: "2025-03-01T00:00:00Z"),
+                .init(productID: "coins", transactionID: "20", originalTransactionID: "20", purchaseDate: "2025-02-10T00:00:00Z"),
+                .init(productID: "coins", transactionID: "21", originalTransactionID: "21", purchaseDate: "2025-02-11T00:00:00Z"),
+                .init(productID: "lifetime", transactionID: "30", originalTransactionID: "30", purchaseDate: "2024-06-01T00:00:00Z"),
+            ]))
+        #expect(receipt.bundleID == "com.example.storeledger")
+        #expect(receipt.transactionIDs == ["21", "20", "11", "10", "30"])
+        #expect(receipt.newestOfEachProduct.compactMap(\.lookupID) == ["11", "21", "30"])
+    }
+
     @Test func anEmptyReceiptNamesNoTransaction() throws {
         let receipt = try AppReceipt(base64Encoded: try Self.fixture("xcode-app-receipt-empty"))
         #expect(receipt.bundleID == "com.example.naturelab.backyardbirds.example")
