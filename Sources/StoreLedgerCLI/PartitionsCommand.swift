@@ -3,7 +3,7 @@ import Foundation
 import Logging
 import StoreLedgerStore
 
-/// `storeledger partitions list | ensure [--months-ahead N] | detach --before YYYY-MM [--drop]`.
+/// `storeledger partitions list | ensure [--months-ahead N] | detach --before YYYY-MM [--drop] [--drop-detached]`.
 struct PartitionsCommand: AsyncParsableCommand {
     /// The command's name and subcommands.
     static let configuration = CommandConfiguration(
@@ -54,15 +54,18 @@ struct PartitionsCommand: AsyncParsableCommand {
         /// The subcommand's help.
         static let configuration = CommandConfiguration(
             abstract:
-                "Detach the months before --before (kept as plain tables to dump and archive, or dropped with --drop, "
-                + "which also drops the tables an earlier detach left)."
+                "Detach the months before --before (kept as plain tables to dump and archive, or dropped with --drop); "
+                + "--drop-detached drops the tables earlier detaches left, once archived."
         )
 
         @Option(help: "First month to keep, YYYY-MM (this month or earlier: later months still receive events).")
         var before: String
 
-        @Flag(help: "Drop the detached tables (after you archived them), including those an earlier detach left.")
+        @Flag(help: "Drop what this run detaches (only when it needs no archive).")
         var drop = false
+
+        @Flag(help: "Drop the tables earlier detaches left for months before --before (after you archived them).")
+        var dropDetached = false
 
         /// The month `--before` names.
         func month() throws -> Date {
@@ -86,7 +89,7 @@ struct PartitionsCommand: AsyncParsableCommand {
         func run() async throws {
             let month = try month()
             try await PartitionsCommand.withPartitions { partitions, logger in
-                let names = try await partitions.detach(before: month, drop: drop, logger: logger)
+                let names = try await partitions.detach(before: month, drop: drop, dropDetached: dropDetached, logger: logger)
                 print(names.isEmpty ? "nothing to detach" : "detached\(drop ? " and dropped" : ""): " + names.joined(separator: ", "))
             }
         }

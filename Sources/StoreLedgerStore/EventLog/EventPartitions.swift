@@ -59,13 +59,17 @@ package struct EventPartitions: Sendable {
         return partitions.sorted { ($0.month ?? .distantFuture, $0.name) < ($1.month ?? .distantFuture, $1.name) }
     }
 
-    /// Detaches every monthly partition that ends on or before `before` (a month start, no later than the start of
-    /// `now`'s month: the current and later months still receive events), in one transaction each that then checks
-    /// that none of its events is still waiting or being processed (else it is rolled back); with `drop`, drops it too,
-    /// and drops the monthly tables before `before` that an earlier run detached (otherwise a detached table stays as a
-    /// plain table to dump and archive). Returns the names detached or dropped.
-    package func detach(before: Date, drop: Bool, now: Date = Date(), logger: Logger) async throws -> [String] {
-        let thisMonth = Calendar.utc.date(from: Calendar.utc.dateComponents([.year, .month], from: now)) ?? now
+    /// Detaches every monthly partition that ends on or before `before` (a month start, no later than the start of the
+    /// database's current month, UTC: the current and later months still receive events). A month with events still
+    /// waiting or being processed is refused: counted first, and again under the detach's lock in its transaction
+    /// (which waits at most 5 s for that lock, since every append waits behind it). With `drop`, what this run detaches
+    /// is dropped too (otherwise it stays as a plain table to dump and archive); with `dropDetached`, the monthly tables
+    /// before `before` that earlier runs detached are dropped (after you archived them). Returns the names detached or
+    /// dropped.
+    package func detach(before: Date, drop: Bool, dropDetached: Bool = false, logger: Logger) async throws -> [String] {
+        let thisMonth =
+            try await client.query("SELECT date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'", logger: logger)
+            .decode(Date.self).firstAfterReadingAll() ?? Date()
         guard before <= thisMonth else {
             throw StoreError(
                 .configuration,
@@ -75,31 +79,34 @@ package struct EventPartitions: Sendable {
         var detached: [String] = []
         for partition in try await list(logger: logger) {
             guard let month = partition.month, let end = Calendar.utc.date(byAdding: .month, value: 1, to: month), end <= before else { continue }
-            try await client.inTransaction(logger: logger) { connection in
-                // Detached first, then counted: the detach's lock keeps the count true until the commit.
-                try await connection.query(PostgresQuery(unsafeSQL: "ALTER TABLE events DETACH PARTITION \(partition.name)"), logger: logger)
-                    .readToEnd()
-                let unfinished =
-                    try await connection.query(
-                        """
-                        SELECT count(*) FROM event_queue WHERE event_received_at >= \(month) AND event_received_at < \(end)
-                        AND state IN ('pending', 'processing')
-                        """,
-                        logger: logger
-                    ).decode(Int.self).firstAfterReadingAll() ?? 0
+            func refuseUnfinished(on connection: PostgresConnection) async throws {
+                let unfinished = try await Self.unfinishedEvents(from: month, to: end, on: connection, logger: logger)
                 guard unfinished == 0 else {
-                    throw StoreError(
-                        .configuration, "\(partition.name) still has \(unfinished) unfinished event(s); let the workers finish first")
+                    throw StoreError(.configuration, "\(partition.name) still has \(unfinished) unfinished event(s); let the workers finish first")
                 }
-                if drop {
-                    try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(partition.name)"), logger: logger).readToEnd()
+            }
+            try await client.withConnection { try await refuseUnfinished(on: $0) }
+            do {
+                try await client.inTransaction(logger: logger) { connection in
+                    try await connection.query("SET LOCAL lock_timeout = '5s'", logger: logger).readToEnd()
+                    try await connection.query(PostgresQuery(unsafeSQL: "ALTER TABLE events DETACH PARTITION \(partition.name)"), logger: logger)
+                        .readToEnd()
+                    // Counted again under the lock, which keeps the count true until the commit.
+                    try await refuseUnfinished(on: connection)
+                    if drop {
+                        try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(partition.name)"), logger: logger).readToEnd()
+                    }
                 }
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55P03" {
+                throw StoreError(
+                    .unavailable,
+                    "\(partition.name) was not detached: the log's lock was not free within 5 s (a long transaction?); run it again")
             }
             logger.notice(
                 "events partition detached", metadata: ["partition": "\(partition.name)", "rows": "\(partition.rows)", "dropped": "\(drop)"])
             detached.append(partition.name)
         }
-        if drop {
+        if dropDetached {
             for name in try await detachedTables(logger: logger) {
                 guard let month = Self.month(of: name), let end = Calendar.utc.date(byAdding: .month, value: 1, to: month), end <= before else {
                     continue
@@ -112,6 +119,17 @@ package struct EventPartitions: Sendable {
             }
         }
         return detached
+    }
+
+    /// How many events received in `[from, to)` are still waiting or being processed (the two states' own indexes).
+    private static func unfinishedEvents(from: Date, to: Date, on connection: PostgresConnection, logger: Logger) async throws -> Int {
+        try await connection.query(
+            """
+            SELECT count(*) FROM event_queue
+            WHERE (state = 'pending' OR state = 'processing') AND event_received_at >= \(from) AND event_received_at < \(to)
+            """,
+            logger: logger
+        ).decode(Int.self).firstAfterReadingAll() ?? 0
     }
 
     /// The monthly tables (`events_YYYY_MM`) an earlier detach left as plain tables, oldest first.

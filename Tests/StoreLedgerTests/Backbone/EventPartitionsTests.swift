@@ -41,10 +41,10 @@ struct EventPartitionsTests {
             #expect(try await db.scalar("SELECT count(*) FROM events WHERE received_at < '2025-02-01'") == 0)
             #expect(try await db.scalar("SELECT count(*) FROM events_2025_01") == 2)
             #expect(try await partitions.list(logger: db.logger).contains { $0.name == "events_2025_01" } == false)
-            // The table the first detach left (archived meanwhile) is dropped with the next month's.
+            // The table the first detach left (archived meanwhile) is dropped with --drop-detached, with the next month's.
             #expect(try await partitions.detachedTables(logger: db.logger) == ["events_2025_01"])
             #expect(
-                try await partitions.detach(before: Self.date("2025-03-01T00:00:00Z"), drop: true, logger: db.logger) == [
+                try await partitions.detach(before: Self.date("2025-03-01T00:00:00Z"), drop: true, dropDetached: true, logger: db.logger) == [
                     "events_2025_02", "events_2025_01",
                 ])
             #expect(try await db.scalar("SELECT count(*) FROM pg_class WHERE relname IN ('events_2025_01', 'events_2025_02')") == 0)
