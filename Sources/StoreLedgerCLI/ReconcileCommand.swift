@@ -83,6 +83,9 @@ struct ReconcileCommand: AsyncParsableCommand {
             print("database history changes: listed \(history.listed) notification(s); appended \(history.appended) lost one(s)")
         }
         print("listed \(result.listed) notification(s); appended \(result.appended) missed one(s) for the workers")
+        if let unreachable = result.unreachableSummary {
+            print("not asked (older than Apple keeps: 180 days, 30 in the sandbox): \(unreachable)")
+        }
         guard failures.isEmpty else {
             for failure in failures { FileHandle.standardError.write(Data("error: \(failure)\n".utf8)) }
             throw ExitCode.failure

@@ -45,15 +45,24 @@ package struct Reconciler: Sendable {
         package var listed = 0
         /// Notifications appended to the log.
         package var appended = 0
-        /// When part of the window was older than Apple keeps: the instant before which it could not be asked (in at
-        /// least one environment).
-        package var unreachableBefore: Date?
+        /// Per environment whose history did not reach back to the window's start (Apple keeps 180 days, 30 in the
+        /// sandbox): the instant before which nothing could be asked there (the window's end: nothing was asked).
+        package var unreachable: [AppStoreAPIHost: Date] = [:]
 
         /// Creates a result.
-        package init(listed: Int = 0, appended: Int = 0, unreachableBefore: Date? = nil) {
+        package init(listed: Int = 0, appended: Int = 0, unreachable: [AppStoreAPIHost: Date] = [:]) {
             self.listed = listed
             self.appended = appended
-            self.unreachableBefore = unreachableBefore
+            self.unreachable = unreachable
+        }
+
+        /// What was not asked, for operators: "Sandbox before 2026-…; Production: nothing (the window is older than
+        /// Apple keeps)"; nil when everything was.
+        package var unreachableSummary: String? {
+            guard !unreachable.isEmpty else { return nil }
+            return unreachable.sorted { $0.key.rawValue < $1.key.rawValue }.map { environment, before in
+                "\(environment.rawValue) before \(before)"
+            }.joined(separator: "; ")
         }
     }
 
@@ -73,7 +82,7 @@ package struct Reconciler: Sendable {
         var failures: [ReconciliationError.Failure] = []
         for environment in environments {
             let from = max(start, now.addingTimeInterval(-Self.retention(environment)))
-            if from > start { result.unreachableBefore = max(result.unreachableBefore ?? from, min(from, end)) }
+            if from > start { result.unreachable[environment] = min(from, end) }
             guard from < end else {
                 logger.notice(
                     "reconciliation: the window is older than Apple keeps; nothing to ask",
@@ -120,13 +129,13 @@ package struct Reconciler: Sendable {
             do {
                 let result = try await run(from: window.start, to: window.end, onlyFailures: false, logger: logger)
                 var note: String?
-                if let before = result.unreachableBefore {
+                if let unreachable = result.unreachableSummary {
                     note =
-                        "reconciled from \(before) on only: before it the window is older than Apple keeps notification history (180 "
-                        + "days, 30 in the sandbox), so notifications lost then cannot be recovered from Apple"
+                        "not reconciled: \(unreachable) (older than Apple keeps notification history: 180 days, 30 in the sandbox); "
+                        + "notifications lost then cannot be recovered from Apple"
                     logger.error(
                         "a database history change's window is partly older than Apple keeps",
-                        metadata: ["change": "\(change.id)", "from": "\(window.start)", "unreachable_before": "\(before)"])
+                        metadata: ["change": "\(change.id)", "from": "\(window.start)", "unreachable": "\(unreachable)"])
                 }
                 try await history.markReconciled(change.id, by: "reconciler", note: note, logger: logger)
                 total.listed += result.listed

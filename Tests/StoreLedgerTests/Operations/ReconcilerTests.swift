@@ -112,13 +112,15 @@ struct ReconcilerTests {
                 let now = Date()
                 let result = try await reconciler.run(from: now.addingTimeInterval(-400 * 86_400), to: now, onlyFailures: false, logger: db.logger)
                 #expect(result.listed == 1 && result.appended == 1)
-                // The sandbox was asked from 30 days back: what lies before is said, not passed over.
-                let unreachable = try #require(result.unreachableBefore)
-                #expect(abs(unreachable.timeIntervalSince(now.addingTimeInterval(-30 * 86_400 + 3_600))) < 1)
+                // Production was asked from 180 days back, the sandbox from 30: what lies before is said, not passed over.
+                let sandbox = try #require(result.unreachable[.sandbox])
+                let production = try #require(result.unreachable[.production])
+                #expect(abs(sandbox.timeIntervalSince(now.addingTimeInterval(-30 * 86_400 + 3_600))) < 1)
+                #expect(abs(production.timeIntervalSince(now.addingTimeInterval(-180 * 86_400 + 3_600))) < 1)
                 // A window wholly older than Apple keeps asks nothing.
                 let old = try await reconciler.run(
                     from: now.addingTimeInterval(-400 * 86_400), to: now.addingTimeInterval(-300 * 86_400), onlyFailures: false, logger: db.logger)
-                #expect(old.listed == 0 && old.appended == 0 && old.unreachableBefore != nil)
+                #expect(old.listed == 0 && old.appended == 0 && old.unreachable.count == 2)
                 #expect(await fake.state.requests.count == 2)
                 // A database history change whose window Apple no longer keeps is reconciled with a note saying so.
                 try await db.client.query(
@@ -132,7 +134,7 @@ struct ReconcilerTests {
                     try await db.scalar(
                         """
                         SELECT count(*) FROM database_history
-                        WHERE system_identifier = '2' AND reconciled_at IS NOT NULL AND last_reconcile_error LIKE '%older than Apple keeps%'
+                        WHERE system_identifier = '2' AND reconciled_at IS NOT NULL AND last_reconcile_error LIKE 'not reconciled: Production before %; Sandbox before %older than Apple keeps%'
                         """) == 1)
             }
         }
