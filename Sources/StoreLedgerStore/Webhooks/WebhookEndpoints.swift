@@ -30,11 +30,7 @@ package struct WebhookEndpoints: Sendable {
     /// when the endpoint is already active and `rotatingSecret` is false (its consumer holds the secret it has). The
     /// scheme is stored in lower case (`HTTPS://…` is the same endpoint as `https://…`).
     package func add(url: String, rotatingSecret: Bool = false, logger: Logger) async throws -> String? {
-        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), ["http", "https"].contains(scheme), parsed.host != nil
-        else {
-            throw StoreError.configuration("\(url) is not an http(s) URL")
-        }
-        let url = scheme + url.dropFirst(scheme.count)
+        let url = try Self.normalized(url)
         var generator = SystemRandomNumberGenerator()
         let secret =
             "whsec_"
@@ -54,9 +50,19 @@ package struct WebhookEndpoints: Sendable {
         return written ? secret : nil
     }
 
-    /// Deactivates the endpoint at `url` (its history stays); returns whether there was one.
+    /// The endpoint's URL as stored: an http(s) URL with its scheme in lower case (`HTTPS://…` is `https://…`).
+    static func normalized(_ url: String) throws -> String {
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), ["http", "https"].contains(scheme), parsed.host != nil
+        else {
+            throw StoreError.configuration("\(url) is not an http(s) URL")
+        }
+        return scheme + url.dropFirst(scheme.count)
+    }
+
+    /// Deactivates the endpoint at `url` (any case of scheme; its history stays); returns whether there was one.
     package func remove(url: String, logger: Logger) async throws -> Bool {
-        try await client.inTransaction(logger: logger) { connection in
+        let url = try Self.normalized(url)
+        return try await client.inTransaction(logger: logger) { connection in
             try await connection.query(
                 "UPDATE webhook_endpoints SET active = false WHERE url = \(url) AND active RETURNING id", logger: logger
             ).readToEnd().isEmpty == false

@@ -46,7 +46,7 @@ struct WebhookTests {
                 try await db.scalar("SELECT count(*) FROM webhook_endpoints WHERE url = 'https://hooks.example.com/a' AND secret = \(first)") == 1)
             let rotated = try #require(try await endpoints.add(url: "https://hooks.example.com/a", rotatingSecret: true, logger: db.logger))
             #expect(rotated != first)
-            #expect(try await endpoints.remove(url: "https://hooks.example.com/a", logger: db.logger))
+            #expect(try await endpoints.remove(url: "Https://hooks.example.com/a", logger: db.logger))
             // A removed endpoint added again is active with a new secret.
             #expect(try await endpoints.add(url: "https://hooks.example.com/a", logger: db.logger) != nil)
             #expect(try await db.scalar("SELECT count(*) FROM webhook_endpoints") == 1)
