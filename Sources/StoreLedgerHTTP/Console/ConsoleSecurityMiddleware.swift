@@ -5,8 +5,8 @@ import NIOCore
 import PostgresNIO
 
 /// Puts the console's security headers on every response under `/console` — pages, redirects, errors, 404s and
-/// 405s alike — and turns an unexpected error into a plain 500 page (logged, never shown), and a value the database
-/// refuses as data (a NUL character in a search) into a 400 page.
+/// 405s alike — and turns an unexpected error into a plain 500 page (logged, never shown), and a text the database
+/// refuses (a NUL character in a search) into a 400 page.
 ///
 /// `Content-Security-Policy: default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self';
 /// form-action 'self'; frame-ancestors 'none'; base-uri 'none'`, `X-Content-Type-Options: nosniff`,
@@ -33,7 +33,7 @@ package struct ConsoleSecurityMiddleware<Context: RequestContext>: RouterMiddlew
             response = try await next(request, context)
         } catch let error as any HTTPResponseError {
             response = try error.response(from: request, context: context)
-        } catch let error as PSQLError where error.isDataException {
+        } catch let error as PSQLError where error.isRefusedText {
             context.logger.notice(
                 "console request carried a value the database refuses", metadata: ["path": "\(path)", "error": "\(String(reflecting: error))"])
             response = Response(

@@ -3,7 +3,7 @@ import Logging
 import PostgresNIO
 
 /// Makes every error answer JSON `{error, code}`: Hummingbird's own errors (unknown route, wrong method) get a
-/// stable code, a value the database refuses as data (a NUL character) is 400 `invalid_request`, and anything
+/// stable code, a text the database refuses (a NUL character) is 400 `invalid_request`, and anything
 /// unexpected is logged with its detail and answered without it — 503 `storage_unavailable` for database errors
 /// (retry), 500 `internal_error` otherwise.
 package struct JSONErrorMiddleware: RouterMiddleware {
@@ -30,7 +30,7 @@ package struct JSONErrorMiddleware: RouterMiddleware {
             default: code = "http_\(error.status.code)"
             }
             throw APIError(error.status, code: code, message: error.body ?? error.status.reasonPhrase)
-        } catch let error as PSQLError where error.isDataException {
+        } catch let error as PSQLError where error.isRefusedText {
             context.logger.notice("the database refused a value the request carried", metadata: ["error": "\(String(reflecting: error))"])
             throw APIError(
                 .badRequest, code: "invalid_request",
