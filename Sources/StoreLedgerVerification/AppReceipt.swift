@@ -37,13 +37,6 @@ package struct AppReceipt: Sendable, Equatable {
     /// The in-app purchases (17), in receipt order.
     package var inAppPurchases: [InAppPurchase]
 
-    /// The transaction ids to look up, newest purchase first (by purchase date, then receipt order reversed),
-    /// without duplicates.
-    package var transactionIDs: [String] {
-        var seen: Set<String> = []
-        return newestFirst.compactMap(\.lookupID).filter { seen.insert($0).inserted }
-    }
-
     /// The newest purchase of each product, newest first: what to look up to learn everything the receipt holds (a
     /// subscription's renewals share one product; a consumable bought again is the same product). The first
     /// subscription among them (an entry with an expiry) comes first, since that is what a receipt is verified for.

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import StoreLedgerAppStoreAPI
 import StoreLedgerCore
 import StoreLedgerProcessing
 import StoreLedgerVerification
@@ -33,11 +34,17 @@ extension AppStorePaymentsController {
             throw APIError(.notFound, code: "transaction_not_found", message: "Apple knows no transaction \(transactionID) from this receipt")
         }
         let accepted = try submission.requireAccepted()
-        // The receipt's other products (a non-consumable, coins bought since the subscription): each looked up too, so
-        // is_premium counts everything the receipt holds; one Apple cannot answer for leaves the answer as it is.
+        // The receipt's other products (a non-consumable, coins bought since the subscription): each looked up too, in the
+        // environment the first was found in (one receipt is one environment's), so is_premium counts everything the
+        // receipt holds; one Apple cannot answer for leaves the answer as it is, and a rate limit stops the rest.
+        let scope = accepted.transaction.environment.flatMap { AppStoreAPIHost(rawValue: $0.rawValue) }.map { AppStoreLookup.Scope.only($0) }
         for other in purchases.dropFirst().prefix(Self.maximumReceiptLookups - 1).compactMap(\.lookupID) {
             do {
-                _ = try await lookup.submit(transactionID: other, scope: .anyEnvironment, user: user, request: request, context: context)
+                _ = try await lookup.submit(transactionID: other, scope: scope ?? .anyEnvironment, user: user, request: request, context: context)
+            } catch let error as APIError where error.code == "upstream_rate_limited" {
+                context.logger.notice(
+                    "a receipt's other purchases were not looked up: Apple is rate limiting", metadata: ["transaction_id": "\(other)"])
+                break
             } catch {
                 context.logger.notice(
                     "a receipt's other purchase could not be looked up", metadata: ["transaction_id": "\(other)", "error": "\(error)"])

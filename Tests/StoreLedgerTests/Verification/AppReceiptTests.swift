@@ -12,7 +12,7 @@ struct AppReceiptTests {
         let receipt = try AppReceipt(base64Encoded: try Self.fixture("xcode-app-receipt-with-transaction"))
         #expect(receipt.bundleID == "com.example.naturelab.backyardbirds.example")
         #expect(receipt.inAppPurchases.count == 1)
-        #expect(receipt.transactionIDs == ["0"])
+        #expect(receipt.newestOfEachProduct.compactMap(\.lookupID) == ["0"])
         #expect(receipt.inAppPurchases.first?.productID?.isEmpty == false)
     }
 
@@ -31,7 +31,6 @@ struct AppReceiptTests {
                 .init(productID: "lifetime", transactionID: "30", originalTransactionID: "30", purchaseDate: "2024-06-01T00:00:00Z"),
             ]))
         #expect(receipt.bundleID == "com.example.storeledger")
-        #expect(receipt.transactionIDs == ["21", "20", "11", "10", "30"])
         #expect(receipt.newestOfEachProduct.compactMap(\.lookupID) == ["11", "21", "30"])
     }
 
@@ -39,7 +38,7 @@ struct AppReceiptTests {
         let receipt = try AppReceipt(base64Encoded: try Self.fixture("xcode-app-receipt-empty"))
         #expect(receipt.bundleID == "com.example.naturelab.backyardbirds.example")
         #expect(receipt.inAppPurchases.isEmpty)
-        #expect(receipt.transactionIDs.isEmpty)
+        #expect(receipt.newestOfEachProduct.compactMap(\.lookupID).isEmpty)
     }
 
     @Test(arguments: [
@@ -91,13 +90,13 @@ struct AppReceiptTests {
 
     @Test func applesLegacyTransactionReceiptNamesItsTransaction() throws {
         let receipt = try AppReceipt(base64Encoded: try Self.fixture("../mock_signed_data/legacyTransaction"))
-        #expect(receipt.transactionIDs == ["33993399"])
+        #expect(receipt.newestOfEachProduct.compactMap(\.lookupID) == ["33993399"])
         #expect(receipt.bundleID == nil)
     }
 
     @Test func aStoreKit1TransactionReceiptNamesItsTransactionAndProduct() throws {
         let receipt = try AppReceipt(base64Encoded: Self.transactionReceipt(purchaseInfo: Self.purchaseInfo))
-        #expect(receipt.transactionIDs == ["1000000077000002"])
+        #expect(receipt.newestOfEachProduct.compactMap(\.lookupID) == ["1000000077000002"])
         #expect(receipt.bundleID == "com.example.storeledger")
         #expect(receipt.appVersion == "1.0")
         #expect(receipt.inAppPurchases.count == 1)
@@ -105,7 +104,7 @@ struct AppReceiptTests {
         #expect(receipt.inAppPurchases.first?.originalTransactionID == "1000000077000001")
         // A purchase-info without a transaction id names no transaction (the route answers receipt_has_no_transactions).
         let anonymous = try AppReceipt(base64Encoded: Self.transactionReceipt(purchaseInfo: #"{ "bid" = "com.example.storeledger"; }"#))
-        #expect(anonymous.transactionIDs.isEmpty)
+        #expect(anonymous.newestOfEachProduct.isEmpty)
     }
 
     @Test(arguments: [
@@ -139,7 +138,7 @@ struct AppReceiptTests {
             + "\t\"title\" = \"a\\rb\\U00e9\\\\\";\r\n}\r\n"
         let outer = "  {\r\n\t\"purchase-info\" = \"\(Data(inner.utf8).base64EncodedString())\";\r\n}\u{0}\u{0}\n"
         let receipt = try AppReceipt(base64Encoded: Data(outer.utf8).base64EncodedString())
-        #expect(receipt.transactionIDs == ["1000000077000009"])
+        #expect(receipt.newestOfEachProduct.compactMap(\.lookupID) == ["1000000077000009"])
         #expect(receipt.inAppPurchases.first?.transactionID == nil)
         // Bytes other than whitespace or NUL after the brace are still refused.
         let trailing = outer + "x"
