@@ -213,6 +213,42 @@ struct AppStoreRoutesTests {
         }
     }
 
+    /// When the period asked for is already the latest, Apple's status answer signs the same transaction anew: it is
+    /// known by its id and not appended a second time (the renewal info is).
+    @Test func aLookupOfTheLatestPeriodAppendsItOnce() async throws {
+        try await withAPI { harness, fake, http in
+            let signer = TestSigner(pki: Self.pki)
+            func latest(signedAt: Date) throws -> String {
+                try signer.signedTransaction(
+                    signer.transactionPayload(
+                        transactionID: "8650", originalTransactionID: "8650", purchaseDate: Date().addingTimeInterval(-86_400),
+                        expiresDate: Date().addingTimeInterval(29 * 86_400), signedDate: signedAt))
+            }
+            await fake.state.addTransaction(try latest(signedAt: Date()), id: "8650", environment: .sandbox)
+            let renewal = try signer.signedRenewalInfo(signer.renewalInfoPayload(originalTransactionID: "8650", signedDate: Date()))
+            await fake.state.setStatuses(
+                SubscriptionStatusesResponse(
+                    environment: "Sandbox", bundleId: fake.bundleID, appAppleId: nil,
+                    data: [
+                        .init(
+                            subscriptionGroupIdentifier: "g",
+                            lastTransactions: [
+                                .init(
+                                    status: 1, originalTransactionId: "8650",
+                                    signedTransactionInfo: try latest(signedAt: Date().addingTimeInterval(1)),
+                                    signedRenewalInfo: renewal)
+                            ])
+                    ]),
+                for: "8650", environment: .sandbox)
+            let sync = try await http.execute(
+                uri: "/api/subscription/sync", method: .post, headers: try await AppAPIHarness.headers(user: "lee"),
+                body: try AppAPIHarness.body(["transactionId": "8650"]))
+            #expect(sync.status == .ok)
+            #expect(try await harness.count("SELECT count(*)::int8 FROM events WHERE source = 'server_api'") == 2)
+            #expect(try await harness.count("SELECT count(*)::int8 FROM renewal_infos WHERE original_transaction_id = '8650'") == 1)
+        }
+    }
+
     @Test func syncTakesOnlyTheTransactionIdAndTheFactsFromApple() async throws {
         try await withAPI { harness, fake, http in
             await fake.state.addTransaction(try Self.appleTransaction("8500", expiresIn: 3 * 86_400), id: "8500", environment: .sandbox)

@@ -7,8 +7,10 @@ import Testing
 @Suite("Command line: options are checked before anything runs")
 struct CommandLineValidationTests {
     /// Runs `storeledger` with `arguments` (no database configured) and returns its exit status and output.
-    static func run(_ arguments: [String]) async throws -> (status: Int32?, output: String) {
-        let process = try StoreLedgerProcess(arguments, environment: ["DATABASE_URL": "postgres://nobody@127.0.0.1:1/none"])
+    static func run(
+        _ arguments: [String], databaseURL: String = "postgres://nobody@127.0.0.1:1/none"
+    ) async throws -> (status: Int32?, output: String) {
+        let process = try StoreLedgerProcess(arguments, environment: ["DATABASE_URL": databaseURL])
         defer { process.cleanUp() }
         let status = await process.waitForExit(within: .seconds(60))
         return (status, process.output)
@@ -27,7 +29,10 @@ struct CommandLineValidationTests {
         (["partitions", "ensure", "--months-ahead", "3000000000"], "--months-ahead must be 0 to 120"),
         (["partitions", "detach", "--before", "2999-01"], "is after this month"),
         (["partitions", "detach", "--before=-2026-01"], "is not YYYY-MM"),
-        (["replay", "--from", "2026-11-01T00:00:00.5Z", "--to", "yesterday"], "must both be event ids or both RFC 3339 times"),
+        (["replay", "--from", "2026-11-01T00:00:00Z", "--to", "yesterday"], "must both be event ids or both RFC 3339 times"),
+        // Fractional seconds are read (then the order is what is refused).
+        (["replay", "--from", "2026-11-01T00:00:00.5Z", "--to", "2026-11-01T00:00:00Z"], "is not before --to"),
+        (["reconcile", "--since", "2999-01-01T00:00:00.5+01:00"], "is not in the past"),
         (["replay", "--from", "1", "--to", "2", "--reason", " "], "--reason is empty"),
         (["requeue", "--dead", "--reason", ""], "--reason is empty"),
         (["requeue", "--dead", "--reason", String(repeating: "x", count: 1_001)], "--reason is longer than 1000 characters"),
@@ -39,5 +44,21 @@ struct CommandLineValidationTests {
         let run = try await Self.run(arguments)
         #expect(run.status == 64, "\(arguments): \(run.output)")
         #expect(run.output.contains(message), "\(arguments): \(run.output)")
+    }
+
+    /// A refusal that needs the database to know (nothing by that name, a name taken) is not a usage error: exit 1,
+    /// `Error: …`, and no usage text.
+    @Test func aRuntimeRefusalExitsOneWithoutTheUsage() async throws {
+        try await TestDatabase.withFresh { db in
+            for (arguments, message) in [
+                (["webhooks", "remove", "https://nobody.example.com/hook"], "no active endpoint"),
+                (["api-key", "revoke", "nobody"], "no unrevoked key named nobody"),
+            ] {
+                let run = try await Self.run(arguments, databaseURL: db.url.connectionString)
+                #expect(run.status == 1, "\(arguments): \(run.output)")
+                #expect(run.output.contains(message), "\(arguments): \(run.output)")
+                #expect(!run.output.contains("USAGE"), "\(arguments): \(run.output)")
+            }
+        }
     }
 }
