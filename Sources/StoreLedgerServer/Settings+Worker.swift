@@ -24,7 +24,7 @@ extension Settings {
 
     /// `WEBHOOK_MAX_ATTEMPTS` (default 12): delivery attempts before a webhook delivery is `failed`.
     package func webhookMaximumAttempts() throws(SettingsError) -> Int {
-        try int("WEBHOOK_MAX_ATTEMPTS", default: 12, in: 1...100)
+        try int("WEBHOOK_MAX_ATTEMPTS", default: WebhookDispatcher.defaultMaximumAttempts, in: 1...100)
     }
 
     /// `RECONCILE_INTERVAL_SECONDS`: run the reconciler in each worker this often (unset: not at all).

@@ -50,6 +50,7 @@ package struct WebhookDeliveryStore: Sendable {
                 WITH claimed AS (
                     SELECT event_id, endpoint_id FROM webhook_deliveries
                     WHERE state = 'pending' AND next_attempt_at <= now()
+                      AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE active)
                     ORDER BY next_attempt_at LIMIT \(Int32(limit))
                     FOR UPDATE SKIP LOCKED
                 )
@@ -57,6 +58,7 @@ package struct WebhookDeliveryStore: Sendable {
                 SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => \(leaseSeconds)::float8)
                 FROM claimed, webhook_events ev, webhook_endpoints ep
                 WHERE d.event_id = claimed.event_id AND d.endpoint_id = claimed.endpoint_id AND ev.id = d.event_id AND ep.id = d.endpoint_id
+                  AND ep.active
                 RETURNING d.event_id, d.endpoint_id, d.attempts, ep.url, ep.secret,
                           (ev.payload || jsonb_build_object('user_id', ev.user_id))::text, ev.type
                 """,

@@ -59,13 +59,23 @@ package struct WebhookEndpoints: Sendable {
         return scheme + url.dropFirst(scheme.count)
     }
 
-    /// Deactivates the endpoint at `url` (any case of scheme; its history stays); returns whether there was one.
+    /// Deactivates the endpoint at `url` (any case of scheme; its history stays) and ends its pending deliveries as
+    /// `failed` ("endpoint removed"): nothing more is sent there. Returns whether there was one.
     package func remove(url: String, logger: Logger) async throws -> Bool {
         let url = try Self.normalized(url)
         return try await client.inTransaction(logger: logger) { connection in
-            try await connection.query(
+            let removed = try await connection.query(
                 "UPDATE webhook_endpoints SET active = false WHERE url = \(url) AND active RETURNING id", logger: logger
-            ).readToEnd().isEmpty == false
+            ).decode(Int64.self).readToEnd()
+            guard !removed.isEmpty else { return false }
+            try await connection.query(
+                """
+                UPDATE webhook_deliveries SET state = 'failed', last_error = 'endpoint removed'
+                WHERE state = 'pending' AND endpoint_id = ANY(\(removed)::int8[])
+                """,
+                logger: logger
+            ).readToEnd()
+            return true
         }
     }
 

@@ -9,9 +9,9 @@ import ServiceLifecycle
 import StoreLedgerStore
 
 /// Delivers outgoing webhooks (a Service in each worker process): claims due deliveries with `FOR UPDATE SKIP
-/// LOCKED` under a short lease, POSTs the event signed with the endpoint's secret, and records every attempt. A
-/// 2xx delivers; anything else is retried with exponential backoff and jitter, until `maximumAttempts` make it
-/// `failed`. It runs apart from projection, so a slow or broken endpoint never holds the ledger back.
+/// LOCKED` under a short lease, POSTs the event signed with the endpoint's secret (redirects refused; the answer and
+/// its body within `timeout`), and records every attempt. A 2xx delivers; anything else is retried with exponential
+/// backoff and jitter, until `maximumAttempts` make it `failed`. It runs apart from projection, so a slow or broken endpoint never holds the ledger back.
 package struct WebhookDispatcher: Service {
     /// The database.
     package let client: PostgresClient
@@ -36,9 +36,22 @@ package struct WebhookDispatcher: Service {
     private let retried = Counter(label: "storeledger_webhook_deliveries_total", dimensions: [("result", "retry")])
     private let failed = Counter(label: "storeledger_webhook_deliveries_total", dimensions: [("result", "failed")])
 
+    /// The HTTP client deliveries use unless given another: redirects are refused (a 3xx is a failed attempt, so an
+    /// event goes to the endpoint configured and nowhere it points, and a redirect turned into a body-less GET is never
+    /// taken for a delivery), connecting and reading each bounded. One per process, never shut down.
+    package static let deliveryClient = HTTPClient(
+        eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+        configuration: HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(10)))
+    )
+
+    /// The default for `maximumAttempts` (`WEBHOOK_MAX_ATTEMPTS`): with the default backoff (10 s doubling, at most 6 h
+    /// apart) the last attempt comes about two days (47 h) after the first.
+    package static let defaultMaximumAttempts = 19
+
     /// Creates the dispatcher.
     package init(
-        client: PostgresClient, httpClient: HTTPClient = .shared, maximumAttempts: Int = 12, initialBackoff: Duration = .seconds(10),
+        client: PostgresClient, httpClient: HTTPClient = WebhookDispatcher.deliveryClient, maximumAttempts: Int = defaultMaximumAttempts,
+        initialBackoff: Duration = .seconds(10),
         maximumBackoff: Duration = .seconds(6 * 3600), timeout: Duration = .seconds(10), pollInterval: Duration = .seconds(1), logger: Logger
     ) {
         self.client = client
@@ -87,12 +100,21 @@ package struct WebhookDispatcher: Service {
         var status: Int?
         var failure: String?
         do {
-            let response = try await httpClient.execute(
-                request, timeout: .nanoseconds(timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
-            )
-            status = Int(response.status.code)
-            _ = try? await response.body.collect(upTo: 64 * 1024)
-            if !(200..<300).contains(Int(response.status.code)) { failure = "HTTP \(response.status.code)" }
+            // One deadline for the answer and its body: an endpoint that answers at once and then drips its body would
+            // otherwise hold the attempt past its lease, and another worker would deliver it again meanwhile.
+            let prepared = request
+            let code = try await withDeadline(timeout) { [httpClient, timeout] in
+                let response = try await httpClient.execute(
+                    prepared, timeout: .nanoseconds(timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+                )
+                _ = try? await response.body.collect(upTo: 64 * 1024)
+                return Int(response.status.code)
+            }
+            status = code
+            if !(200..<300).contains(code) { failure = "HTTP \(code)" }
+        } catch is CancellationError {
+            // The process is stopping: not an attempt of the endpoint's; the lease makes it due again.
+            return
         } catch {
             failure = "\(error)"
         }

@@ -163,4 +163,61 @@ struct WebhookTests {
                     == (try await db.scalar("SELECT count(*) FROM webhook_deliveries")) * 2)
         }
     }
+
+    /// A redirect is not followed (it would send the event elsewhere, or turn the POST into a body-less GET taken for a
+    /// delivery): it is a failed attempt. An answer whose body drips slower than the deadline fails within it, not after
+    /// the lease. A removed endpoint's pending deliveries end as failed and are never claimed.
+    @Test func redirectsSlowBodiesAndRemovedEndpointsAreNotDeliveries() async throws {
+        let elsewhere = Receiver(failures: 0)
+        let router = Router()
+        router.post("moved") { _, _ -> Response in Response(status: .permanentRedirect, headers: [.location: "/elsewhere"]) }
+        router.post("found") { _, _ -> Response in Response(status: .found, headers: [.location: "/elsewhere"]) }
+        router.on("elsewhere", method: .get) { request, _ -> Response in
+            Response(status: await elsewhere.take(request.headers, Data()))
+        }
+        router.post("elsewhere") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 1 << 20)
+            return Response(status: await elsewhere.take(request.headers, Data(body.readableBytesView)))
+        }
+        router.post("drip") { _, _ -> Response in
+            Response(
+                status: .ok,
+                body: ResponseBody { writer in
+                    for _ in 0..<20 {
+                        try await writer.write(ByteBuffer(string: "x"))
+                        try await Task.sleep(for: .milliseconds(500))
+                    }
+                    try await writer.finish(nil)
+                })
+        }
+        try await Application(router: router).test(.live) { http in
+            try await TestDatabase.withFresh { db in
+                let pipeline = try LedgerPipeline(db, pki: Self.pki)
+                let endpoints = WebhookEndpoints(client: db.client)
+                for path in ["moved", "found", "drip"] {
+                    _ = try await endpoints.add(url: "http://127.0.0.1:\(http.port!)/\(path)", logger: db.logger)
+                }
+                try await pipeline.append(SubscriptionLifecycles.renewThenExpire().facts.sorted { $0.sortKey < $1.sortKey }.prefix(1).map { $0 })
+                try await pipeline.drain()
+                let dispatcher = WebhookDispatcher(
+                    client: db.client, maximumAttempts: 5, initialBackoff: .seconds(60), timeout: .seconds(2), logger: db.logger)
+                let start = ContinuousClock.now
+                #expect(try await dispatcher.deliverDue() == 3)
+                #expect(start.duration(to: .now) < .seconds(8), "the dripping body is cut at the deadline")
+                #expect(try await db.scalar("SELECT count(*) FROM webhook_deliveries WHERE state = 'pending' AND last_error IS NOT NULL") == 3)
+                #expect(try await db.scalar("SELECT count(*) FROM webhook_deliveries WHERE state = 'delivered'") == 0)
+                #expect(await elsewhere.received.isEmpty)
+
+                #expect(try await endpoints.remove(url: "http://127.0.0.1:\(http.port!)/moved", logger: db.logger))
+                #expect(
+                    try await db.scalar(
+                        """
+                        SELECT count(*) FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+                        WHERE e.url LIKE '%/moved' AND d.state = 'failed' AND d.last_error = 'endpoint removed'
+                        """) == 1)
+                try await db.client.query("UPDATE webhook_deliveries SET next_attempt_at = now()", logger: db.logger)
+                #expect(try await dispatcher.deliverDue() == 2)
+            }
+        }
+    }
 }
