@@ -17,6 +17,8 @@ package struct WebhookDeliveryStore: Sendable {
         package let url: String
         /// The endpoint's signing secret.
         package let secret: String
+        /// The secret a rotation replaced, while it still signs beside `secret`.
+        package let previousSecret: String?
         /// The JSON body.
         package let body: Data
         /// The event type (sent as `StoreLedger-Event-Type`).
@@ -60,13 +62,16 @@ package struct WebhookDeliveryStore: Sendable {
                 WHERE d.event_id = claimed.event_id AND d.endpoint_id = claimed.endpoint_id AND ev.id = d.event_id AND ep.id = d.endpoint_id
                   AND ep.active
                 RETURNING d.event_id, d.endpoint_id, d.attempts, ep.url, ep.secret,
+                          CASE WHEN ep.previous_secret_expires_at > now() THEN ep.previous_secret END,
                           (ev.payload || jsonb_build_object('user_id', ev.user_id))::text, ev.type
                 """,
                 logger: logger
-            ).decode((UUID, Int64, Int32, String, String, String, String).self).readToEnd()
+            ).decode((UUID, Int64, Int32, String, String, String?, String, String).self).readToEnd()
         }
-        return rows.map { eventID, endpointID, attempt, url, secret, body, type in
-            Due(eventID: eventID, endpointID: endpointID, attempt: Int(attempt), url: url, secret: secret, body: Data(body.utf8), type: type)
+        return rows.map { eventID, endpointID, attempt, url, secret, previousSecret, body, type in
+            Due(
+                eventID: eventID, endpointID: endpointID, attempt: Int(attempt), url: url, secret: secret, previousSecret: previousSecret,
+                body: Data(body.utf8), type: type)
         }
     }
 

@@ -26,8 +26,12 @@ package struct WebhookEndpoints: Sendable {
         self.client = client
     }
 
+    /// How long a rotated secret still signs deliveries beside the new one: a day.
+    package static let rotationOverlapSeconds = 86_400
+
     /// Adds (or reactivates) an endpoint and returns its signing secret (`whsec_` + 32 random bytes, base64url); nil
-    /// when the endpoint is already active and `rotatingSecret` is false (its consumer holds the secret it has). The
+    /// when the endpoint is already active and `rotatingSecret` is false (its consumer holds the secret it has; rotated,
+    /// the old one signs beside the new for ``rotationOverlapSeconds``, so the consumer can switch unhurried). The
     /// scheme is stored in lower case (`HTTPS://…` is the same endpoint as `https://…`).
     package func add(url: String, rotatingSecret: Bool = false, logger: Logger) async throws -> String? {
         let url = try Self.normalized(url)
@@ -40,7 +44,9 @@ package struct WebhookEndpoints: Sendable {
             try await connection.query(
                 """
                 INSERT INTO webhook_endpoints (url, secret) VALUES (\(url), \(secret))
-                ON CONFLICT (url) DO UPDATE SET secret = excluded.secret, active = true
+                ON CONFLICT (url) DO UPDATE SET secret = excluded.secret, active = true,
+                    previous_secret = CASE WHEN webhook_endpoints.active THEN webhook_endpoints.secret END,
+                    previous_secret_expires_at = CASE WHEN webhook_endpoints.active THEN now() + make_interval(secs => \(Double(Self.rotationOverlapSeconds))) END
                 WHERE NOT webhook_endpoints.active OR \(rotatingSecret)
                 RETURNING 1
                 """,

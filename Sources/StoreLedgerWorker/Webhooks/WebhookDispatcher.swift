@@ -93,7 +93,7 @@ package struct WebhookDispatcher: Service {
         request.headers.add(
             name: WebhookSignature.headerName,
             value: WebhookSignature.header(
-                body: delivery.body, secret: delivery.secret, timestamp: Int64(Date().timeIntervalSince1970)
+                body: delivery.body, secret: delivery.secret, previousSecret: delivery.previousSecret, timestamp: Int64(Date().timeIntervalSince1970)
             ))
         request.body = .bytes(ByteBuffer(bytes: delivery.body))
         let start = ContinuousClock.now

@@ -7,9 +7,12 @@ package enum WebhookSignature {
     /// The header's name.
     package static let headerName = "StoreLedger-Signature"
 
-    /// The header value for `body` signed at `timestamp`.
-    package static func header(body: Data, secret: String, timestamp: Int64) -> String {
-        "t=\(timestamp),v1=\(hex(body: body, secret: secret, timestamp: timestamp))"
+    /// The header value for `body` signed at `timestamp` with `secret`, and with `previousSecret` too while a rotation
+    /// overlaps (a second `v1=`: a receiver holding either secret finds its signature).
+    package static func header(body: Data, secret: String, previousSecret: String? = nil, timestamp: Int64) -> String {
+        ([secret] + [previousSecret].compactMap { $0 }).reduce("t=\(timestamp)") { header, key in
+            header + ",v1=" + hex(body: body, secret: key, timestamp: timestamp)
+        }
     }
 
     /// Whether `header` is a valid signature of `body` with `secret`, made within `tolerance` seconds of `now`.

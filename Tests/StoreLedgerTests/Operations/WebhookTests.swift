@@ -220,4 +220,42 @@ struct WebhookTests {
             }
         }
     }
+
+    /// A rotated secret overlaps the old one for a day: deliveries carry a signature under each, so the consumer
+    /// verifies with either while it switches; after the overlap only the new one signs.
+    @Test func aRotatedSecretSignsBesideTheOldOneForADay() async throws {
+        let receiver = Receiver(failures: 0)
+        let router = Router()
+        router.post("hook") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 1 << 20)
+            return Response(status: await receiver.take(request.headers, Data(body.readableBytesView)))
+        }
+        try await Application(router: router).test(.live) { http in
+            try await TestDatabase.withFresh { db in
+                let pipeline = try LedgerPipeline(db, pki: Self.pki)
+                let endpoints = WebhookEndpoints(client: db.client)
+                let url = "http://127.0.0.1:\(http.port!)/hook"
+                let old = try #require(try await endpoints.add(url: url, logger: db.logger))
+                let new = try #require(try await endpoints.add(url: url, rotatingSecret: true, logger: db.logger))
+                try await pipeline.append(SubscriptionLifecycles.renewThenExpire().facts.sorted { $0.sortKey < $1.sortKey }.prefix(1).map { $0 })
+                try await pipeline.drain()
+                let dispatcher = WebhookDispatcher(client: db.client, logger: db.logger)
+                #expect(try await dispatcher.deliverDue() == 1)
+                let first = try #require(await receiver.received.last)
+                let signed = try #require(first.headers[HTTPField.Name(WebhookSignature.headerName)!])
+                #expect(WebhookSignature.isValid(signed, body: first.body, secret: new))
+                #expect(WebhookSignature.isValid(signed, body: first.body, secret: old))
+
+                // The overlap over, the same delivery sent again carries the new secret's signature alone.
+                try await db.client.query("UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second'", logger: db.logger)
+                try await db.client.query("UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = now()", logger: db.logger)
+                #expect(try await dispatcher.deliverDue() == 1)
+                #expect(await receiver.received.count == 2)
+                let later = try #require(await receiver.received.last)
+                let resigned = try #require(later.headers[HTTPField.Name(WebhookSignature.headerName)!])
+                #expect(WebhookSignature.isValid(resigned, body: later.body, secret: new))
+                #expect(!WebhookSignature.isValid(resigned, body: later.body, secret: old))
+            }
+        }
+    }
 }
