@@ -35,12 +35,6 @@ extension Settings {
 
     /// The environments reconciliation asks: those the verifiers accept.
     package func reconciliationEnvironments(_ verifiers: LedgerVerifiers) -> [AppStoreAPIHost] {
-        verifiers.environments.compactMap { environment in
-            switch environment {
-            case .production: .production
-            case .sandbox: .sandbox
-            default: nil
-            }
-        }
+        verifiers.environments.compactMap(AppStoreAPIHost.init)
     }
 }

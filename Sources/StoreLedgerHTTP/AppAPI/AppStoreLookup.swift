@@ -47,15 +47,15 @@ struct AppStoreLookup: Sendable {
                 message: "Apple's App Store Server API could not answer (\(error.code)); retry later")
         }
         let (jws, environment) = answer
-        let hint: EnvironmentHint = environment == .sandbox ? .sandbox : .production
         let submission = try await dependencies.intake.submit(
-            signedTransaction: jws, source: .serverAPI, environmentHint: hint, user: user, origin: context.origin(request), logger: context.logger
+            signedTransaction: jws, source: .serverAPI, environmentHint: environment.environmentHint, user: user, origin: context.origin(request),
+            logger: context.logger
         )
         if case .accepted(let accepted) = submission, accepted.transaction.type == .autoRenewable,
             let originalID = accepted.transaction.originalTransactionID?.rawValue
         {
             await submitLatestState(
-                of: originalID, asking: transactionID, environment: environment, hint: hint,
+                of: originalID, asking: transactionID, environment: environment,
                 known: accepted.transaction.transactionID?.rawValue, client: client, request: request, context: context)
         }
         return submission
@@ -66,7 +66,7 @@ struct AppStoreLookup: Sendable {
     /// All Subscription Statuses gives its latest transaction and renewal info: both are submitted too, so the row shows
     /// what Apple says now. A failure here leaves the lookup's answer as it was (it is logged).
     private func submitLatestState(
-        of originalID: String, asking transactionID: String, environment: AppStoreAPIHost, hint: EnvironmentHint, known: String?,
+        of originalID: String, asking transactionID: String, environment: AppStoreAPIHost, known: String?,
         client: AppStoreAPIClient, request: Request, context: StoreLedgerRequestContext
     ) async {
         let statuses: SubscriptionStatusesResponse
@@ -83,7 +83,8 @@ struct AppStoreLookup: Sendable {
                 // Apple signs every answer anew: the transaction already submitted is known by its id, not its text.
                 if let transaction = latest.signedTransactionInfo, SignedDataInspector.unverifiedString("transactionId", in: transaction) != known {
                     let submission = try await dependencies.intake.submit(
-                        signedTransaction: transaction, source: .serverAPI, environmentHint: hint, user: nil, origin: context.origin(request),
+                        signedTransaction: transaction, source: .serverAPI, environmentHint: environment.environmentHint, user: nil,
+                        origin: context.origin(request),
                         logger: context.logger)
                     if case .rejected(let reason) = submission {
                         context.logger.warning(
@@ -92,7 +93,8 @@ struct AppStoreLookup: Sendable {
                 }
                 if let renewalInfo = latest.signedRenewalInfo,
                     let reason = try await dependencies.intake.record(
-                        signedRenewalInfo: renewalInfo, environmentHint: hint, origin: context.origin(request), logger: context.logger)
+                        signedRenewalInfo: renewalInfo, environmentHint: environment.environmentHint, origin: context.origin(request),
+                        logger: context.logger)
                 {
                     context.logger.warning(
                         "App Store Server API: the subscription's renewal info was not recorded", metadata: ["reason": "\(reason)"])

@@ -37,7 +37,7 @@ extension AppStorePaymentsController {
         // The receipt's other products (a non-consumable, coins bought since the subscription): each looked up too, in the
         // environment the first was found in (one receipt is one environment's), so is_premium counts everything the
         // receipt holds; one Apple cannot answer for leaves the answer as it is, and a rate limit stops the rest.
-        let scope = accepted.transaction.environment.flatMap { AppStoreAPIHost(rawValue: $0.rawValue) }.map { AppStoreLookup.Scope.only($0) }
+        let scope = accepted.transaction.environment.flatMap(AppStoreAPIHost.init).map { AppStoreLookup.Scope.only($0) }
         for other in purchases.dropFirst().prefix(Self.maximumReceiptLookups - 1).compactMap(\.lookupID) {
             do {
                 _ = try await lookup.submit(transactionID: other, scope: scope ?? .anyEnvironment, user: user, request: request, context: context)

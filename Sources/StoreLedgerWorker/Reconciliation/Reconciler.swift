@@ -169,7 +169,7 @@ package struct Reconciler: Sendable {
     /// Appends one notification unless it is already known (``ReconciliationStore``); returns whether it did.
     private func appendUnlessKnown(_ signedPayload: String, uuid: String?, environment: AppStoreAPIHost, logger: Logger) async throws -> Bool {
         try await ReconciliationStore(client: client, sessions: sessions).appendUnlessKnown(
-            signedPayload, notificationUUID: uuid, environmentHint: environment == .sandbox ? .sandbox : .production,
+            signedPayload, notificationUUID: uuid, environmentHint: environment.environmentHint,
             environmentName: environment.rawValue, logger: logger
         )
     }
