@@ -119,11 +119,7 @@ package struct Rebuilder: Sendable {
             var pages = try await readAndPrepare(applyConcurrency, after: state.last, through: end, logger: logger)
             while let lastID = pages.last?.lastID {
                 async let upcoming = lastID < end ? readAndPrepare(applyConcurrency, after: lastID, through: end, logger: logger) : []
-                var read = state.last
-                for page in pages {
-                    gaps += Self.gaps(after: read, in: page.events.lazy.map(\.id.rawValue))
-                    read = page.lastID
-                }
+                gaps += Self.gaps(after: state.last, in: pages.lazy.flatMap { $0.events.lazy.map(\.id.rawValue) })
                 let rejected = try await applySideBySide(pages, into: shadow, logger: logger)
                 state = (lastID, state.processed + pages.reduce(0) { $0 + $1.events.count }, state.rejected + rejected)
                 report(phase, target: target)
