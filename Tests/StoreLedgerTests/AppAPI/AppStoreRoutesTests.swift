@@ -48,6 +48,15 @@ struct AppStoreRoutesTests {
             ))
     }
 
+    /// Get All Subscription Statuses as the fake's sandbox answers it: one subscription group holding `lastTransactions`.
+    static func sandboxStatuses(
+        _ fake: FakeAppStoreServer, _ lastTransactions: [SubscriptionStatusesResponse.LastTransaction]
+    ) -> SubscriptionStatusesResponse {
+        SubscriptionStatusesResponse(
+            environment: "Sandbox", bundleId: fake.bundleID, appAppleId: nil,
+            data: [.init(subscriptionGroupIdentifier: "g", lastTransactions: lastTransactions)])
+    }
+
     static func validateBody(_ id: Any, product: String = "com.example.storeledger.monthly") throws -> ByteBuffer {
         try AppAPIHarness.body(["transactionId": id, "productId": product, "revoked": false])
     }
@@ -184,18 +193,14 @@ struct AppStoreRoutesTests {
                 signer.renewalInfoPayload(originalTransactionID: "8600", renewalDate: Date().addingTimeInterval(day), signedDate: Date()))
             await fake.state.addTransaction(first, id: "8600", environment: .sandbox)
             await fake.state.setStatuses(
-                SubscriptionStatusesResponse(
-                    environment: "Sandbox", bundleId: fake.bundleID, appAppleId: nil,
-                    data: [
+                Self.sandboxStatuses(
+                    fake,
+                    [
+                        .init(status: 1, originalTransactionId: "8600", signedTransactionInfo: latest, signedRenewalInfo: renewal),
+                        // Another subscription of the same customer: not the one asked about, not recorded.
                         .init(
-                            subscriptionGroupIdentifier: "g",
-                            lastTransactions: [
-                                .init(status: 1, originalTransactionId: "8600", signedTransactionInfo: latest, signedRenewalInfo: renewal),
-                                // Another subscription of the same customer: not the one asked about, not recorded.
-                                .init(
-                                    status: 1, originalTransactionId: "8700", signedTransactionInfo: try Self.appleTransaction("8700"),
-                                    signedRenewalInfo: nil),
-                            ])
+                            status: 1, originalTransactionId: "8700", signedTransactionInfo: try Self.appleTransaction("8700"),
+                            signedRenewalInfo: nil),
                     ]),
                 for: "8600", environment: .sandbox)
             let headers = try await AppAPIHarness.headers(user: "robin")
@@ -227,17 +232,12 @@ struct AppStoreRoutesTests {
             await fake.state.addTransaction(try latest(signedAt: Date()), id: "8650", environment: .sandbox)
             let renewal = try signer.signedRenewalInfo(signer.renewalInfoPayload(originalTransactionID: "8650", signedDate: Date()))
             await fake.state.setStatuses(
-                SubscriptionStatusesResponse(
-                    environment: "Sandbox", bundleId: fake.bundleID, appAppleId: nil,
-                    data: [
+                Self.sandboxStatuses(
+                    fake,
+                    [
                         .init(
-                            subscriptionGroupIdentifier: "g",
-                            lastTransactions: [
-                                .init(
-                                    status: 1, originalTransactionId: "8650",
-                                    signedTransactionInfo: try latest(signedAt: Date().addingTimeInterval(1)),
-                                    signedRenewalInfo: renewal)
-                            ])
+                            status: 1, originalTransactionId: "8650", signedTransactionInfo: try latest(signedAt: Date().addingTimeInterval(1)),
+                            signedRenewalInfo: renewal)
                     ]),
                 for: "8650", environment: .sandbox)
             let sync = try await http.execute(

@@ -33,20 +33,10 @@ struct GroupCommitTests {
     static func appendBehindALock(
         _ db: TestDatabase, log: EventLog, blocked: Int, events: [NewEvent]
     ) async throws -> [Int: Result<AppendedEvent, any Error>] {
-        let locked = AnsweredFlag()
-        let release = AnsweredFlag()
-        return try await withThrowingTaskGroup(of: [Int: Result<AppendedEvent, any Error>].self) { group in
-            group.addTask {
-                try await db.client.inTransaction(logger: db.logger) { connection in
-                    try await connection.query("LOCK TABLE event_queue IN ACCESS EXCLUSIVE MODE", logger: db.logger).readToEnd()
-                    locked.set()
-                    for _ in 0..<2_000 where !release.isSet { try await Task.sleep(for: .milliseconds(10)) }
-                }
-                return [:]
-            }
-            while !locked.isSet { try await Task.sleep(for: .milliseconds(5)) }
+        let appending = Mutex<Task<[Int: Result<AppendedEvent, any Error>], Never>?>(nil)
+        try await withQueueLocked(db) {
             let started = Counter()
-            group.addTask {
+            let appends = Task {
                 await withTaskGroup(of: (Int, Result<AppendedEvent, any Error>).self) { appends in
                     for (index, event) in events.enumerated() {
                         appends.addTask {
@@ -63,15 +53,13 @@ struct GroupCommitTests {
                     return outcomes
                 }
             }
+            appending.withLock { $0 = appends }
             #expect(try await eventually { started.count == events.count })
             #expect(try await eventually { try await waitingOnLocks(db) == blocked })
             // Every append queues synchronously as it starts; a moment's margin covers the last one's first steps.
             try await Task.sleep(for: .milliseconds(100))
-            release.set()
-            var outcomes: [Int: Result<AppendedEvent, any Error>] = [:]
-            for try await part in group { outcomes.merge(part) { first, _ in first } }
-            return outcomes
         }
+        return await (try #require(appending.withLock { $0 })).value
     }
 
     /// Backends of this database waiting for a lock.

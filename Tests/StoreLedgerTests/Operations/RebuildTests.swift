@@ -47,6 +47,24 @@ struct RebuildTests {
         return (pipeline, healthy)
     }
 
+    /// Expects `db`'s facts and read model to equal those of a ledger that processed `facts` in one go from scratch
+    /// (notification rows aside: each keeps the event of its first delivery), every notification event to be one
+    /// delivery, recorded once, and a dry run to find nothing to change.
+    func expectSameAsFromScratch(_ db: TestDatabase, _ pipeline: LedgerPipeline, facts: [LedgerFact]) async throws {
+        let expected = try await TestDatabase.withFresh { fresh in
+            let reference = try LedgerPipeline(fresh, pki: Self.pki)
+            try await reference.append(facts)
+            try await reference.drain()
+            return try await Self.derived(fresh)
+        }
+        #expect(
+            try await Self.derived(db).filter { !$0.hasPrefix("notification_deliveries") && !$0.hasPrefix("notifications") }
+                == expected.filter { !$0.hasPrefix("notification_deliveries") && !$0.hasPrefix("notifications") })
+        let notificationEvents = try await db.scalar("SELECT count(*) FROM events WHERE source = 'apple_notification'")
+        #expect(try await db.scalar("SELECT count(*) FROM notification_deliveries") == notificationEvents)
+        #expect(try await rebuilder(pipeline).run(dryRun: true, logger: db.logger).differences.isEmpty)
+    }
+
     func rebuilder(_ pipeline: LedgerPipeline, batchSize: Int = 13) -> Rebuilder {
         Rebuilder(client: pipeline.db.client, handler: pipeline.handler, batchSize: batchSize, catchUpThreshold: 5)
     }
@@ -111,20 +129,9 @@ struct RebuildTests {
             try await pipeline.drain()
 
             // The result equals a ledger that processed everything in one go, from scratch.
-            let expected = try await TestDatabase.withFresh { fresh in
-                let reference = try LedgerPipeline(fresh, pki: Self.pki)
-                try await reference.append(facts)
-                try await reference.drain()
-                return try await Self.derived(fresh)
-            }
-            #expect(
-                try await Self.derived(db).filter { !$0.hasPrefix("notification_deliveries") && !$0.hasPrefix("notifications") }
-                    == expected.filter { !$0.hasPrefix("notification_deliveries") && !$0.hasPrefix("notifications") })
-            // Every notification event is one delivery, recorded once.
+            try await expectSameAsFromScratch(db, pipeline, facts: facts)
             let notificationEvents = try await db.scalar("SELECT count(*) FROM events WHERE source = 'apple_notification'")
-            #expect(try await db.scalar("SELECT count(*) FROM notification_deliveries") == notificationEvents)
             #expect(try await db.scalar("SELECT sum(delivery_count)::int8 FROM notifications") == notificationEvents)
-            #expect(try await rebuilder(pipeline).run(dryRun: true, logger: db.logger).differences.isEmpty)
         }
     }
 }
@@ -299,18 +306,7 @@ extension RebuildTests {
             #expect(report.eventsReplayed == facts.count)
             #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE state <> 'done'") == 0)
 
-            let expected = try await TestDatabase.withFresh { fresh in
-                let reference = try LedgerPipeline(fresh, pki: Self.pki)
-                try await reference.append(facts)
-                try await reference.drain()
-                return try await Self.derived(fresh)
-            }
-            #expect(
-                try await Self.derived(db).filter { !$0.hasPrefix("notification_deliveries") && !$0.hasPrefix("notifications") }
-                    == expected.filter { !$0.hasPrefix("notification_deliveries") && !$0.hasPrefix("notifications") })
-            let notificationEvents = try await db.scalar("SELECT count(*) FROM events WHERE source = 'apple_notification'")
-            #expect(try await db.scalar("SELECT count(*) FROM notification_deliveries") == notificationEvents)
-            #expect(try await rebuilder(pipeline).run(dryRun: true, logger: db.logger).differences.isEmpty)
+            try await expectSameAsFromScratch(db, pipeline, facts: facts)
         }
     }
 

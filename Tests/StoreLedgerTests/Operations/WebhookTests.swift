@@ -106,8 +106,12 @@ struct WebhookTests {
         }
     }
 
-    @Test func deliveriesAreSignedRetriedWithBackoffAndLogged() async throws {
-        let receiver = Receiver(failures: 1)
+    /// Runs `body` with a live endpoint at `url` whose answers `receiver` decides (failing its first `failures`), a
+    /// fresh database, and a pipeline over it.
+    static func withHook(
+        failures: Int = 0, _ body: @Sendable (_ receiver: Receiver, _ url: String, TestDatabase, LedgerPipeline) async throws -> Void
+    ) async throws {
+        let receiver = Receiver(failures: failures)
         let router = Router()
         router.post("hook") { request, _ -> Response in
             let body = try await request.body.collect(upTo: 1 << 20)
@@ -115,32 +119,39 @@ struct WebhookTests {
         }
         try await Application(router: router).test(.live) { http in
             try await TestDatabase.withFresh { db in
-                let pipeline = try LedgerPipeline(db, pki: Self.pki)
-                let secret = try #require(
-                    try await WebhookEndpoints(client: db.client).add(url: "http://127.0.0.1:\(http.port!)/hook", logger: db.logger))
-                try await pipeline.append(SubscriptionLifecycles.renewThenExpire().facts.sorted { $0.sortKey < $1.sortKey }.prefix(1).map { $0 })
-                try await pipeline.drain()
-                let dispatcher = WebhookDispatcher(client: db.client, maximumAttempts: 3, initialBackoff: .milliseconds(1), logger: db.logger)
-                #expect(try await dispatcher.deliverDue() == 1)
-                #expect(try await db.scalar("SELECT count(*) FROM webhook_deliveries WHERE state = 'pending' AND last_status = 500") == 1)
-                try await Task.sleep(for: .milliseconds(20))
-                #expect(try await dispatcher.deliverDue() == 1)
-                #expect(try await db.scalar("SELECT count(*) FROM webhook_deliveries WHERE state = 'delivered' AND attempts = 2") == 1)
-                #expect(try await db.scalar("SELECT count(*) FROM webhook_delivery_attempts") == 2)
-                let received = await receiver.received
-                #expect(received.count == 2)
-                let last = try #require(received.last)
-                let signature = try #require(last.headers[HTTPField.Name(WebhookSignature.headerName)!])
-                #expect(WebhookSignature.isValid(signature, body: last.body, secret: secret))
-                #expect(!WebhookSignature.isValid(signature, body: last.body + Data("x".utf8), secret: secret))
-                #expect(!WebhookSignature.isValid(signature, body: last.body, secret: "whsec_other"))
-                #expect(!WebhookSignature.isValid(signature, body: last.body, secret: secret, now: Date().addingTimeInterval(3600)))
-                let json = try #require(try JSONSerialization.jsonObject(with: last.body) as? [String: Any])
-                #expect(json["type"] as? String == "subscription.started")
-                #expect(json["id"] as? String == last.headers[HTTPField.Name("StoreLedger-Event-Id")!])
-                #expect(received.first?.headers[HTTPField.Name("StoreLedger-Event-Id")!] == last.headers[HTTPField.Name("StoreLedger-Event-Id")!])
-                #expect(json.keys.contains("user_id") && json["environment"] as? String == "Sandbox" && json["occurred_at"] is String)
+                try await body(receiver, "http://127.0.0.1:\(http.port!)/hook", db, try LedgerPipeline(db, pki: Self.pki))
             }
+        }
+    }
+
+    /// The first fact of a subscription's life: it starts it, so its projection enqueues one webhook event.
+    static var startingFact: [LedgerFact] { Array(SubscriptionLifecycles.renewThenExpire().facts.sorted { $0.sortKey < $1.sortKey }.prefix(1)) }
+
+    @Test func deliveriesAreSignedRetriedWithBackoffAndLogged() async throws {
+        try await Self.withHook(failures: 1) { receiver, url, db, pipeline in
+            let secret = try #require(try await WebhookEndpoints(client: db.client).add(url: url, logger: db.logger))
+            try await pipeline.append(Self.startingFact)
+            try await pipeline.drain()
+            let dispatcher = WebhookDispatcher(client: db.client, maximumAttempts: 3, initialBackoff: .milliseconds(1), logger: db.logger)
+            #expect(try await dispatcher.deliverDue() == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_deliveries WHERE state = 'pending' AND last_status = 500") == 1)
+            try await Task.sleep(for: .milliseconds(20))
+            #expect(try await dispatcher.deliverDue() == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_deliveries WHERE state = 'delivered' AND attempts = 2") == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_delivery_attempts") == 2)
+            let received = await receiver.received
+            #expect(received.count == 2)
+            let last = try #require(received.last)
+            let signature = try #require(last.headers[HTTPField.Name(WebhookSignature.headerName)!])
+            #expect(WebhookSignature.isValid(signature, body: last.body, secret: secret))
+            #expect(!WebhookSignature.isValid(signature, body: last.body + Data("x".utf8), secret: secret))
+            #expect(!WebhookSignature.isValid(signature, body: last.body, secret: "whsec_other"))
+            #expect(!WebhookSignature.isValid(signature, body: last.body, secret: secret, now: Date().addingTimeInterval(3600)))
+            let json = try #require(try JSONSerialization.jsonObject(with: last.body) as? [String: Any])
+            #expect(json["type"] as? String == "subscription.started")
+            #expect(json["id"] as? String == last.headers[HTTPField.Name("StoreLedger-Event-Id")!])
+            #expect(received.first?.headers[HTTPField.Name("StoreLedger-Event-Id")!] == last.headers[HTTPField.Name("StoreLedger-Event-Id")!])
+            #expect(json.keys.contains("user_id") && json["environment"] as? String == "Sandbox" && json["occurred_at"] is String)
         }
     }
 
@@ -197,7 +208,7 @@ struct WebhookTests {
                 for path in ["moved", "found", "drip"] {
                     _ = try await endpoints.add(url: "http://127.0.0.1:\(http.port!)/\(path)", logger: db.logger)
                 }
-                try await pipeline.append(SubscriptionLifecycles.renewThenExpire().facts.sorted { $0.sortKey < $1.sortKey }.prefix(1).map { $0 })
+                try await pipeline.append(Self.startingFact)
                 try await pipeline.drain()
                 let dispatcher = WebhookDispatcher(
                     client: db.client, maximumAttempts: 5, initialBackoff: .seconds(60), timeout: .seconds(2), logger: db.logger)
@@ -224,38 +235,28 @@ struct WebhookTests {
     /// A rotated secret overlaps the old one for a day: deliveries carry a signature under each, so the consumer
     /// verifies with either while it switches; after the overlap only the new one signs.
     @Test func aRotatedSecretSignsBesideTheOldOneForADay() async throws {
-        let receiver = Receiver(failures: 0)
-        let router = Router()
-        router.post("hook") { request, _ -> Response in
-            let body = try await request.body.collect(upTo: 1 << 20)
-            return Response(status: await receiver.take(request.headers, Data(body.readableBytesView)))
-        }
-        try await Application(router: router).test(.live) { http in
-            try await TestDatabase.withFresh { db in
-                let pipeline = try LedgerPipeline(db, pki: Self.pki)
-                let endpoints = WebhookEndpoints(client: db.client)
-                let url = "http://127.0.0.1:\(http.port!)/hook"
-                let old = try #require(try await endpoints.add(url: url, logger: db.logger))
-                let new = try #require(try await endpoints.add(url: url, rotatingSecret: true, logger: db.logger))
-                try await pipeline.append(SubscriptionLifecycles.renewThenExpire().facts.sorted { $0.sortKey < $1.sortKey }.prefix(1).map { $0 })
-                try await pipeline.drain()
-                let dispatcher = WebhookDispatcher(client: db.client, logger: db.logger)
-                #expect(try await dispatcher.deliverDue() == 1)
-                let first = try #require(await receiver.received.last)
-                let signed = try #require(first.headers[HTTPField.Name(WebhookSignature.headerName)!])
-                #expect(WebhookSignature.isValid(signed, body: first.body, secret: new))
-                #expect(WebhookSignature.isValid(signed, body: first.body, secret: old))
+        try await Self.withHook { receiver, url, db, pipeline in
+            let endpoints = WebhookEndpoints(client: db.client)
+            let old = try #require(try await endpoints.add(url: url, logger: db.logger))
+            let new = try #require(try await endpoints.add(url: url, rotatingSecret: true, logger: db.logger))
+            try await pipeline.append(Self.startingFact)
+            try await pipeline.drain()
+            let dispatcher = WebhookDispatcher(client: db.client, logger: db.logger)
+            #expect(try await dispatcher.deliverDue() == 1)
+            let first = try #require(await receiver.received.last)
+            let signed = try #require(first.headers[HTTPField.Name(WebhookSignature.headerName)!])
+            #expect(WebhookSignature.isValid(signed, body: first.body, secret: new))
+            #expect(WebhookSignature.isValid(signed, body: first.body, secret: old))
 
-                // The overlap over, the same delivery sent again carries the new secret's signature alone.
-                try await db.client.query("UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second'", logger: db.logger)
-                try await db.client.query("UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = now()", logger: db.logger)
-                #expect(try await dispatcher.deliverDue() == 1)
-                #expect(await receiver.received.count == 2)
-                let later = try #require(await receiver.received.last)
-                let resigned = try #require(later.headers[HTTPField.Name(WebhookSignature.headerName)!])
-                #expect(WebhookSignature.isValid(resigned, body: later.body, secret: new))
-                #expect(!WebhookSignature.isValid(resigned, body: later.body, secret: old))
-            }
+            // The overlap over, the same delivery sent again carries the new secret's signature alone.
+            try await db.client.query("UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second'", logger: db.logger)
+            try await db.client.query("UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = now()", logger: db.logger)
+            #expect(try await dispatcher.deliverDue() == 1)
+            #expect(await receiver.received.count == 2)
+            let later = try #require(await receiver.received.last)
+            let resigned = try #require(later.headers[HTTPField.Name(WebhookSignature.headerName)!])
+            #expect(WebhookSignature.isValid(resigned, body: later.body, secret: new))
+            #expect(!WebhookSignature.isValid(resigned, body: later.body, secret: old))
         }
     }
 }
