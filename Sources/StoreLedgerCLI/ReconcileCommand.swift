@@ -57,28 +57,13 @@ struct ReconcileCommand: AsyncParsableCommand {
         }
         let environments = settings.reconciliationEnvironments(try settings.verifiers())
         let context = try await ServerContext.connect(reader: Bootstrap.reader, logger: logger, listens: false)
-        let (history, result, failures) = try await Bootstrap.withRunningClient(context.client) {
-            let reconciler = Reconciler(client: context.client, appStore: appStore, environments: environments, sessions: context.sessions)
+        let run = try await Bootstrap.withRunningClient(context.client) {
             // First the windows of failovers or restores not reconciled yet (database_history), then the one asked for;
             // each runs even when the other failed, and so does each environment.
-            var failures: [String] = []
-            var history = Reconciler.Result()
-            do {
-                history = try await reconciler.reconcileHistoryChanges(logger: logger)
-            } catch {
-                failures.append("database history changes: \(error)")
-            }
-            var result = Reconciler.Result()
-            do {
-                result = try await reconciler.run(from: start, to: end, onlyFailures: onlyFailures, logger: logger)
-            } catch let error as ReconciliationError {
-                result = error.result
-                failures.append("\(error)")
-            } catch {
-                failures.append("\(error)")
-            }
-            return (history, result, failures)
+            await Reconciler(client: context.client, appStore: appStore, environments: environments, sessions: context.sessions).reconcile(
+                [.init("the window asked for", from: start, to: end, onlyFailures: onlyFailures)], now: end, logger: logger)
         }
+        let (history, result, failures) = (run.history, run.windows.first ?? .init(), run.failures)
         if history.listed > 0 {
             print("database history changes: listed \(history.listed) notification(s); appended \(history.appended) lost one(s)")
         }

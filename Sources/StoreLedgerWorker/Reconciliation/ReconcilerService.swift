@@ -37,32 +37,16 @@ package struct ReconcilerService: Service {
     }
 
     /// One run: the windows of database history changes, then the failed deliveries of the last `failuresWindow`, then
-    /// every notification of the last `slidingWindow`. Each step runs even when one before it failed (a change whose
-    /// window Apple refuses must not stop the periodic windows); a failure is logged and retried by the next run.
-    /// Returns how many steps failed.
+    /// every notification of the last `slidingWindow` (``Reconciler/reconcile(_:now:logger:)``: each step runs even when
+    /// one before it failed; a failure is logged and retried by the next run). Returns how many steps failed.
     @discardableResult
     package func runOnce(now: Date) async -> Int {
-        let steps: [(name: String, run: @Sendable () async throws -> Void)] = [
-            ("database history changes", { _ = try await reconciler.reconcileHistoryChanges(logger: logger) }),
-            (
-                "failed deliveries",
-                { _ = try await reconciler.run(from: now.addingTimeInterval(-failuresWindow), to: now, onlyFailures: true, now: now, logger: logger) }
-            ),
-            (
-                "sliding window",
-                { _ = try await reconciler.run(from: now.addingTimeInterval(-slidingWindow), to: now, onlyFailures: false, now: now, logger: logger) }
-            ),
-        ]
-        var failed = 0
-        for step in steps {
-            do {
-                try await step.run()
-            } catch {
-                failed += 1
-                logger.warning(
-                    "reconciliation failed; next run retries", metadata: ["step": "\(step.name)", "error": "\(String(reflecting: error))"])
-            }
-        }
-        return failed
+        await reconciler.reconcile(
+            [
+                .init("failed deliveries", from: now.addingTimeInterval(-failuresWindow), to: now, onlyFailures: true),
+                .init("sliding window", from: now.addingTimeInterval(-slidingWindow), to: now, onlyFailures: false),
+            ],
+            now: now, logger: logger
+        ).failures.count
     }
 }

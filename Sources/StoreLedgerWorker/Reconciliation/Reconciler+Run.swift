@@ -1,0 +1,60 @@
+package import Foundation
+package import Logging
+
+extension Reconciler {
+    /// One window to ask Apple about.
+    package struct Window: Sendable {
+        /// What it is, in failure messages (`failed deliveries`, `the window asked for`).
+        package var name: String
+        /// Its start.
+        package var from: Date
+        /// Its end.
+        package var to: Date
+        /// Only the notifications Apple failed to deliver.
+        package var onlyFailures: Bool
+
+        /// Creates a window.
+        package init(_ name: String, from: Date, to: Date, onlyFailures: Bool) {
+            self.name = name
+            self.from = from
+            self.to = to
+            self.onlyFailures = onlyFailures
+        }
+    }
+
+    /// What ``reconcile(_:now:logger:)`` gave.
+    package struct Run: Sendable {
+        /// What the windows of database history changes held.
+        package var history = Result()
+        /// What each window held (in part, when some environment failed), in the order asked.
+        package var windows: [Result] = []
+        /// Each step that failed, named, with its error.
+        package var failures: [String] = []
+    }
+
+    /// A reconciliation as the workers' service and `storeledger reconcile` run it: first the windows of database
+    /// history changes not reconciled yet (a failover or restore that may have lost events), then each of `windows`.
+    /// Every step runs even when one before it failed (a change whose window Apple refuses must not stop the rest), and
+    /// each failure is logged and returned; the next run tries again.
+    package func reconcile(_ windows: [Window], now: Date = Date(), logger: Logger) async -> Run {
+        var run = Run()
+        func failed(_ step: String, _ error: any Error) {
+            run.failures.append("\(step): \(error)")
+            logger.warning("reconciliation failed; the next run retries", metadata: ["step": "\(step)", "error": "\(String(reflecting: error))"])
+        }
+        do {
+            run.history = try await reconcileHistoryChanges(logger: logger)
+        } catch {
+            failed("database history changes", error)
+        }
+        for window in windows {
+            do {
+                run.windows.append(try await self.run(from: window.from, to: window.to, onlyFailures: window.onlyFailures, now: now, logger: logger))
+            } catch {
+                run.windows.append((error as? ReconciliationError)?.result ?? Result())
+                failed(window.name, error)
+            }
+        }
+        return run
+    }
+}
