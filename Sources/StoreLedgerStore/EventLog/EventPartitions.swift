@@ -78,7 +78,7 @@ package struct EventPartitions: Sendable {
         }
         var detached: [String] = []
         for partition in try await list(logger: logger) {
-            guard let month = partition.month, let end = Calendar.utc.date(byAdding: .month, value: 1, to: month), end <= before else { continue }
+            guard let month = partition.month, let end = Self.end(of: month), end <= before else { continue }
             func refuseUnfinished(on connection: PostgresConnection) async throws {
                 let unfinished = try await Self.unfinishedEvents(from: month, to: end, on: connection, logger: logger)
                 guard unfinished == 0 else {
@@ -108,9 +108,7 @@ package struct EventPartitions: Sendable {
         }
         if dropDetached {
             for name in try await detachedTables(logger: logger) {
-                guard let month = Self.month(of: name), let end = Calendar.utc.date(byAdding: .month, value: 1, to: month), end <= before else {
-                    continue
-                }
+                guard let end = Self.month(of: name).flatMap(Self.end(of:)), end <= before else { continue }
                 try await client.inTransaction(logger: logger) { connection in
                     try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(name)"), logger: logger).readToEnd()
                 }
@@ -143,6 +141,9 @@ package struct EventPartitions: Sendable {
             logger: logger
         ).decode(String.self).readToEnd()
     }
+
+    /// Where the month starting at `month` ends: the next month's start (UTC).
+    static func end(of month: Date) -> Date? { Calendar.utc.date(byAdding: .month, value: 1, to: month) }
 
     /// The month a partition named `events_YYYY_MM` holds.
     static func month(of name: String) -> Date? {
