@@ -37,7 +37,8 @@ struct ConsoleUserCommand: AsyncParsableCommand {
         /// Checks the name and role.
         func validate() throws {
             guard ConsoleUserStore.isValidName(name) else {
-                throw ValidationError("'\(name)' is not a valid user name (letters, digits, '.', '_', '@', '-'; at most 64)")
+                throw ValidationError(
+                    "'\(name)' is not a valid user name (letters, digits, '.', '_', '@', '-'; at most 64; not \(ConsoleUserStore.adminKeyPrincipal))")
             }
             guard ConsoleRole(rawValue: role) != nil else { throw ValidationError("--role must be viewer or operator") }
         }

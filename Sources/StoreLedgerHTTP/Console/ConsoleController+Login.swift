@@ -33,9 +33,9 @@ extension ConsoleController {
         let role: ConsoleRole
         if let key = form["api_key"]?.trimmingCharacters(in: .whitespacesAndNewlines), !key.isEmpty {
             if let admin = configuration.adminAPIKey, ConsoleToken.equal(key, admin) {
-                (principal, role) = ("admin-api-key", .viewer)
+                (principal, role) = (ConsoleUserStore.adminKeyPrincipal, .viewer)
             } else if let access = try await apiKeys.consoleAccess(of: key, logger: logger) {
-                (principal, role) = ("api-key:\(access.name)", access.role)
+                (principal, role) = (APIKeyStore.consolePrincipal(access.name), access.role)
             } else {
                 logger.notice("console sign-in refused", metadata: ["with": "api key"])
                 return loginForm(request, status: .unauthorized, error: "That API key is not valid (or was revoked).", username: "")

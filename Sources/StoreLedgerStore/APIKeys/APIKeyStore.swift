@@ -58,13 +58,26 @@ package struct APIKeyStore: Sendable {
         return (name, ConsoleRole(rawValue: role) ?? .viewer)
     }
 
-    /// Revokes the key named `name`; returns whether one was revoked.
+    /// Revokes the key named `name` and signs out the web console sessions it opened (principal `api-key:NAME`, in
+    /// the same transaction); returns whether one was revoked.
     package func revoke(name: String, logger: Logger) async throws -> Bool {
         try await client.inTransaction(logger: logger) { connection in
-            try await connection.query(
-                "UPDATE api_keys SET revoked_at = now() WHERE name = \(name) AND revoked_at IS NULL RETURNING name", logger: logger
-            ).readToEnd().isEmpty == false
+            let revoked =
+                try await connection.query(
+                    "UPDATE api_keys SET revoked_at = now() WHERE name = \(name) AND revoked_at IS NULL RETURNING name", logger: logger
+                ).readToEnd().isEmpty == false
+            if revoked {
+                try await connection.query("DELETE FROM console_sessions WHERE principal = \(Self.consolePrincipal(name))", logger: logger)
+                    .readToEnd()
+            }
+            return revoked
         }
+    }
+
+    /// The principal of a web console session the key named `name` opened: `api-key:NAME` (console user names
+    /// cannot contain a colon, so it names no user).
+    package static func consolePrincipal(_ name: String) -> String {
+        "api-key:\(name)"
     }
 
     /// SHA-256 of the key's UTF-8 bytes.

@@ -23,9 +23,14 @@ package struct ConsoleUserStore: Sendable {
         self.client = client
     }
 
-    /// Whether `name` is acceptable as a user name: 1 to 64 of letters, digits, `.`, `_`, `@` and `-`.
+    /// The principal of a console session opened with `ADMIN_API_KEY`, which no user may take as a name.
+    package static let adminKeyPrincipal = "admin-api-key"
+
+    /// Whether `name` is acceptable as a user name: 1 to 64 of letters, digits, `.`, `_`, `@` and `-`, and not
+    /// `admin-api-key` (the principal of the admin key's sessions: signing that user out would sign them out too).
     package static func isValidName(_ name: String) -> Bool {
         (1...64).contains(name.count) && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._@-".contains($0)) }
+            && name.lowercased() != adminKeyPrincipal
     }
 
     /// Creates user `name` with `role` and the password hash `passwordHash`; with `replace`, an existing user of that

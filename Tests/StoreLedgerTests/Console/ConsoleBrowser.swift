@@ -50,6 +50,14 @@ final class ConsoleBrowser: @unchecked Sendable {
         return try await post("/console/login", [("csrf_token", csrf), ("username", name), ("password", password)])
     }
 
+    /// Signs in with an API key through the real form; returns the POST's response.
+    @discardableResult
+    func signIn(apiKey: String) async throws -> TestResponse {
+        let page = try await get("/console/login")
+        let csrf = try #require(Self.csrf(in: page))
+        return try await post("/console/login", [("csrf_token", csrf), ("api_key", apiKey)])
+    }
+
     /// The value of the first `csrf_token` hidden field in the page.
     static func csrf(in response: TestResponse) -> String? {
         let html = String(buffer: response.body)

@@ -205,6 +205,14 @@ struct ConsoleTests {
         #expect(throws: ConsoleError.self) { try ConsolePassword.hash("") }
     }
 
+    /// User names are plain, and none is a principal an API key's session has (`admin-api-key`, `api-key:NAME`).
+    @Test func userNamesCannotBeAKeysPrincipal() {
+        for name in ["victor", "ops.team@example", "a-b_c"] { #expect(ConsoleUserStore.isValidName(name), "\(name)") }
+        for name in ["", "admin-api-key", "Admin-API-Key", "api-key:oncall", "two words", String(repeating: "a", count: 65)] {
+            #expect(!ConsoleUserStore.isValidName(name), "\(name)")
+        }
+    }
+
     @Test func anAPIKeySignsInAsAViewerUnlessItWasCreatedForOperators() async throws {
         try await withConsole { db, client in
             let keys = APIKeyStore(client: db.client)
@@ -212,19 +220,21 @@ struct ConsoleTests {
             let operatorKey = try #require(try await keys.create(name: "oncall", consoleRole: .operator, logger: db.logger))
             for (key, expected) in [(Self.adminKey, "admin-api-key"), (viewerKey, "api-key:support-bot"), (operatorKey, "api-key:oncall")] {
                 let browser = ConsoleBrowser(client)
-                let page = try await browser.get("/console/login")
-                let response = try await browser.post(
-                    "/console/login", [("csrf_token", try #require(ConsoleBrowser.csrf(in: page))), ("api_key", key)])
-                #expect(response.status == .seeOther, "\(expected)")
+                #expect(try await browser.signIn(apiKey: key).status == .seeOther, "\(expected)")
                 let home = try await browser.get("/console/customers")
                 #expect(home.html.contains(expected))
                 #expect(home.html.contains(key == operatorKey ? ">operator<" : ">viewer<"))
             }
+            // A session the revoked key opened ends with it; the other key's goes on.
+            let operatorSession = ConsoleBrowser(client)
+            try await operatorSession.signIn(apiKey: operatorKey)
+            let viewerSession = ConsoleBrowser(client)
+            try await viewerSession.signIn(apiKey: viewerKey)
+            #expect(try await operatorSession.get("/console/queue").status == .ok)
             #expect(try await keys.revoke(name: "oncall", logger: db.logger))
-            let browser = ConsoleBrowser(client)
-            let page = try await browser.get("/console/login")
-            let refused = try await browser.post(
-                "/console/login", [("csrf_token", try #require(ConsoleBrowser.csrf(in: page))), ("api_key", operatorKey)])
+            #expect(try await operatorSession.get("/console/queue").location == "/console/login")
+            #expect(try await viewerSession.get("/console/queue").status == .ok)
+            let refused = try await ConsoleBrowser(client).signIn(apiKey: operatorKey)
             #expect(refused.status == .unauthorized)
             #expect(refused.html.contains(#"id="login-error""#))
         }
