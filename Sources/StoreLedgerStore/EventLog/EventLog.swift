@@ -61,12 +61,9 @@ package struct EventLog: Sendable {
     }
 
     /// Creates monthly partitions from this month through `monthsAhead` months ahead; returns how
-    /// many it created. Idempotent; workers call it periodically.
+    /// many it created. Idempotent; workers call it periodically (``EventPartitions/ensure(monthsAhead:from:logger:)``).
     @discardableResult
     package func ensurePartitions(monthsAhead: Int = 3, logger: Logger) async throws -> Int {
-        try await client.inTransaction(logger: logger) { connection in
-            try await connection.query("SELECT storeledger_ensure_event_partitions(\(monthsAhead)::int4)", logger: logger)
-                .decode(Int.self).firstAfterReadingAll() ?? 0
-        }
+        try await EventPartitions(client: client).ensure(monthsAhead: monthsAhead, logger: logger)
     }
 }

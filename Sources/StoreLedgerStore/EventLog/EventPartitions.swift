@@ -25,16 +25,43 @@ package struct EventPartitions: Sendable {
         self.client = client
     }
 
-    /// Creates the partitions from `from`'s month through `monthsAhead` months later; returns how many were new.
+    /// Creates the partitions from `from`'s month (by default the database's current month) through `monthsAhead`
+    /// months later; returns how many were new.
     @discardableResult
-    package func ensure(monthsAhead: Int, from: Date = Date(), logger: Logger) async throws -> Int {
+    package func ensure(monthsAhead: Int, from: Date? = nil, logger: Logger) async throws -> Int {
         guard (0...Self.maximumMonthsAhead).contains(monthsAhead) else {
             throw StoreError(.configuration, "months ahead must be 0 to \(Self.maximumMonthsAhead), not \(monthsAhead)")
         }
-        return try await client.inTransaction(logger: logger) { connection in
+        // Creating a partition locks the whole log, and every append waits behind that lock while it waits: a short
+        // wait, then a later try (partitions are made months ahead), rather than receivers answering 503.
+        return try await withLogLock(waitingAtMost: Self.creationLockWait, toDo: "the partitions ahead were not created", logger: logger) {
+            connection in
             try await connection.query(
-                "SELECT storeledger_ensure_event_partitions(\(Int32(monthsAhead))::int4, \(from))", logger: logger
+                "SELECT storeledger_ensure_event_partitions(\(Int32(monthsAhead))::int4, coalesce(\(from)::timestamptz, now()))", logger: logger
             ).decode(Int32.self).firstAfterReadingAll().map(Int.init) ?? 0
+        }
+    }
+
+    /// How long creating partitions waits for the log's lock (appends queue behind a waiting lock).
+    static let creationLockWait: Duration = .seconds(1)
+    /// How long a detach waits for the log's lock.
+    static let detachLockWait: Duration = .seconds(5)
+
+    /// Runs `body` in a transaction whose lock waits last at most `wait`; a wait that runs out is a
+    /// ``StoreError/Kind/unavailable`` saying `what` did not happen and why.
+    private func withLogLock<Result>(
+        waitingAtMost wait: Duration, toDo what: String, logger: Logger, isolation: isolated (any Actor)? = #isolation,
+        _ body: (PostgresConnection) async throws -> sending Result
+    ) async throws -> sending Result {
+        let milliseconds = Int(wait.components.seconds * 1_000)
+        do {
+            return try await client.inTransaction(logger: logger) { connection in
+                try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL lock_timeout = \(milliseconds)"), logger: logger).readToEnd()
+                return try await body(connection)
+            }
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55P03" {
+            throw StoreError(
+                .unavailable, "\(what): the log's lock was not free within \(wait.components.seconds) s (a long transaction?); try again")
         }
     }
 
@@ -86,21 +113,14 @@ package struct EventPartitions: Sendable {
                 }
             }
             try await client.withConnection { try await refuseUnfinished(on: $0) }
-            do {
-                try await client.inTransaction(logger: logger) { connection in
-                    try await connection.query("SET LOCAL lock_timeout = '5s'", logger: logger).readToEnd()
-                    try await connection.query(PostgresQuery(unsafeSQL: "ALTER TABLE events DETACH PARTITION \(partition.name)"), logger: logger)
-                        .readToEnd()
-                    // Counted again under the lock, which keeps the count true until the commit.
-                    try await refuseUnfinished(on: connection)
-                    if drop {
-                        try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(partition.name)"), logger: logger).readToEnd()
-                    }
+            try await withLogLock(waitingAtMost: Self.detachLockWait, toDo: "\(partition.name) was not detached", logger: logger) { connection in
+                try await connection.query(PostgresQuery(unsafeSQL: "ALTER TABLE events DETACH PARTITION \(partition.name)"), logger: logger)
+                    .readToEnd()
+                // Counted again under the lock, which keeps the count true until the commit.
+                try await refuseUnfinished(on: connection)
+                if drop {
+                    try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(partition.name)"), logger: logger).readToEnd()
                 }
-            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55P03" {
-                throw StoreError(
-                    .unavailable,
-                    "\(partition.name) was not detached: the log's lock was not free within 5 s (a long transaction?); run it again")
             }
             logger.notice(
                 "events partition detached", metadata: ["partition": "\(partition.name)", "rows": "\(partition.rows)", "dropped": "\(drop)"])

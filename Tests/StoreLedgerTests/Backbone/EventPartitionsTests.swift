@@ -60,4 +60,32 @@ struct EventPartitionsTests {
             await #expect(throws: StoreError.self) { _ = try await partitions.ensure(monthsAhead: -1, logger: db.logger) }
         }
     }
+
+    /// Creating or detaching a partition locks the whole log, and appends queue behind a waiting lock: while a long
+    /// transaction holds the log (a `pg_dump`), each gives up after a short wait with a clear error, and an append made
+    /// meanwhile is stored; once the log is free, the same call creates the partition.
+    @Test func partitionChangesWaitBrieflyForTheLogsLockAndAppendsGoOn() async throws {
+        try await TestDatabase.withFresh { db in
+            let partitions = EventPartitions(client: db.client)
+            let ahead = Self.date("2031-01-15T00:00:00Z")
+            #expect(try await partitions.ensure(monthsAhead: 0, from: Self.date("2025-01-15T00:00:00Z"), logger: db.logger) == 1)
+            let log = EventLog(client: db.client)
+            try await db.withTableLocked("events", mode: "ACCESS SHARE") {
+                let creating = Task { try await partitions.ensure(monthsAhead: 0, from: ahead, logger: db.logger) }
+                #expect(try await eventually { try await GroupCommitTests.waitingOnLocks(db) == 1 })
+                let appended = Task { try await log.append(GroupCommitTests.event(1, userAgent: nil), logger: db.logger) }
+                let refused = await #expect(throws: StoreError.self) { try await creating.value }
+                #expect(refused?.code == .unavailable)
+                #expect(refused?.detail.contains("the partitions ahead were not created") == true)
+                _ = try await appended.value
+                let detach = await #expect(throws: StoreError.self) {
+                    try await partitions.detach(before: Self.date("2025-02-01T00:00:00Z"), drop: false, logger: db.logger)
+                }
+                #expect(detach?.detail.contains("events_2025_01 was not detached") == true)
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM events") == 1)
+            #expect(try await partitions.ensure(monthsAhead: 0, from: ahead, logger: db.logger) == 1)
+            #expect(try await partitions.list(logger: db.logger).contains { $0.name == "events_2025_01" })
+        }
+    }
 }

@@ -34,7 +34,7 @@ struct GroupCommitTests {
         _ db: TestDatabase, log: EventLog, blocked: Int, events: [NewEvent]
     ) async throws -> [Int: Result<AppendedEvent, any Error>] {
         let appending = Mutex<Task<[Int: Result<AppendedEvent, any Error>], Never>?>(nil)
-        try await withQueueLocked(db) {
+        try await db.withTableLocked("event_queue") {
             let started = Counter()
             let appends = Task {
                 await withTaskGroup(of: (Int, Result<AppendedEvent, any Error>).self) { appends in
@@ -96,33 +96,13 @@ struct GroupCommitTests {
         }
     }
 
-    /// Runs `body` while a transaction holds `event_queue` locked, so that appends wait; releases it after.
-    static func withQueueLocked(_ db: TestDatabase, _ body: @Sendable () async throws -> Void) async throws {
-        let locked = AnsweredFlag()
-        let release = AnsweredFlag()
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                try await db.client.inTransaction(logger: db.logger) { connection in
-                    try await connection.query("LOCK TABLE event_queue IN ACCESS EXCLUSIVE MODE", logger: db.logger).readToEnd()
-                    locked.set()
-                    for _ in 0..<2_000 where !release.isSet { try await Task.sleep(for: .milliseconds(10)) }
-                }
-            }
-            while !locked.isSet { try await Task.sleep(for: .milliseconds(5)) }
-            defer { release.set() }
-            try await body()
-            release.set()
-            try await group.waitForAll()
-        }
-    }
-
     /// A caller that stops waiting (the receiver's store deadline cancels it and answers 503) leaves the queue: its
     /// event is not appended later, and its body is not held while the database hangs.
     @Test func aCallerThatStopsWaitingLeavesTheQueue() async throws {
         try await TestDatabase.withFresh { db in
             let log = EventLog(client: db.client, concurrentCommits: 1)
             let others = Mutex<[Task<AppendedEvent, any Error>]>([])
-            try await Self.withQueueLocked(db) {
+            try await db.withTableLocked("event_queue") {
                 others.withLock { $0.append(Task { try await log.append(Self.event(0, userAgent: nil), logger: db.logger) }) }
                 #expect(try await eventually { try await Self.waitingOnLocks(db) == 1 })
                 let abandoned = Task { try await log.append(Self.event(1, userAgent: nil), logger: db.logger) }
@@ -150,7 +130,7 @@ struct GroupCommitTests {
             let size = ByteBuffer(string: #"{"signedPayload":"a.b.1"}"#).readableBytes
             let log = EventLog(client: db.client, concurrentCommits: 1, maxWaitingBytes: 2 * size)
             let queued = Mutex<[Task<AppendedEvent, any Error>]>([])
-            try await Self.withQueueLocked(db) {
+            try await db.withTableLocked("event_queue") {
                 queued.withLock { $0.append(Task { try await log.append(Self.event(0, userAgent: nil), logger: db.logger) }) }
                 #expect(try await eventually { try await Self.waitingOnLocks(db) == 1 })
                 for index in 1...2 {

@@ -1,0 +1,36 @@
+import PostgresNIO
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import Synchronization
+
+extension TestDatabase {
+    /// Runs `body` while another session's transaction holds `table` locked in `mode` (as a long transaction, a
+    /// `pg_dump` or a stuck migration would), and releases the lock after it, or after 20 s at most.
+    func withTableLocked(_ table: String, mode: String = "ACCESS EXCLUSIVE", _ body: @Sendable () async throws -> Void) async throws {
+        let locked = AnsweredFlag()
+        let release = AnsweredFlag()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { [client, logger] in
+                try await client.inTransaction(logger: logger) { connection in
+                    try await connection.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(table) IN \(mode) MODE"), logger: logger).readToEnd()
+                    locked.set()
+                    for _ in 0..<2_000 where !release.isSet { try await Task.sleep(for: .milliseconds(10)) }
+                }
+            }
+            while !locked.isSet { try await Task.sleep(for: .milliseconds(5)) }
+            defer { release.set() }
+            try await body()
+            release.set()
+            try await group.waitForAll()
+        }
+    }
+}
+
+/// A flag one task sets and another polls.
+final class AnsweredFlag: Sendable {
+    private let value = Mutex(false)
+    /// Whether it was set.
+    var isSet: Bool { value.withLock { $0 } }
+    /// Sets it.
+    func set() { value.withLock { $0 = true } }
+}
