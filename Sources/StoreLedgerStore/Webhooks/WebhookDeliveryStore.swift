@@ -44,10 +44,19 @@ package struct WebhookDeliveryStore: Sendable {
     }
 
     /// Claims up to `limit` due deliveries, counting the attempt and making them due again after `leaseSeconds` (so a
-    /// dispatcher that dies mid-POST does not lose them). Commits before returning.
+    /// dispatcher that dies mid-POST does not lose them). Commits before returning. First ends as `failed` ("endpoint
+    /// removed") any delivery still pending for a removed endpoint: one enqueued by a projection that committed just
+    /// after the removal, which the removal could not see.
     package func claimDue(limit: Int, leaseSeconds: Double, logger: Logger) async throws -> [Due] {
         let rows = try await client.inTransaction(logger: logger) { connection in
             try await connection.query(
+                """
+                UPDATE webhook_deliveries d SET state = 'failed', last_error = \(Self.endpointRemoved)
+                FROM webhook_endpoints e WHERE e.id = d.endpoint_id AND NOT e.active AND d.state = 'pending'
+                """,
+                logger: logger
+            ).readToEnd()
+            return try await connection.query(
                 """
                 WITH claimed AS (
                     SELECT event_id, endpoint_id FROM webhook_deliveries
@@ -75,8 +84,12 @@ package struct WebhookDeliveryStore: Sendable {
         }
     }
 
-    /// Records an attempt's outcome (fenced by the attempt number, so a stale dispatcher cannot overwrite a newer one)
-    /// and its row in the attempt log; `retryAfterSeconds` schedules the next attempt of a `pending` one.
+    /// What a delivery that ended because its endpoint was removed says in `last_error`.
+    package static let endpointRemoved = "endpoint removed"
+
+    /// Records an attempt's outcome (fenced by the attempt number, so a stale dispatcher cannot overwrite a newer one,
+    /// and by the state: an attempt that failed after its endpoint's removal ended the delivery leaves it ended) and its
+    /// row in the attempt log; `retryAfterSeconds` schedules the next attempt of a `pending` one.
     package func record(
         _ delivery: Due, outcome: Outcome, status: Int?, error: String?, milliseconds: Double, retryAfterSeconds: Double, logger: Logger
     ) async throws {
@@ -89,6 +102,7 @@ package struct WebhookDeliveryStore: Sendable {
                         delivered_at = CASE WHEN \(outcome.rawValue) = 'delivered' THEN now() END,
                         next_attempt_at = now() + make_interval(secs => \(retryAfterSeconds)::float8)
                     WHERE event_id = \(delivery.eventID) AND endpoint_id = \(delivery.endpointID) AND attempts = \(Int32(delivery.attempt))
+                      AND (state = 'pending' OR \(outcome.rawValue) = 'delivered')
                 )
                 INSERT INTO webhook_delivery_attempts (event_id, endpoint_id, attempt, status_code, error, duration_ms)
                 VALUES (\(delivery.eventID), \(delivery.endpointID), \(Int32(delivery.attempt)), \(status.map(Int32.init)), \(error), \(milliseconds))

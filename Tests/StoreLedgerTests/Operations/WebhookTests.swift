@@ -232,6 +232,38 @@ struct WebhookTests {
         }
     }
 
+    /// A removal that races delivery leaves nothing pending for the removed endpoint: an attempt that fails after the
+    /// removal does not bring its delivery back, a delivery a projection enqueued unseen by the removal is ended at
+    /// the next claim, and adding the URL again sends none of them.
+    @Test func aRemovalRacingDeliveryLeavesNothingPending() async throws {
+        try await Self.withHook(failures: 10) { receiver, url, db, pipeline in
+            let endpoints = WebhookEndpoints(client: db.client)
+            _ = try #require(try await endpoints.add(url: url, logger: db.logger))
+            try await pipeline.append(Self.startingFact)
+            try await pipeline.drain()
+            let store = WebhookDeliveryStore(client: db.client)
+            let inFlight = try #require(try await store.claimDue(limit: 10, leaseSeconds: 60, logger: db.logger).first)
+            #expect(try await endpoints.remove(url: url, logger: db.logger))
+            try await store.record(inFlight, outcome: .pending, status: 500, error: nil, milliseconds: 3, retryAfterSeconds: 0, logger: db.logger)
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_deliveries WHERE state = 'failed' AND last_error = 'endpoint removed'") == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_delivery_attempts") == 1)
+
+            // As a projection that read the endpoint as active before the removal committed would have left it.
+            try await db.client.query(
+                """
+                INSERT INTO webhook_deliveries (event_id, endpoint_id)
+                SELECT e.id, ep.id FROM webhook_events e, webhook_endpoints ep
+                ON CONFLICT (event_id, endpoint_id) DO UPDATE SET state = 'pending', next_attempt_at = now()
+                """,
+                logger: db.logger)
+            #expect(try await store.claimDue(limit: 10, leaseSeconds: 60, logger: db.logger).isEmpty)
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_deliveries WHERE state = 'pending'") == 0)
+            _ = try #require(try await endpoints.add(url: url, logger: db.logger))
+            #expect(try await WebhookDispatcher(client: db.client, logger: db.logger).deliverDue() == 0)
+            #expect(await receiver.received.isEmpty)
+        }
+    }
+
     /// A rotated secret overlaps the old one for a day: deliveries carry a signature under each, so the consumer
     /// verifies with either while it switches; after the overlap only the new one signs.
     @Test func aRotatedSecretSignsBesideTheOldOneForADay() async throws {
@@ -258,5 +290,52 @@ struct WebhookTests {
             #expect(WebhookSignature.isValid(resigned, body: later.body, secret: new))
             #expect(!WebhookSignature.isValid(resigned, body: later.body, secret: old))
         }
+    }
+
+    /// The receiver check docs/webhooks.md gives, run as written: it accepts a header signed with its secret alone or
+    /// beside another (a rotation's two `v1=`), and refuses a wrong secret, an altered body or an
+    /// old timestamp.
+    @Test func theDocumentedReceiverCheckAcceptsEitherSecretOfARotation() throws {
+        let document = try String(
+            contentsOf: ThrowawayCluster.repositoryRoot.appendingPathComponent("docs/webhooks.md"), encoding: .utf8)
+        let start = try #require(document.range(of: "```python\n"))
+        let end = try #require(document.range(of: "```", range: start.upperBound..<document.endIndex))
+        let snippet = String(document[start.upperBound..<end.lowerBound])
+        #expect(snippet.contains("def valid("))
+        let body = Data(#"{"id":"e1","type":"subscription.started"}"#.utf8)
+        let now = Int64(Date().timeIntervalSince1970)
+        let cases: [(header: String, body: Data, secret: String, valid: Bool)] = [
+            (WebhookSignature.header(body: body, secret: "new", timestamp: now), body, "new", true),
+            (WebhookSignature.header(body: body, secret: "new", previousSecret: "old", timestamp: now), body, "new", true),
+            (WebhookSignature.header(body: body, secret: "new", previousSecret: "old", timestamp: now), body, "old", true),
+            (WebhookSignature.header(body: body, secret: "new", previousSecret: "old", timestamp: now), body, "other", false),
+            (WebhookSignature.header(body: body, secret: "new", timestamp: now), Data("{}".utf8), "new", false),
+            (WebhookSignature.header(body: body, secret: "new", timestamp: now - 3_600), body, "new", false),
+        ]
+        let harness = """
+            import base64, sys
+            for line in sys.stdin:
+                header, body, secret = line.split()
+                print(valid(base64.b64decode(header).decode(), base64.b64decode(body), base64.b64decode(secret).decode()))
+
+            """
+        let program = snippet + harness
+        let input = cases.map { [Data($0.header.utf8), $0.body, Data($0.secret.utf8)].map { $0.base64EncodedString() }.joined(separator: " ") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", program]
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        try process.run()
+        stdin.fileHandleForWriting.write(Data((input.joined(separator: "\n") + "\n").utf8))
+        try stdin.fileHandleForWriting.close()
+        let printed = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(printed.split(separator: "\n").map(String.init) == cases.map { $0.valid ? "True" : "False" })
+        // The same cases through the Swift check the tests use.
+        for item in cases { #expect(WebhookSignature.isValid(item.header, body: item.body, secret: item.secret) == item.valid) }
     }
 }
