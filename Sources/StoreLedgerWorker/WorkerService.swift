@@ -192,7 +192,8 @@ package struct WorkerService<Handler: EventHandler>: Service {
         do {
             try await client.inTransaction(logger: logger, sessions: sessions) { connection in
                 try await EventQueue.complete(
-                    [(event: event, outcome: .retry(reason: String(reflecting: error)))],
+                    // The error's type first: `storeledger stats` groups dead events by the text before the first colon.
+                    [(event: event, outcome: .retry(reason: "\(type(of: error)): \(String(reflecting: error))"))],
                     owner: owner, policy: configuration.retryPolicy, on: connection, sessions: sessions, logger: logger
                 )
             }

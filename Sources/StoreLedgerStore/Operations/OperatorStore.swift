@@ -64,7 +64,7 @@ package struct OperatorStore: Sendable {
         var oldest: Double?
         for try await age in try await client.query(
             """
-            SELECT extract(epoch FROM now() - min(enqueued_at))::float8 FROM event_queue
+            SELECT extract(epoch FROM now() - min(coalesce(requeued_at, enqueued_at)))::float8 FROM event_queue
             WHERE state = 'pending' AND available_at <= now()
             """,
             logger: logger
@@ -213,7 +213,7 @@ package struct OperatorStore: Sendable {
             ), requeued AS (
                 UPDATE event_queue q
                 SET state = 'pending', attempts = 0, available_at = now(), reject_reason = NULL,
-                    finished_at = NULL, updated_at = now()
+                    finished_at = NULL, updated_at = now(), requeued_at = now()
                 FROM selected WHERE q.event_id = selected.event_id
                 RETURNING q.event_id, selected.state AS previous_state
             ), recorded AS (

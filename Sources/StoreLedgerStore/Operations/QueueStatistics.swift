@@ -7,7 +7,8 @@ package struct QueueStatistics: Sendable, Codable, Equatable {
     /// Whether `depth["done"]` is the planner's estimate (a queue of more than ``OperatorStore/exactDoneCountLimit``
     /// done events) rather than a count.
     package var doneIsEstimated: Bool
-    /// Age in seconds of the oldest event waiting to be claimed (pending and available), nil when none.
+    /// Age in seconds of the oldest event waiting to be claimed (pending and available), nil when none: counted from
+    /// its enqueue, or from an operator's last requeue or replay of it.
     package var oldestPendingAgeSeconds: Double?
     /// Events finished (done, rejected or dead) in the last minute.
     package var finishedLastMinute: Int

@@ -116,7 +116,7 @@ package struct EventQueue: Sendable {
                     UPDATE event_queue q
                     SET state = CASE WHEN q.attempts >= \(policy.maximumAttempts) THEN 'dead' ELSE 'pending' END,
                         available_at = now(), lease_owner = NULL, lease_expires_at = NULL,
-                        last_error = 'lease expired while held by ' || q.lease_owner,
+                        last_error = 'lease expired: held by ' || q.lease_owner,
                         finished_at = CASE WHEN q.attempts >= \(policy.maximumAttempts) THEN now() END,
                         updated_at = now()
                     FROM expired

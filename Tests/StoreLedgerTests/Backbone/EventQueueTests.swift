@@ -143,6 +143,10 @@ struct EventQueueTests {
         }
         #expect(!policy.isExhausted(afterAttempt: 19))
         #expect(policy.isExhausted(afterAttempt: 20))
+        // The README's "about 6.5 days" from the first failure to `dead`: the delays after attempts 1–19.
+        let total = (1..<policy.maximumAttempts).map { policy.baseDelay(afterAttempt: $0) }.reduce(0, +)
+        #expect(total == 562_666)
+        #expect((total / 86_400 * 10).rounded() / 10 == 6.5)
         // Jitter actually varies.
         let delays = Set((0..<20).map { _ in policy.delay(afterAttempt: 5) })
         #expect(delays.count > 1)
@@ -216,7 +220,7 @@ struct EventQueueTests {
             #expect(try await queue.rescueExpiredLeases(policy: .init(), logger: db.logger) == 0)
             try await expireLeases(db)
             #expect(try await queue.rescueExpiredLeases(policy: .init(), logger: db.logger) == 1)
-            #expect(try await state(db, id).lastError?.contains("lease expired while held by A") == true)
+            #expect(try await state(db, id).lastError?.hasPrefix("lease expired: held by A") == true)
             // Worker B takes it over.
             let taken = try await queue.claim(limit: 1, owner: "B", lease: .seconds(30), logger: db.logger)
             #expect(taken.first?.attempt == 2)

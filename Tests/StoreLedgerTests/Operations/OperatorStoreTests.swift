@@ -51,6 +51,39 @@ struct OperatorStoreTests {
         }
     }
 
+    /// A requeue or replay of old events is work an operator asked for, not a ledger weeks behind Apple: the oldest
+    /// pending age counts from it (the "very old" alert stays quiet), while an event never requeued keeps its age; and
+    /// dead events group by cause, whichever worker held an expired lease or whatever error a retry recorded.
+    @Test func theOldestPendingAgeCountsFromARequeueAndDeadEventsGroupByCause() async throws {
+        try await TestDatabase.withFresh { db in
+            let (pipeline, _, _) = try await seeded(db)
+            try await db.client.query("UPDATE event_queue SET enqueued_at = now() - interval '30 days'", logger: db.logger)
+            let store = OperatorStore(client: db.client)
+            let done = try await pipeline.count(.done)
+            let first = try await db.scalar("SELECT min(event_id) FROM event_queue")
+            #expect(try await store.requeue(.idRange(Int64(first)...Int64.max), by: "ops", reason: "projection fix", logger: db.logger) == done + 2)
+            let replayed = try #require(try await store.statistics(logger: db.logger).oldestPendingAgeSeconds)
+            #expect(replayed < 600, "\(replayed) s")
+            // An event appended two hours ago and never requeued is as old as it is.
+            let waiting = try await pipeline.append(source: .appleNotification, body: #"{"signedPayload":"x.y.z"}"#)
+            try await db.client.query(
+                "UPDATE event_queue SET enqueued_at = now() - interval '2 hours' WHERE event_id = \(waiting.rawValue)", logger: db.logger)
+            let behind = try #require(try await store.statistics(logger: db.logger).oldestPendingAgeSeconds)
+            #expect(behind > 7_000 && behind < 7_400, "\(behind) s")
+
+            // Leases held by two workers expire on their last attempt; a retry records a database error.
+            let queue = EventQueue(client: db.client)
+            for owner in ["host-a/1/x#0", "host-b/2/y#3"] {
+                _ = try await queue.claim(limit: 1, owner: owner, lease: .seconds(30), logger: db.logger)
+            }
+            try await db.client.query(
+                "UPDATE event_queue SET lease_expires_at = now() - interval '1 second' WHERE state = 'processing'", logger: db.logger)
+            #expect(try await queue.rescueExpiredLeases(policy: RetryPolicy(maximumAttempts: 1), logger: db.logger) == 2)
+            let dead = try await store.statistics(logger: db.logger).deadByError
+            #expect(dead == ["lease expired": 2], "\(dead)")
+        }
+    }
+
     @Test func theLastMinuteCountsOnlyRowsOfTheLastMinute() async throws {
         try await TestDatabase.withFresh { db in
             let (pipeline, _, _) = try await seeded(db)
