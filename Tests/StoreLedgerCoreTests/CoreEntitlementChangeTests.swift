@@ -55,6 +55,20 @@ struct CoreEntitlementChangeTests {
         #expect(kinds == [.started, .extended, .billingIssue, .expired, .resubscribed])
     }
 
+    /// Xcode signs fractional milliseconds, the read model stores whole ones: a row read back is no "extension" of
+    /// the same expiry folded again, whichever way its fraction rounds; a later millisecond is.
+    @Test func anExpiryIsComparedAtTheStoredPrecision() throws {
+        let base = try #require(SubscriptionProjection.fold(SubscriptionLifecycles.renewThenExpire().facts.prefix(1)))
+        func with(_ milliseconds: Double) -> SubscriptionState {
+            var state = base
+            state.expiresAt = Timestamp(millisecondsSince1970: milliseconds)
+            return state
+        }
+        #expect(EntitlementChange.between(with(1_700_358_336_049), with(1_700_358_336_049.3)) == nil)
+        #expect(EntitlementChange.between(with(1_700_358_336_050), with(1_700_358_336_049.7297)) == nil)
+        #expect(EntitlementChange.between(with(1_700_358_336_049), with(1_700_358_336_050.2))?.kind == .extended)
+    }
+
     /// A one-time purchase: purchased, refunded, refund reversed.
     @Test func purchases() {
         let lifecycle = PurchaseLifecycles.all()

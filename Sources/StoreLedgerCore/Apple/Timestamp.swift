@@ -26,6 +26,12 @@ public struct Timestamp: Hashable, Sendable, Comparable, Codable, CustomStringCo
         self.millisecondsSince1970 = date.timeIntervalSince1970 * 1000
     }
 
+    /// The instant in whole milliseconds, rounded as the read model stores it (`timestamptz` columns hold milliseconds):
+    /// Xcode's fractional milliseconds compare with a stored value at this precision.
+    public var storedMilliseconds: Int64 {
+        Int64(millisecondsSince1970.rounded())
+    }
+
     /// The instant as a `Date`.
     public var date: Date {
         Date(timeIntervalSince1970: millisecondsSince1970 / 1000)

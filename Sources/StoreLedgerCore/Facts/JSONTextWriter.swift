@@ -150,7 +150,7 @@ public struct JSONTextWriter: Sendable {
     /// An instant as an ISO 8601 UTC string with milliseconds (`"2026-11-22T08:30:00.123Z"`; PostgreSQL reads it as
     /// `timestamptz`), from its epoch milliseconds rounded to the millisecond with the proleptic Gregorian calendar.
     public mutating func isoTimestamp(_ timestamp: Timestamp) {
-        let milliseconds = Int64(timestamp.millisecondsSince1970.rounded())
+        let milliseconds = timestamp.storedMilliseconds
         let (days, remainder) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
         let (day, msOfDay) = remainder < 0 ? (days - 1, remainder + 86_400_000) : (days, remainder)
         // Days since 1970-01-01 to a civil date (Howard Hinnant's days_from_civil, inverted).

@@ -84,7 +84,8 @@ public struct EntitlementChange: Hashable, Sendable, Codable {
         }
         if old.productID != new.productID { return change(.productChanged) }
         if old.latestTransactionID != new.latestTransactionID, new.entitled { return change(.renewed) }
-        if let oldExpiry = old.expiresAt, let newExpiry = new.expiresAt, newExpiry > oldExpiry {
+        // At the stored precision: the old row was read back in whole milliseconds, the new one may carry Xcode's fractions.
+        if let oldExpiry = old.expiresAt, let newExpiry = new.expiresAt, newExpiry.storedMilliseconds > oldExpiry.storedMilliseconds {
             return change(.extended)
         }
         if old.autoRenewProductID != new.autoRenewProductID, new.autoRenewProductID != nil {
