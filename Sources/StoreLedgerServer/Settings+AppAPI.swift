@@ -33,12 +33,13 @@ extension Settings {
         }
     }
 
-    /// Seed 002's anonymous validate mode: `IAP_VALIDATE_ANONYMOUS` (default false), its limits
+    /// Seed 002's anonymous validate mode: `IAP_VALIDATE_ANONYMOUS` (default true: seed 002's app sends no
+    /// credentials, and its contract is the validate route without them), its limits
     /// `IAP_VALIDATE_ANONYMOUS_PER_MINUTE` (per client address, default 30) and
     /// `IAP_VALIDATE_ANONYMOUS_TOTAL_PER_MINUTE` (all anonymous callers, default 1200), and `TRUSTED_PROXIES`
     /// (addresses or CIDRs whose `X-Forwarded-For` names the client). Nil when the mode is off.
     package func anonymousValidation() throws(SettingsError) -> AnonymousValidation? {
-        guard try bool("IAP_VALIDATE_ANONYMOUS", default: false) else { return nil }
+        guard try bool("IAP_VALIDATE_ANONYMOUS", default: true) else { return nil }
         var proxies: [IPAddressRange] = []
         for entry in (string("TRUSTED_PROXIES") ?? "").split(separator: ",") {
             guard let range = IPAddressRange(String(entry)) else {

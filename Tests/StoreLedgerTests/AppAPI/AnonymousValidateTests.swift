@@ -12,7 +12,7 @@ import StoreLedgerTestSupport
 import Testing
 
 /// Seed 002's iOS code, unchanged: it posts `{transactionId, productId, revoked}` to `/api/iap/validate` with no
-/// credentials. Off by default (401); with `IAP_VALIDATE_ANONYMOUS` the transaction alone is looked up at the fake
+/// credentials. On by default (`IAP_VALIDATE_ANONYMOUS=false`: 401): the transaction alone is looked up at the fake
 /// App Store Server API, appended to the log linked to no user, and callers are rate-limited per client address.
 @Suite("App API: seed 002's anonymous validate")
 struct AnonymousValidateTests {
