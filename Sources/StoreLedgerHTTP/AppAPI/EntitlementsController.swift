@@ -51,7 +51,9 @@ package struct EntitlementsController: Sendable {
     }
 
     func entitlements(context: StoreLedgerRequestContext) async throws -> Hummingbird.Response {
-        let id = try context.parameters.require("id")
+        guard let id = context.decodedParameter("id"), !id.isEmpty else {
+            throw APIError(.badRequest, code: "invalid_request", message: "the user id in the path is not valid percent-encoding")
+        }
         let now = dependencies.now()
         let summary = try await dependencies.intake.summary(of: UserID(id), at: now, logger: context.logger)
         let items = summary.entitlements.map { row in

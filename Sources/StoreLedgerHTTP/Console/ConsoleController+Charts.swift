@@ -64,7 +64,7 @@ extension ConsoleController {
 
     /// `GET /console/charts/NAME.csv?…`: one chart's table as a CSV download.
     func chartCSV(_ request: Request, context: some RequestContext) async throws -> Response {
-        let file = Self.parameter("file", of: context) ?? ""
+        let file = context.decodedParameter("file") ?? ""
         guard file.hasSuffix(".csv"), let chart = ConsoleChart(rawValue: String(file.dropLast(4))) else {
             throw HTTPError(.notFound, message: "There is no chart \(file).")
         }

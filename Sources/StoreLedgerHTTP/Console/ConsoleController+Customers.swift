@@ -47,7 +47,7 @@ extension ConsoleController {
     /// `GET /console/customers/{key}?page=N`: the subscriptions and purchases `key` names, ``customerPageSize`` at a
     /// time, each with its state now and timeline.
     func customerPage(_ request: Request, session: ConsoleSignedIn, context: some RequestContext) async throws -> Response {
-        let key = Self.parameter("key", of: context) ?? ""
+        let key = context.decodedParameter("key") ?? ""
         let pageText = request.uri.queryParameters.get("page")
         guard let pageNumber = pageText.map({ Int($0) }) ?? 1, pageNumber >= 1, pageNumber <= 1_000_000 else {
             return render(

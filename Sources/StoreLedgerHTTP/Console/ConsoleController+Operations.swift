@@ -48,13 +48,13 @@ extension ConsoleController {
     func eventPage(
         _ request: Request, session: ConsoleSignedIn, context: some RequestContext, status: HTTPResponse.Status = .ok, formError: String? = nil
     ) async throws -> Response {
-        guard let id = Self.parameter("id", of: context).flatMap({ Int64($0) }),
+        guard let id = context.decodedParameter("id").flatMap({ Int64($0) }),
             let event = try await operators.inspect(id, logger: context.logger)
         else {
             return render(
                 "message", status: .notFound, session: session, title: "No such event", nav: "Queue",
                 [
-                    "heading": "No such event", "message": "There is no event \(Self.parameter("id", of: context) ?? "").",
+                    "heading": "No such event", "message": "There is no event \(context.decodedParameter("id") ?? "").",
                 ])
         }
         var values: [String: Any] = [
@@ -140,7 +140,7 @@ extension ConsoleController {
             context.logger.notice("console action refused", metadata: ["principal": "\(session.principal)", "action": "\(action.rawValue)"])
             return forbidden(session, "Only an operator may \(action.rawValue) events; you are signed in as a viewer.")
         }
-        guard let id = Self.parameter("id", of: context).flatMap({ Int64($0) }) else { return Self.redirect("/console/queue") }
+        guard let id = context.decodedParameter("id").flatMap({ Int64($0) }) else { return Self.redirect("/console/queue") }
         let reason = form["reason"]?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         guard !reason.isEmpty, reason.count <= OperatorStore.maximumReasonLength else {
             return try await eventPage(

@@ -166,9 +166,4 @@ package struct ConsoleController: Sendable {
         for cookie in cookies { response.setCookie(cookie) }
         return response
     }
-
-    /// A path parameter, percent-decoded.
-    static func parameter(_ name: String, of context: some RequestContext) -> String? {
-        context.parameters.get(name).flatMap { $0.removingPercentEncoding }
-    }
 }

@@ -36,6 +36,34 @@ struct PurchaseIntentAndEntitlementTests {
         }
     }
 
+    /// A user id is percent-encoded in the path by the clients that build URLs properly (`auth0|42` → `auth0%7C42`):
+    /// it names the same user as its text sent raw, and text that is not valid percent-encoding is a 400, never a
+    /// silent "not premium" for a user that does not exist.
+    @Test func aPercentEncodedUserIDNamesTheSameUser() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            try await harness.app.test(.router) { client in
+                let created = try await client.execute(
+                    uri: "/v1/purchase-intents", method: .post, headers: AppAPIHarness.serviceHeaders,
+                    body: try AppAPIHarness.body(["user_id": "auth0|42 a@b", "product_id": "com.example.storeledger.monthly"]))
+                let token = try #require(try AppAPIHarness.json(created)["correlation_id"] as? String)
+                let posted = try await client.execute(
+                    uri: "/api/v1/payments/appstore/transaction", method: .post, headers: try await AppAPIHarness.headers(user: "device-user"),
+                    body: try AppAPIHarness.body(["signed_transaction": try harness.subscription("6100", token: token)]))
+                #expect(posted.status == .ok)
+                for path in ["auth0%7C42%20a%40b", "auth0|42%20a@b"] {
+                    let answer = try AppAPIHarness.json(
+                        try await client.execute(uri: "/v1/users/\(path)/entitlements", method: .get, headers: AppAPIHarness.serviceHeaders))
+                    #expect(answer["user_id"] as? String == "auth0|42 a@b", "\(path)")
+                    #expect(answer["is_premium"] as? Bool == true, "\(path)")
+                }
+                let refused = try await client.execute(uri: "/v1/users/100%zz/entitlements", method: .get, headers: AppAPIHarness.serviceHeaders)
+                #expect(refused.status == .badRequest)
+                #expect(try AppAPIHarness.json(refused)["code"] as? String == "invalid_request")
+            }
+        }
+    }
+
     @Test func anIntentCompletesWhenAVerifiedTransactionCarriesItsTokenAndTheTokensOwnerGetsThePurchase() async throws {
         try await TestDatabase.withFresh { db in
             let harness = try await AppAPIHarness(db, pki: Self.pki)
