@@ -10,8 +10,9 @@ import StoreLedgerStore
 /// Builds the app-facing API from the authentication settings (``Settings/authentication()``, or `authentication`
 /// when given: `dev`'s), anonymous validate, `PRODUCT_CATALOG`, `PURCHASE_INTENT_TTL_SECONDS`, `WORKER_MAX_ATTEMPTS`,
 /// the App Store Server API credentials and the verifiers `verifiers` makes (read only when the API is served). Nil,
-/// with a notice, when no way to authenticate callers is configured: the routes are then not served at all, rather
-/// than served open.
+/// with a notice, when no way to authenticate callers is configured and anonymous validate could not answer either
+/// (it asks Apple, so it needs the App Store Server API credentials): the routes are then not served at all, rather
+/// than served open, and a receiver-only `serve` needs no app settings.
 package func buildAppAPI(
     reader: ConfigReader, context: ServerContext, verifiers: () throws -> LedgerVerifiers,
     authentication: AuthenticationConfiguration? = nil
@@ -20,8 +21,11 @@ package func buildAppAPI(
     let logger = context.logger
     let authentication = authentication ?? settings.authentication()
     let anonymousValidation = try settings.anonymousValidation()
-    guard authentication.isConfigured || anonymousValidation != nil else {
-        logger.notice("app-facing API disabled: set AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY (users) and/or ADMIN_API_KEY (servers)")
+    let asksApple = try settings.appStoreAPI() != nil
+    guard authentication.isConfigured || (anonymousValidation != nil && asksApple) else {
+        logger.notice(
+            "app-facing API disabled: set AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY (users) and/or ADMIN_API_KEY (servers), or the App Store Server API credentials (APPSTORE_ISSUER_ID, APPSTORE_KEY_ID, APPSTORE_PRIVATE_KEY) for seed 002's anonymous validate"
+        )
         return nil
     }
     if let anonymousValidation {

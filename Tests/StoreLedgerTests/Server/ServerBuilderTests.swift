@@ -41,31 +41,44 @@ struct ServerBuilderTests {
         }
     }
 
-    @Test("by default seed 002's validate answers without credentials and nothing else is open; off, no app-facing route is served")
+    @Test("by default seed 002's validate answers without credentials and nothing else is open; off, it is a 401")
     func seed002sValidateIsServedByDefaultAndNothingElseOpen() async throws {
         try await TestDatabase.withFresh { db in
             let seedBody = ByteBuffer(string: #"{"transactionId":"2000000000000001","productId":"com.example.premium","revoked":false}"#)
-            let reader = ServerHarness.reader(ServerHarness.baseVariables(db))
+            for anonymous in [nil, "false"] {
+                var variables = ServerHarness.baseVariables(db)
+                variables["ADMIN_API_KEY"] = "server-key"
+                variables["IAP_VALIDATE_ANONYMOUS"] = anonymous
+                let reader = ServerHarness.reader(variables)
+                let app = try await buildPublicApplication(reader: reader, context: try await ServerHarness.context(reader))
+                try await app.test(.router) { client in
+                    // Without App Store Server API credentials it cannot look the transaction up, and says so: not a 401.
+                    try await client.execute(uri: "/api/iap/validate", method: .post, headers: [.contentType: "application/json"], body: seedBody) {
+                        let body = String(buffer: $0.body)
+                        if anonymous == nil {
+                            #expect($0.status == .serviceUnavailable && body.contains("app_store_api_not_configured"), "\(body)")
+                        } else {
+                            #expect($0.status == .unauthorized, "\(body)")
+                        }
+                    }
+                    try await client.execute(uri: "/v1/users/someone/entitlements", method: .get) { #expect($0.status == .unauthorized) }
+                    try await client.execute(uri: "/api/subscription/status", method: .get) { #expect($0.status == .unauthorized) }
+                }
+            }
+        }
+    }
+
+    @Test("without any way to authenticate callers or to ask Apple, the app-facing routes are not served and no app settings are needed")
+    func theAppFacingAPIIsOffWithoutAuthentication() async throws {
+        try await TestDatabase.withFresh { db in
+            var variables = ServerHarness.baseVariables(db)
+            variables["APP_BUNDLE_ID"] = nil
+            variables["APPS"] = nil
+            let reader = ServerHarness.reader(variables)
             let app = try await buildPublicApplication(reader: reader, context: try await ServerHarness.context(reader))
             try await app.test(.router) { client in
-                // Without App Store Server API credentials it cannot look the transaction up, and says so: not a 401.
-                try await client.execute(uri: "/api/iap/validate", method: .post, headers: [.contentType: "application/json"], body: seedBody) {
-                    #expect($0.status == .serviceUnavailable, "\(String(buffer: $0.body))")
-                    #expect(String(buffer: $0.body).contains("app_store_api_not_configured"))
-                }
-                try await client.execute(uri: "/v1/users/someone/entitlements", method: .get) { #expect($0.status == .unauthorized) }
-                try await client.execute(uri: "/api/subscription/status", method: .get) { #expect($0.status == .unauthorized) }
-                try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
-            }
-            var variables = ServerHarness.baseVariables(db)
-            variables["IAP_VALIDATE_ANONYMOUS"] = "false"
-            let off = ServerHarness.reader(variables)
-            let closed = try await buildPublicApplication(reader: off, context: try await ServerHarness.context(off))
-            try await closed.test(.router) { client in
-                try await client.execute(uri: "/api/iap/validate", method: .post, headers: [.contentType: "application/json"], body: seedBody) {
-                    #expect($0.status == .notFound)
-                }
                 try await client.execute(uri: "/v1/users/someone/entitlements", method: .get) { #expect($0.status == .notFound) }
+                try await client.execute(uri: "/api/iap/validate", method: .post) { #expect($0.status == .notFound) }
                 try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
             }
         }
