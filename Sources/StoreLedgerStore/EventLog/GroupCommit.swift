@@ -194,10 +194,10 @@ final class GroupCommit: Sendable {
     }
 
     /// Whether `error` says the database refused the transaction (so nothing of it committed), as opposed to the
-    /// connection failing with its fate unknown.
+    /// connection or the session failing with its fate unknown (``PostgresNIO/PSQLError/endsSession``).
     private static func refusedWhole(_ error: any Error) -> Bool {
         if let error = error as? StoreError { return error.code == .notCommitted }
-        if let error = error as? PSQLError { return error.code == .server }
+        if let error = error as? PSQLError { return !error.endsSession }
         return false
     }
 }

@@ -96,6 +96,41 @@ struct GroupCommitTests {
         }
     }
 
+    /// A server that ends the session (a terminated backend, PgBouncer's "server conn crashed?") says nothing of
+    /// whether the batch committed: its callers are answered with the error, as for a lost connection, and their
+    /// events are not appended again one by one (which would store twice whatever had committed). A statement the
+    /// server refuses is still told apart.
+    @Test func aBatchWhoseSessionTheServerEndedIsNotAppendedAgain() async throws {
+        try await TestDatabase.withFresh { db in
+            let refused = await #expect(throws: PSQLError.self) { try await db.client.query("SELECT 1/0", logger: db.logger).readToEnd() }
+            #expect(refused?.endsSession == false)
+            let log = EventLog(client: db.client, concurrentCommits: 1)
+            @Sendable func terminateTheWaiter() async throws {
+                #expect(try await eventually { try await Self.waitingOnLocks(db) == 1 })
+                try await db.client.query(
+                    """
+                    SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                    WHERE datname = current_database() AND wait_event_type = 'Lock'
+                    """,
+                    logger: db.logger
+                ).readToEnd()
+            }
+            try await db.withTableLocked("event_queue") {
+                let first = Task { try await log.append(Self.event(0, userAgent: nil), logger: db.logger) }
+                #expect(try await eventually { try await Self.waitingOnLocks(db) == 1 })
+                let batch = (1...2).map { index in Task { try await log.append(Self.event(index, userAgent: nil), logger: db.logger) } }
+                let queued = try await eventually { log.waitingAppends == 2 }
+                #expect(queued)
+                try await terminateTheWaiter()
+                let ended = await #expect(throws: PSQLError.self) { try await first.value }
+                #expect(ended?.endsSession == true)
+                try await terminateTheWaiter()
+                for task in batch { await #expect(throws: PSQLError.self) { try await task.value } }
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM events") == 0)
+        }
+    }
+
     /// A caller that stops waiting (the receiver's store deadline cancels it and answers 503) leaves the queue: its
     /// event is not appended later, and its body is not held while the database hangs.
     @Test func aCallerThatStopsWaitingLeavesTheQueue() async throws {
