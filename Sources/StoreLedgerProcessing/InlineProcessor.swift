@@ -33,6 +33,9 @@ package struct InlineProcessor: Sendable {
         self.retryPolicy = retryPolicy
     }
 
+    /// How long an event processed inline is leased, and the longest the server lets its transaction wait.
+    static let lease: Duration = .seconds(60)
+
     /// Appends `event`, processes it, then runs `body` with the prepared event and its outcome in the same
     /// transaction (to link the purchase to a user, say) and commits. Throws (and commits nothing) on database
     /// errors, so the caller answers 5xx and nothing was accepted.
@@ -41,9 +44,9 @@ package struct InlineProcessor: Sendable {
         logger: Logger,
         then body: @Sendable (PreparedEvent, EventOutcome, PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        try await client.inTransaction(logger: logger, sessions: sessions) { connection in
+        try await client.inTransaction(logger: logger, sessions: sessions, limits: TransactionLimits(lease: Self.lease)) { connection in
             let appended = try await EventLog.append(event, on: connection, sessions: sessions, logger: logger)
-            let claimed = try await EventQueue.leaseAppended(appended, event, owner: owner, lease: .seconds(60), on: connection, logger: logger)
+            let claimed = try await EventQueue.leaseAppended(appended, event, owner: owner, lease: Self.lease, on: connection, logger: logger)
             let prepared = await handler.prepare(claimed, logger: logger)
             let outcome = try await handler.apply([prepared], in: connection, logger: logger).first ?? .retry(reason: "no outcome")
             try await EventQueue.complete([(claimed, outcome)], owner: owner, policy: retryPolicy, on: connection, sessions: sessions, logger: logger)

@@ -41,6 +41,8 @@ package struct WorkerService<Handler: EventHandler>: Service {
     private let rejected = Counter(label: "storeledger_worker_events_total", dimensions: [("outcome", "rejected")])
     private let dead = Counter(label: "storeledger_worker_events_total", dimensions: [("outcome", "dead")])
     private let batchTimer = Timer(label: "storeledger_worker_batch_duration_seconds")
+    /// What the server allows a batch's transaction: no lock wait, statement or idle spell longer than the lease.
+    private var limits: TransactionLimits { TransactionLimits(lease: configuration.lease) }
 
     /// Creates a worker; `workerID` defaults to host, pid and a random suffix.
     package init(
@@ -147,7 +149,7 @@ package struct WorkerService<Handler: EventHandler>: Service {
             let prepared = prepared
             // Effects and outcomes commit together, and count only once the COMMIT said so: an autocommitted
             // completion would report success before its commit, which can still fail.
-            let outcomes = try await client.inTransaction(logger: logger, sessions: sessions) { connection in
+            let outcomes = try await client.inTransaction(logger: logger, sessions: sessions, limits: limits) { connection in
                 try await applyAndComplete(prepared, of: batch, owner: owner, on: connection)
             }
             count(outcomes, of: batch)
@@ -190,7 +192,7 @@ package struct WorkerService<Handler: EventHandler>: Service {
                 "worker": "\(owner)", "event": "\(event.id)", "attempt": "\(event.attempt)", "error": "\(String(reflecting: error))",
             ])
         do {
-            try await client.inTransaction(logger: logger, sessions: sessions) { connection in
+            try await client.inTransaction(logger: logger, sessions: sessions, limits: limits) { connection in
                 try await EventQueue.complete(
                     // The error's type first: `storeledger stats` groups dead events by the text before the first colon.
                     [(event: event, outcome: .retry(reason: "\(type(of: error)): \(String(reflecting: error))"))],

@@ -11,30 +11,58 @@ extension PostgresClient {
     /// An explicit `COMMIT` answers only after the commit is durable, and says `ROLLBACK` when an earlier statement
     /// failed; anything but `COMMIT` throws ``StoreError/Code/notCommitted``. The body's own error is rethrown
     /// unwrapped after a rollback, so callers can match on it. A transaction that runs hot statements passes the
-    /// process's `sessions`, which prepares the connection's session first (``DatabaseSessions/prepare(_:logger:)``).
+    /// process's `sessions`, which prepares the connection's session first (``DatabaseSessions/prepare(_:logger:)``);
+    /// one that takes row locks passes `limits`, which the server enforces (``TransactionLimits``).
+    ///
+    /// A transaction whose task is cancelled (a deadline passed, the process is stopping) closes its connection: the
+    /// server rolls it back (a statement waiting on a lock notices within `limits.clientCheck`), and the pool does not
+    /// keep a connection whose statement may never answer (a database that vanished without closing the socket).
     @discardableResult
     package func inTransaction<Result>(
         logger: Logger,
         sessions: DatabaseSessions? = nil,
+        limits: TransactionLimits? = nil,
         isolation: isolated (any Actor)? = #isolation,
         _ body: (PostgresConnection) async throws -> sending Result
     ) async throws -> sending Result {
         try await withConnection(isolation: isolation) { connection in
-            try await connection.inTransaction(logger: logger, sessions: sessions, isolation: isolation, body)
+            try await connection.inTransaction(logger: logger, sessions: sessions, limits: limits, isolation: isolation, body)
         }
     }
 }
 
 extension PostgresConnection {
     /// Runs `body` between `BEGIN` and a `COMMIT` whose command tag is checked; see
-    /// ``PostgresNIO/PostgresClient/inTransaction(logger:sessions:isolation:_:)``. With `sessions` (a transaction that
-    /// runs hot statements), the connection's session is prepared first where sessions are kept whole
-    /// (``DatabaseSessions/prepare(_:logger:)``).
+    /// ``PostgresNIO/PostgresClient/inTransaction(logger:sessions:limits:isolation:_:)``. With `sessions` (a
+    /// transaction that runs hot statements), the connection's session is prepared first where sessions are kept whole
+    /// (``DatabaseSessions/prepare(_:logger:)``); with `limits`, the server bounds the transaction's waits. Cancelling
+    /// the task closes the connection.
     @discardableResult
     package func inTransaction<Result>(
         logger: Logger,
         sessions: DatabaseSessions? = nil,
+        limits: TransactionLimits? = nil,
         isolation: isolated (any Actor)? = #isolation,
+        _ body: (PostgresConnection) async throws -> sending Result
+    ) async throws -> sending Result {
+        let outcome = try await withTaskCancellationHandler {
+            try await Transaction(result: inTransactionUntilCancelled(logger: logger, sessions: sessions, limits: limits, isolation: isolation, body))
+        } onCancel: { [self] in
+            let closing: EventLoopFuture<Void> = close()
+            _ = closing
+        }
+        return outcome.result
+    }
+
+    /// A transaction's result, carried out of `withTaskCancellationHandler`, whose signature does not say `sending`:
+    /// the value comes from a function whose result is `sending` (disconnected from every isolation domain) and is
+    /// handed straight back to the caller, so no other reference to it exists to race with.
+    private struct Transaction<Result>: @unchecked Sendable {
+        var result: Result
+    }
+
+    private func inTransactionUntilCancelled<Result>(
+        logger: Logger, sessions: DatabaseSessions?, limits: TransactionLimits?, isolation: isolated (any Actor)?,
         _ body: (PostgresConnection) async throws -> sending Result
     ) async throws -> sending Result {
         // Before BEGIN, so that a rollback cannot undo it.
@@ -42,8 +70,12 @@ extension PostgresConnection {
         try await query("BEGIN", logger: logger).readToEnd()
         let result: Result
         do {
+            if let limits { try await query(limits.settingQuery, logger: logger).readToEnd() }
             result = try await body(self)
         } catch {
+            // A closed connection has no transaction left to roll back, and a statement written to it would never be
+            // answered (PostgresNIO drops what is written to a closed channel without failing it).
+            guard !isClosed else { throw error }
             do {
                 try await query("ROLLBACK", logger: logger).readToEnd()
             } catch let rollbackError {
@@ -52,6 +84,8 @@ extension PostgresConnection {
             }
             throw error
         }
+        // The server ended the session before COMMIT was sent (an idle limit, a terminated backend): nothing committed.
+        guard !isClosed else { throw StoreError(.notCommitted, "the connection closed before COMMIT: the transaction did not commit") }
         // The future-returning query collects every row and gives the command tag: `COMMIT`, or `ROLLBACK` when the
         // transaction had already failed.
         let tag = try await query(PostgresQuery(unsafeSQL: "COMMIT"), logger: logger).get().metadata.command

@@ -1,0 +1,90 @@
+import Foundation
+import PostgresNIO
+import StoreLedgerStore
+import StoreLedgerTestSupport
+import Testing
+
+/// A transaction whose client gave up or vanished must not hold its locks for the hours TCP takes to notice: the
+/// deadline's cancellation closes the connection, and the limits the worker sets make the server end what its client
+/// left behind.
+@Suite("Faults: transactions outlived by their clients")
+struct TransactionLimitsTests {
+    /// A batch's limits, as a worker with a 30 s lease sets them.
+    static let workerLimits = TransactionLimits(lease: .seconds(30))
+
+    /// How many sessions hold advisory lock `key`.
+    static func advisoryLocks(_ key: Int, _ db: TestDatabase) async throws -> Int {
+        try await db.scalar("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = \(key)")
+    }
+
+    static func waitingOnLocks(_ db: TestDatabase) async throws -> Int {
+        try await db.scalar("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+    }
+
+    /// A statement stuck behind a lock when its deadline passes: the caller gets its answer at the deadline, and the
+    /// server's backend is gone a moment later (the lock still held by the other session), not waiting on for as long
+    /// as the lock lasts while holding its connection and whatever locks it had taken.
+    @Test func aTransactionPastItsDeadlineLeavesTheServerAtOnce() async throws {
+        try await TestDatabase.withFresh { db in
+            try await db.withTableLocked("subscriptions") {
+                let start = ContinuousClock.now
+                await #expect(throws: DeadlineExceeded.self) {
+                    try await withDeadline(.seconds(1)) { [db] in
+                        try await db.client.inTransaction(logger: db.logger, limits: Self.workerLimits) { connection in
+                            try await connection.query("SELECT pg_advisory_xact_lock(4242)", logger: db.logger).readToEnd()
+                            try await connection.query("SELECT count(*) FROM subscriptions", logger: db.logger).readToEnd()
+                        }
+                    }
+                }
+                #expect(start.duration(to: .now) < .seconds(5))
+                let gone = try await eventually(within: .seconds(5)) { try await Self.waitingOnLocks(db) == 0 }
+                #expect(gone)
+                let held = try await Self.advisoryLocks(4242, db)
+                #expect(held == 0)
+            }
+        }
+    }
+
+    /// A client that stops talking in the middle of its transaction (as one whose network vanished): the server ends
+    /// the session after the idle limit and frees its locks, and the client, should it come back, is told.
+    @Test func theServerEndsATransactionItsClientLeftIdle() async throws {
+        try await TestDatabase.withFresh { db in
+            let limits = TransactionLimits(lockWait: .seconds(30), statement: .seconds(30), idle: .seconds(1))
+            let holding = Task {
+                try await db.client.inTransaction(logger: db.logger, limits: limits) { connection in
+                    try await connection.query("SELECT pg_advisory_xact_lock(4343)", logger: db.logger).readToEnd()
+                    try await Task.sleep(for: .seconds(3))
+                }
+            }
+            let held = try await eventually { try await Self.advisoryLocks(4343, db) == 1 }
+            #expect(held)
+            // Free again while the client still sleeps: the server ended its transaction.
+            let freed = try await eventually(within: .seconds(3)) { try await Self.advisoryLocks(4343, db) == 0 }
+            #expect(freed)
+            let ended = await #expect(throws: StoreError.self) { try await holding.value }
+            #expect(ended?.code == .notCommitted)
+        }
+    }
+
+    /// The limits hold only for their transaction (behind a transaction pooler the next one may be anyone's) and
+    /// reach the server as set.
+    @Test func theLimitsAreTheTransactionsOwn() async throws {
+        try await TestDatabase.withFresh(maximumConnections: 1) { db in
+            let inside = try await db.client.inTransaction(logger: db.logger, limits: Self.workerLimits) { connection in
+                try await connection.query(
+                    """
+                    SELECT current_setting('lock_timeout'), current_setting('statement_timeout'),
+                           current_setting('idle_in_transaction_session_timeout'), current_setting('client_connection_check_interval')
+                    """,
+                    logger: db.logger
+                ).decode((String, String, String, String).self).readToEnd()
+            }
+            #expect(inside.first.map { [$0.0, $0.1, $0.2, $0.3] } == ["30s", "30s", "30s", "1s"])
+            let after = try await db.client.query(
+                "SELECT current_setting('lock_timeout'), current_setting('idle_in_transaction_session_timeout')", logger: db.logger
+            )
+            .decode((String, String).self).readToEnd()
+            #expect(after.first.map { [$0.0, $0.1] } == ["0", "0"])
+        }
+    }
+}
