@@ -107,12 +107,16 @@ package struct WorkerService<Handler: EventHandler>: Service {
     /// the loop claims again on fresh connections. So a worker always resumes after a database failure.
     private func claimLoop(queue: EventQueue, owner: String, stopping: StopFlag) async {
         var failures = 0
+        // Halved after a batch outlives its lease, doubled back after one that does not: the events of a batch that
+        // cannot finish in time come back (after the backoff) in batches that can, and a slow event stops taking
+        // hundreds of others down with it.
+        var batchSize = configuration.batchSize
         while !stopping.isSet && !Task.isCancelled {
             let generation = wake.generation
             let batch: [ClaimedEvent]
             do {
-                batch = try await withDeadline(configuration.lease) { [configuration, logger] in
-                    try await queue.claim(limit: configuration.batchSize, owner: owner, lease: configuration.lease, logger: logger)
+                batch = try await withDeadline(configuration.lease) { [configuration, logger, batchSize] in
+                    try await queue.claim(limit: batchSize, owner: owner, lease: configuration.lease, logger: logger)
                 }
                 failures = 0
             } catch {
@@ -127,11 +131,14 @@ package struct WorkerService<Handler: EventHandler>: Service {
             }
             do {
                 try await withDeadline(configuration.lease) { await process(batch, owner: owner) }
+                batchSize = min(configuration.batchSize, batchSize * 2)
             } catch {
+                batchSize = max(1, min(batchSize, batch.count) / 2)
                 logger.error(
-                    "batch did not finish within its lease; its events will be rescued",
+                    "batch did not finish within its lease; its events will be rescued, and batches are smaller for a while",
                     metadata: [
-                        "worker": "\(owner)", "events": "\(batch.count)", "error": "\(String(reflecting: error))",
+                        "worker": "\(owner)", "events": "\(batch.count)", "next_batch_size": "\(batchSize)",
+                        "error": "\(String(reflecting: error))",
                     ])
             }
         }

@@ -100,7 +100,9 @@ package struct EventQueue: Sendable {
     }
 
     /// Returns expired leases to `pending` (or `dead` when they used their last attempt) and
-    /// returns how many it rescued. Any worker may call it; concurrent calls skip each other's rows.
+    /// returns how many it rescued. Any worker may call it; concurrent calls skip each other's rows. An expired lease is
+    /// a failed attempt: the event waits out the policy's backoff, as after any failure, so a batch that cannot finish
+    /// within its lease is not claimed again at once (the worker claims smaller batches meanwhile).
     @discardableResult
     package func rescueExpiredLeases(policy: RetryPolicy, limit: Int = 1000, logger: Logger) async throws -> Int {
         let rescued = try await client.inTransaction(logger: logger) { connection in
@@ -115,7 +117,9 @@ package struct EventQueue: Sendable {
                 ), rescued AS (
                     UPDATE event_queue q
                     SET state = CASE WHEN q.attempts >= \(policy.maximumAttempts) THEN 'dead' ELSE 'pending' END,
-                        available_at = now(), lease_owner = NULL, lease_expires_at = NULL,
+                        available_at = now() + make_interval(secs => least(power(greatest(q.attempts, 1), 4), \(policy.maximumDelay)::float8)
+                            * (1 + \(policy.jitter)::float8 * (2 * random() - 1))),
+                        lease_owner = NULL, lease_expires_at = NULL,
                         last_error = 'lease expired: held by ' || q.lease_owner,
                         finished_at = CASE WHEN q.attempts >= \(policy.maximumAttempts) THEN now() END,
                         updated_at = now()

@@ -221,6 +221,11 @@ struct EventQueueTests {
             try await expireLeases(db)
             #expect(try await queue.rescueExpiredLeases(policy: .init(), logger: db.logger) == 1)
             #expect(try await state(db, id).lastError?.hasPrefix("lease expired: held by A") == true)
+            // Not at once: an expired lease is a failed attempt, and waits out the backoff (1 s ± 10 % after the first).
+            #expect(try await queue.claim(limit: 1, owner: "B", lease: .seconds(30), logger: db.logger).isEmpty)
+            let wait = try await db.scalar("SELECT (extract(epoch FROM available_at - now()) * 1000)::int8 FROM event_queue")
+            #expect((850...1_100).contains(wait), "\(wait) ms")
+            try await db.client.query("UPDATE event_queue SET available_at = now()", logger: db.logger)
             // Worker B takes it over.
             let taken = try await queue.claim(limit: 1, owner: "B", lease: .seconds(30), logger: db.logger)
             #expect(taken.first?.attempt == 2)
@@ -237,6 +242,23 @@ struct EventQueueTests {
             // B's stale attempt number cannot be reused either.
             try await complete(db, [(taken[0], .done)], owner: "B")
             #expect(try await state(db, id).state == "done")
+        }
+    }
+
+    /// The backoff after an expired lease grows with the attempts, as after any failure, up to the policy's cap.
+    @Test func anExpiredLeaseWaitsOutTheBackoffOfItsAttempt() async throws {
+        try await TestDatabase.withFresh { db in
+            try await append(db, count: 2)
+            let queue = EventQueue(client: db.client)
+            _ = try await queue.claim(limit: 2, owner: "A", lease: .seconds(30), logger: db.logger)
+            try await db.client.query("UPDATE event_queue SET attempts = 3 + (event_id % 2) * 10", logger: db.logger)
+            try await expireLeases(db)
+            #expect(try await queue.rescueExpiredLeases(policy: RetryPolicy(jitter: 0, maximumDelay: 3_600), logger: db.logger) == 2)
+            var waits: [Int: Int] = [:]
+            for try await (attempts, seconds) in try await db.client.query(
+                "SELECT attempts, round(extract(epoch FROM available_at - now()))::int8 FROM event_queue", logger: db.logger
+            ).decode((Int32, Int).self) { waits[Int(attempts)] = seconds }
+            #expect(waits == [3: 81, 13: 3_600])
         }
     }
 

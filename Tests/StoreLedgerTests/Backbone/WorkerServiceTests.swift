@@ -56,6 +56,22 @@ struct ScriptedHandler: EventHandler {
     }
 }
 
+/// A handler whose every event takes `perEvent` to prepare, and does not stop when its task is cancelled (as a
+/// statement the database holds does not).
+struct SlowHandler: EventHandler {
+    let perEvent: Duration
+
+    func prepare(_ event: ClaimedEvent, logger: Logger) async -> ClaimedEvent {
+        let until = ContinuousClock.now + perEvent
+        await pollIgnoringCancellation(every: .milliseconds(20)) { ContinuousClock.now >= until }
+        return event
+    }
+
+    func apply(_ batch: [ClaimedEvent], in transaction: PostgresConnection, logger: Logger) async throws -> [EventOutcome] {
+        batch.map { _ in .done }
+    }
+}
+
 @Suite("Worker service")
 struct WorkerServiceTests {
     static let envelope = #"{"signedPayload":"a.b.c"}"#
@@ -160,6 +176,30 @@ struct WorkerServiceTests {
             #expect(failures >= 1)
             #expect(try await db.scalar("SELECT count(*) FROM event_attempt_errors WHERE event_id <> \(ids[1].rawValue)") == 0)
             #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE event_id = \(ids[1].rawValue) AND state <> 'done'") == 1)
+        }
+    }
+
+    /// A batch that cannot finish within its lease (each event takes 0.4 s, whatever the deadline says; 8 of them take
+    /// 3.2 s against a 2 s lease) is not claimed whole again until its events die: the worker halves its batches after
+    /// a timeout, the rescued events wait out a backoff, and every event ends done within four attempts.
+    @Test func aBatchThatOutlivesItsLeaseComesBackInSmallerBatches() async throws {
+        try await TestDatabase.withFresh { db in
+            try await append(db, Array(repeating: Self.envelope, count: 8))
+            let worker = WorkerService(
+                client: db.client, handler: SlowHandler(perEvent: .milliseconds(400)),
+                configuration: .init(
+                    concurrency: 1, batchSize: 8, lease: .seconds(2), pollInterval: .milliseconds(100), rescueInterval: .milliseconds(200),
+                    retryPolicy: RetryPolicy(maximumAttempts: 4, maximumDelay: 0.5)),
+                logger: db.logger
+            )
+            try await running(worker) { _ in
+                let settled = try await eventually(within: .seconds(40)) {
+                    try await count(db, .done) + count(db, .dead) == 8
+                }
+                #expect(settled)
+            }
+            #expect(try await count(db, .done) == 8)
+            #expect(try await db.scalar("SELECT count(*) FROM event_attempt_errors WHERE outcome = 'lease_expired'") >= 8)
         }
     }
 
