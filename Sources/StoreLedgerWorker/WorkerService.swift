@@ -252,6 +252,8 @@ package struct WorkerService<Handler: EventHandler>: Service {
         let log = EventLog(client: client, sessions: sessions)
         let history = DatabaseHistory(client: client)
         var lastPartitionCheck: ContinuousClock.Instant?
+        // The largest event id this worker has seen issued: lower later, the database was put back in place.
+        var highWater: Int64 = 0
         while !stopping.isSet && !Task.isCancelled {
             do {
                 let rescued = try await withDeadline(configuration.lease) { [configuration, logger] in
@@ -261,6 +263,14 @@ package struct WorkerService<Handler: EventHandler>: Service {
                 if try await withDeadline(configuration.lease, operation: { [logger] in try await history.check(logger: logger) }) {
                     logger.critical(
                         "the database history changed (failover or restore): acknowledged events may be lost; see database_history and docs/operations.md (Failover)"
+                    )
+                }
+                let seen = highWater
+                let rewind = try await withDeadline(configuration.lease) { [logger] in try await history.checkRewind(seen: seen, logger: logger) }
+                highWater = rewind.highWater
+                if rewind.rewound {
+                    logger.critical(
+                        "the event log went back (a database restored in place): acknowledged events may be lost; see database_history and docs/operations.md (Failover)"
                     )
                 }
                 if lastPartitionCheck.map({ $0.duration(to: .now) >= configuration.partitionMaintenanceInterval }) ?? true {

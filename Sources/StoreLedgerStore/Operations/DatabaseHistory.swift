@@ -57,6 +57,17 @@ package struct DatabaseHistory: Sendable {
         }
     }
 
+    /// Compares the log's high-water mark (the largest event id issued) with `seen`, the highest this process saw: a
+    /// mark lower than that means the database was put back in place (a snapshot restored, which keeps the system
+    /// identifier and timeline ``check(logger:)`` compares), and it is recorded as a change of history (the id
+    /// sequence moved on, a window to reconcile). Returns whether it was, and the mark now, to remember for next time.
+    package func checkRewind(seen: Int64, logger: Logger) async throws -> (rewound: Bool, highWater: Int64) {
+        try await client.inTransaction(logger: logger) { connection in
+            try await connection.query("SELECT rewound, high_water FROM storeledger_check_rewind(\(seen))", logger: logger)
+                .decode((Bool, Int64).self).firstAfterReadingAll() ?? (false, seen)
+        }
+    }
+
     /// Every noticed change (oldest first); only those not yet reconciled with `unreconciledOnly`.
     package func changes(unreconciledOnly: Bool = false, logger: Logger) async throws -> [Change] {
         let rows = try await client.query(

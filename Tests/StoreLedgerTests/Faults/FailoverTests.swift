@@ -31,6 +31,73 @@ struct FailoverTests {
         await standby?.destroy()
     }
 
+    /// A volume snapshot restored in place: the cluster is copied while stopped, acknowledges 20 more events, and is
+    /// then put back to the copy. Its system identifier and timeline are the same (the history check sees nothing),
+    /// but the log's high-water mark went back: a worker that saw the higher mark records the change, ids continue
+    /// past anything issued before, and the window to reconcile starts at the newest event the copy still had.
+    @Test(.timeLimit(.minutes(4)))
+    func aSnapshotRestoredInPlaceIsNoticedByTheHighWaterMark() async throws {
+        let cluster = try await ThrowawayCluster.start()
+        let snapshot = cluster.directory + "-snapshot"
+        defer { try? FileManager.default.removeItem(atPath: snapshot) }
+        do {
+            let logger = TestDatabase.makeLogger()
+            let body = ByteBuffer(string: #"{"signedPayload":"h.p.s"}"#)
+            let kept = try await TestDatabase.withClient(cluster.url, maximumConnections: 2) { client in
+                try await Migrator(migrations: try Migration.bundled()).migrate(client: client, logger: logger)
+                var last: Int64 = 0
+                for _ in 0..<5 {
+                    last = try await EventLog(client: client).append(NewEvent(source: .appleNotification, body: body), logger: logger).id.rawValue
+                }
+                return last
+            }
+            try await cluster.stop()
+            try Self.run("/bin/cp", ["-a", cluster.directory, snapshot])
+            try await cluster.restart()
+            let seen = try await TestDatabase.withClient(cluster.url, maximumConnections: 2) { client in
+                for _ in 0..<20 { _ = try await EventLog(client: client).append(NewEvent(source: .appleNotification, body: body), logger: logger) }
+                let history = DatabaseHistory(client: client)
+                let mark = try await history.checkRewind(seen: 0, logger: logger)
+                #expect(!mark.rewound)
+                #expect(try await !history.checkRewind(seen: mark.highWater, logger: logger).rewound)
+                return mark.highWater
+            }
+            #expect(seen >= kept + 20)
+            try await cluster.stop()
+            try FileManager.default.removeItem(atPath: cluster.directory)
+            try Self.run("/bin/cp", ["-a", snapshot, cluster.directory])
+            try await cluster.restart()
+            try await TestDatabase.withClient(cluster.url, maximumConnections: 2) { client in
+                let history = DatabaseHistory(client: client)
+                #expect(try await !history.check(logger: logger))
+                let rewind = try await history.checkRewind(seen: seen, logger: logger)
+                #expect(rewind.rewound)
+                #expect(rewind.highWater > seen)
+                let change = try #require(try await history.changes(unreconciledOnly: true, logger: logger).last)
+                #expect(change.lastEventID == kept)
+                #expect(change.eventIDFloor == rewind.highWater)
+                #expect(change.previous == change.current)
+                let next = try await EventLog(client: client).append(NewEvent(source: .appleNotification, body: body), logger: logger).id.rawValue
+                #expect(next > seen)
+                // Once recorded, the same mark is no change again (another worker that saw it too records nothing).
+                #expect(try await !history.checkRewind(seen: seen, logger: logger).rewound)
+            }
+        } catch {
+            Issue.record("\(String(reflecting: error))")
+        }
+        await cluster.destroy()
+    }
+
+    /// Runs a command to its end; throws when it fails.
+    static func run(_ executable: String, _ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw StoreError.configuration("\(executable) \(arguments) exited \(process.terminationStatus)") }
+    }
+
     func exercise(primary: ThrowawayCluster, standbyCreated: (ThrowawayCluster) -> Void) async throws {
         let logger = TestDatabase.makeLogger()
         let signer = TestSigner(pki: Self.pki, bundleID: "com.example.app")
