@@ -52,7 +52,7 @@ struct FailoverTests {
                 return last
             }
             try await cluster.stop()
-            try Self.run("/bin/cp", ["-a", cluster.directory, snapshot])
+            try await Self.copy(cluster.directory, to: snapshot)
             try await cluster.restart()
             let seen = try await TestDatabase.withClient(cluster.url, maximumConnections: 2) { client in
                 for _ in 0..<20 { _ = try await EventLog(client: client).append(NewEvent(source: .appleNotification, body: body), logger: logger) }
@@ -65,7 +65,7 @@ struct FailoverTests {
             #expect(seen >= kept + 20)
             try await cluster.stop()
             try FileManager.default.removeItem(atPath: cluster.directory)
-            try Self.run("/bin/cp", ["-a", snapshot, cluster.directory])
+            try await Self.copy(snapshot, to: cluster.directory)
             try await cluster.restart()
             try await TestDatabase.withClient(cluster.url, maximumConnections: 2) { client in
                 let history = DatabaseHistory(client: client)
@@ -88,14 +88,10 @@ struct FailoverTests {
         await cluster.destroy()
     }
 
-    /// Runs a command to its end; throws when it fails.
-    static func run(_ executable: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw StoreError.configuration("\(executable) \(arguments) exited \(process.terminationStatus)") }
+    /// Copies a stopped cluster's directory as a volume snapshot would (`cp -a`: owner and modes kept).
+    static func copy(_ source: String, to destination: String) async throws {
+        let copied = try await CommandRun.run("/bin/cp", ["-a", source, destination])
+        guard copied.status == 0 else { throw StoreError.configuration("cp -a \(source) \(destination): \(copied.output)") }
     }
 
     func exercise(primary: ThrowawayCluster, standbyCreated: (ThrowawayCluster) -> Void) async throws {

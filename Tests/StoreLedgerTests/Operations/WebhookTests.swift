@@ -295,7 +295,7 @@ struct WebhookTests {
     /// The receiver check docs/webhooks.md gives, run as written: it accepts a header signed with its secret alone or
     /// beside another (a rotation's two `v1=`), and refuses a wrong secret, an altered body or an
     /// old timestamp.
-    @Test func theDocumentedReceiverCheckAcceptsEitherSecretOfARotation() throws {
+    @Test func theDocumentedReceiverCheckAcceptsEitherSecretOfARotation() async throws {
         let document = try String(
             contentsOf: ThrowawayCluster.repositoryRoot.appendingPathComponent("docs/webhooks.md"), encoding: .utf8)
         let start = try #require(document.range(of: "```python\n"))
@@ -321,20 +321,9 @@ struct WebhookTests {
             """
         let program = snippet + harness
         let input = cases.map { [Data($0.header.utf8), $0.body, Data($0.secret.utf8)].map { $0.base64EncodedString() }.joined(separator: " ") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", program]
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        try process.run()
-        stdin.fileHandleForWriting.write(Data((input.joined(separator: "\n") + "\n").utf8))
-        try stdin.fileHandleForWriting.close()
-        let printed = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        #expect(printed.split(separator: "\n").map(String.init) == cases.map { $0.valid ? "True" : "False" })
+        let run = try await CommandRun.run("/usr/bin/env", ["python3", "-c", program], input: input.joined(separator: "\n") + "\n")
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.split(separator: "\n").map(String.init) == cases.map { $0.valid ? "True" : "False" })
         // The same cases through the Swift check the tests use.
         for item in cases { #expect(WebhookSignature.isValid(item.header, body: item.body, secret: item.secret) == item.valid) }
     }
