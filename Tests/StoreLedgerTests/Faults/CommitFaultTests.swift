@@ -105,33 +105,49 @@ struct CommitFaultTests {
         }
     }
 
+    /// A worker's batch whose COMMIT fails (at the completion): the event is not done and comes back, and with the
+    /// real ledger handler none of its effects stay (no fact, no subscription row); without the fault it is applied once.
     @Test(arguments: [false, true])
-    func workerCompletionWhoseCommitFailsLeavesTheEventClaimable(ledgerLikeTransaction: Bool) async throws {
+    func workerCompletionWhoseCommitFailsLeavesTheEventClaimable(realLedger: Bool) async throws {
         try await TestDatabase.withFresh { db in
-            let id = try await EventLog(client: db.client).append(NewEvent(source: .appleNotification, body: Self.envelope), logger: db.logger).id
+            let pipeline = try LedgerPipeline(db, pki: WebhookTests.pki)
+            let id: EventID
+            if realLedger {
+                try await pipeline.append(WebhookTests.startingFact)
+                id = EventID(Int64(try await db.scalar("SELECT max(id) FROM events")))
+            } else {
+                id = try await EventLog(client: db.client).append(NewEvent(source: .appleNotification, body: Self.envelope), logger: db.logger).id
+            }
+            @Sendable func process(_ batch: [ClaimedEvent], owner: String) async {
+                let configuration = WorkerConfiguration(batchSize: 10)
+                if realLedger {
+                    await WorkerService(client: db.client, handler: pipeline.handler, configuration: configuration, logger: db.logger).process(
+                        batch, owner: owner)
+                } else {
+                    await WorkerService(client: db.client, handler: EnvelopeHandler(), configuration: configuration, logger: db.logger).process(
+                        batch, owner: owner)
+                }
+            }
             try await Self.installCommitTrigger(db, on: "event_queue", event: "UPDATE", when: "NEW.state = 'done'")
-            let configuration = WorkerConfiguration(batchSize: 10)
             let queue = EventQueue(client: db.client)
             let batch = try await queue.claim(limit: 10, owner: "w#0", lease: .seconds(30), logger: db.logger)
             #expect(batch.map(\.id) == [id])
-            if ledgerLikeTransaction {
-                let worker = WorkerService(client: db.client, handler: ScriptedHandler(), configuration: configuration, logger: db.logger)
-                await worker.process(batch, owner: "w#0")
-            } else {
-                let worker = WorkerService(client: db.client, handler: EnvelopeHandler(), configuration: configuration, logger: db.logger)
-                await worker.process(batch, owner: "w#0")
-            }
+            await process(batch, owner: "w#0")
             // Not done: the completion never committed; the failure was recorded as a retry, so the event comes back.
             #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE state = 'done'") == 0)
             #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE event_id = \(id.rawValue) AND state = 'pending'") == 1)
+            // And the handler's effects went with it.
+            for table in ["notifications", "transactions", "renewal_infos", "subscriptions", "subscription_fold_states"] {
+                #expect(try await db.scalar(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)")) == 0, "\(table)")
+            }
 
             try await Self.removeCommitTrigger(db, on: "event_queue")
             try await db.client.query("UPDATE event_queue SET available_at = now()", logger: db.logger)
             let again = try await queue.claim(limit: 10, owner: "w#1", lease: .seconds(30), logger: db.logger)
             #expect(again.map(\.id) == [id])
-            let worker = WorkerService(client: db.client, handler: EnvelopeHandler(), configuration: configuration, logger: db.logger)
-            await worker.process(again, owner: "w#1")
+            await process(again, owner: "w#1")
             #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE state = 'done'") == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM subscriptions") == (realLedger ? 1 : 0))
         }
     }
 

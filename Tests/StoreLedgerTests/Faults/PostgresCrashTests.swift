@@ -9,9 +9,11 @@ import StoreLedgerTestSupport
 import Synchronization
 import Testing
 
-/// Postgres crashes (`pg_ctl stop -m immediate`, fsync on) under real `storeledger` processes: no acknowledged
-/// notification is lost, workers resume on their own, and SIGTERM ends a process within its bound even while the
-/// database is gone.
+/// Postgres crashes (`pg_ctl stop -m immediate`: the server dies without a checkpoint and replays its WAL on restart)
+/// under real `storeledger` processes: no acknowledged notification is lost, workers resume on their own, and SIGTERM
+/// ends a process within its bound even while the database is gone. The machine's page cache survives such a crash,
+/// so this shows that an acknowledgement follows its commit's WAL record; that the record reaches the disk before
+/// COMMIT answers is PostgreSQL's part (`synchronous_commit` and `fsync` on, as the throwaway clusters run).
 @Suite("Postgres crashes", .serialized)
 struct PostgresCrashTests {
     /// Runs `body` with a private, migrated cluster, destroyed afterwards.
