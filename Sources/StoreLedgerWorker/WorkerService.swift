@@ -164,6 +164,9 @@ package struct WorkerService<Handler: EventHandler>: Service {
         } catch let error as StoreError where error.code == .leaseLost {
             logger.warning("batch not completed: lease lost", metadata: ["worker": "\(owner)", "error": "\(error)"])
         } catch {
+            // A batch abandoned at its deadline (its task cancelled, its connection closed) is left to the lease rescue:
+            // retrying its events one by one here would verify each again only to find no connection to record on.
+            guard !Task.isCancelled else { return }
             if batch.count > 1 {
                 logger.warning(
                     "batch failed; processing its events one by one",
@@ -274,9 +277,11 @@ package struct WorkerService<Handler: EventHandler>: Service {
                     )
                 }
                 if lastPartitionCheck.map({ $0.duration(to: .now) >= configuration.partitionMaintenanceInterval }) ?? true {
+                    // Counted as done even when it fails: a try waits up to a second for the log's lock, with every
+                    // append queued behind it, and partitions are made months ahead; the next is an interval later.
+                    lastPartitionCheck = .now
                     let created = try await log.ensurePartitions(logger: logger)
                     if created > 0 { logger.info("created event partitions", metadata: ["count": "\(created)"]) }
-                    lastPartitionCheck = .now
                 }
             } catch {
                 logger.warning("sweep failed", metadata: ["error": "\(String(reflecting: error))"])
