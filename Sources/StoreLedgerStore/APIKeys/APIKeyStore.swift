@@ -66,10 +66,9 @@ package struct APIKeyStore: Sendable {
                 try await connection.query(
                     "UPDATE api_keys SET revoked_at = now() WHERE name = \(name) AND revoked_at IS NULL RETURNING name", logger: logger
                 ).readToEnd().isEmpty == false
-            if revoked {
-                try await connection.query("DELETE FROM console_sessions WHERE principal = \(Self.consolePrincipal(name))", logger: logger)
-                    .readToEnd()
-            }
+            // Whether revoked now or before (a session of a key revoked by an earlier version may remain).
+            try await connection.query("DELETE FROM console_sessions WHERE principal = \(Self.consolePrincipal(name))", logger: logger)
+                .readToEnd()
             return revoked
         }
     }

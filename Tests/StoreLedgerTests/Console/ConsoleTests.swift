@@ -234,6 +234,9 @@ struct ConsoleTests {
             #expect(try await keys.revoke(name: "oncall", logger: db.logger))
             #expect(try await operatorSession.get("/console/queue").location == "/console/login")
             #expect(try await viewerSession.get("/console/queue").status == .ok)
+            // A session whose key was revoked without it (a sign-in racing the revocation, an earlier version) is refused.
+            try await db.client.query("UPDATE api_keys SET revoked_at = now() WHERE name = 'support-bot'", logger: db.logger)
+            #expect(try await viewerSession.get("/console/queue").location == "/console/login")
             let refused = try await ConsoleBrowser(client).signIn(apiKey: operatorKey)
             #expect(refused.status == .unauthorized)
             #expect(refused.html.contains(#"id="login-error""#))
