@@ -45,14 +45,15 @@ package struct WebhookDeliveryStore: Sendable {
 
     /// Claims up to `limit` due deliveries, counting the attempt and making them due again after `leaseSeconds` (so a
     /// dispatcher that dies mid-POST does not lose them). Commits before returning. First ends as `failed` ("endpoint
-    /// removed") any delivery still pending for a removed endpoint: one enqueued by a projection that committed just
-    /// after the removal, which the removal could not see.
+    /// removed") any due delivery still pending for a removed endpoint (through the index of due deliveries): one
+    /// enqueued by a projection that committed just after the removal, which the removal could not see.
     package func claimDue(limit: Int, leaseSeconds: Double, logger: Logger) async throws -> [Due] {
         let rows = try await client.inTransaction(logger: logger) { connection in
             try await connection.query(
                 """
                 UPDATE webhook_deliveries d SET state = 'failed', last_error = \(Self.endpointRemoved)
-                FROM webhook_endpoints e WHERE e.id = d.endpoint_id AND NOT e.active AND d.state = 'pending'
+                FROM webhook_endpoints e
+                WHERE e.id = d.endpoint_id AND NOT e.active AND d.state = 'pending' AND d.next_attempt_at <= now()
                 """,
                 logger: logger
             ).readToEnd()
