@@ -28,7 +28,7 @@ package func buildAppAPI(
         )
         return nil
     }
-    if let anonymousValidation {
+    if let anonymousValidation, asksApple {
         logger.notice(
             "anonymous validate enabled: /api/iap/validate answers callers without credentials, linked to no user",
             metadata: [

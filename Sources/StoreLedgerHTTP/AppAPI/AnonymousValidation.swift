@@ -1,4 +1,4 @@
-/// Seed 002's opt-in anonymous mode (`IAP_VALIDATE_ANONYMOUS=true`): `POST /api/iap/validate` and `/validate/sand`
+/// Seed 002's anonymous mode (`IAP_VALIDATE_ANONYMOUS`, on by default; served where the App Store Server API is configured): `POST /api/iap/validate` and `/validate/sand`
 /// answer callers without credentials for the transaction alone — looked up at Apple, appended to the log, linked to
 /// no user — rate-limited per client address so nobody can spend the App Store Server API quota through them.
 /// Callers who do send credentials are served as usual (linked to their user, not limited).

@@ -59,6 +59,7 @@ struct ScriptedHandler: EventHandler {
 /// A handler whose every event takes `perEvent` to prepare, and does not stop when its task is cancelled (as a
 /// statement the database holds does not).
 struct SlowHandler: EventHandler {
+    /// How long each event takes.
     let perEvent: Duration
 
     func prepare(_ event: ClaimedEvent, logger: Logger) async -> ClaimedEvent {

@@ -17,10 +17,6 @@ struct TransactionLimitsTests {
         try await db.scalar("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = \(key)")
     }
 
-    static func waitingOnLocks(_ db: TestDatabase) async throws -> Int {
-        try await db.scalar("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
-    }
-
     /// A statement stuck behind a lock when its deadline passes: the caller gets its answer at the deadline, and the
     /// server's backend is gone a moment later (the lock still held by the other session), not waiting on for as long
     /// as the lock lasts while holding its connection and whatever locks it had taken.
@@ -37,7 +33,7 @@ struct TransactionLimitsTests {
                     }
                 }
                 #expect(start.duration(to: .now) < .seconds(5))
-                let gone = try await eventually(within: .seconds(5)) { try await Self.waitingOnLocks(db) == 0 }
+                let gone = try await eventually(within: .seconds(5)) { try await GroupCommitTests.waitingOnLocks(db) == 0 }
                 #expect(gone)
                 let held = try await Self.advisoryLocks(4242, db)
                 #expect(held == 0)
