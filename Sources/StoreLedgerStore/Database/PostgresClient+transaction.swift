@@ -12,11 +12,8 @@ extension PostgresClient {
     /// failed; anything but `COMMIT` throws ``StoreError/Code/notCommitted``. The body's own error is rethrown
     /// unwrapped after a rollback, so callers can match on it. A transaction that runs hot statements passes the
     /// process's `sessions`, which prepares the connection's session first (``DatabaseSessions/prepare(_:logger:)``);
-    /// one that takes row locks passes `limits`, which the server enforces (``TransactionLimits``).
-    ///
-    /// A transaction whose task is cancelled (a deadline passed, the process is stopping) closes its connection: the
-    /// server rolls it back (a statement waiting on a lock notices within `limits.clientCheck`), and the pool does not
-    /// keep a connection whose statement may never answer (a database that vanished without closing the socket).
+    /// one that takes row locks passes `limits`, which the server enforces (``TransactionLimits``): a transaction its
+    /// caller gave up on (a deadline passed) ends within them, and frees its locks, whatever the caller does.
     @discardableResult
     package func inTransaction<Result>(
         logger: Logger,
@@ -35,34 +32,17 @@ extension PostgresConnection {
     /// Runs `body` between `BEGIN` and a `COMMIT` whose command tag is checked; see
     /// ``PostgresNIO/PostgresClient/inTransaction(logger:sessions:limits:isolation:_:)``. With `sessions` (a
     /// transaction that runs hot statements), the connection's session is prepared first where sessions are kept whole
-    /// (``DatabaseSessions/prepare(_:logger:)``); with `limits`, the server bounds the transaction's waits. Cancelling
-    /// the task closes the connection.
+    /// (``DatabaseSessions/prepare(_:logger:)``); with `limits`, the server bounds the transaction's waits.
+    ///
+    /// Cancelling the task does not close the connection: PostgresNIO never answers a statement written to a channel
+    /// that closed, so the body's next statement would wait forever and its connection would never return to the pool
+    /// (which then never shuts down). The server's limits end what a caller gave up on instead.
     @discardableResult
     package func inTransaction<Result>(
         logger: Logger,
         sessions: DatabaseSessions? = nil,
         limits: TransactionLimits? = nil,
         isolation: isolated (any Actor)? = #isolation,
-        _ body: (PostgresConnection) async throws -> sending Result
-    ) async throws -> sending Result {
-        let outcome = try await withTaskCancellationHandler {
-            try await Transaction(result: inTransactionUntilCancelled(logger: logger, sessions: sessions, limits: limits, isolation: isolation, body))
-        } onCancel: { [self] in
-            let closing: EventLoopFuture<Void> = close()
-            _ = closing
-        }
-        return outcome.result
-    }
-
-    /// A transaction's result, carried out of `withTaskCancellationHandler`, whose signature does not say `sending`:
-    /// the value comes from a function whose result is `sending` (disconnected from every isolation domain) and is
-    /// handed straight back to the caller, so no other reference to it exists to race with.
-    private struct Transaction<Result>: @unchecked Sendable {
-        var result: Result
-    }
-
-    private func inTransactionUntilCancelled<Result>(
-        logger: Logger, sessions: DatabaseSessions?, limits: TransactionLimits?, isolation: isolated (any Actor)?,
         _ body: (PostgresConnection) async throws -> sending Result
     ) async throws -> sending Result {
         // Before BEGIN, so that a rollback cannot undo it.

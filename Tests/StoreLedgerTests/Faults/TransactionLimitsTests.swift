@@ -5,12 +5,13 @@ import StoreLedgerTestSupport
 import Testing
 
 /// A transaction whose client gave up or vanished must not hold its locks for the hours TCP takes to notice: the
-/// deadline's cancellation closes the connection, and the limits the worker sets make the server end what its client
-/// left behind.
+/// limits the worker sets make the server end what its client left behind.
 @Suite("Faults: transactions outlived by their clients")
 struct TransactionLimitsTests {
     /// A batch's limits, as a worker with a 30 s lease sets them.
     static let workerLimits = TransactionLimits(lease: .seconds(30))
+    /// Limits whose lock wait ends soon after a test's deadline.
+    static let briefLockWait = TransactionLimits(lockWait: .seconds(2), statement: .seconds(30), idle: .seconds(30))
 
     /// How many sessions hold advisory lock `key`.
     static func advisoryLocks(_ key: Int, _ db: TestDatabase) async throws -> Int {
@@ -18,15 +19,15 @@ struct TransactionLimitsTests {
     }
 
     /// A statement stuck behind a lock when its deadline passes: the caller gets its answer at the deadline, and the
-    /// server's backend is gone a moment later (the lock still held by the other session), not waiting on for as long
-    /// as the lock lasts while holding its connection and whatever locks it had taken.
-    @Test func aTransactionPastItsDeadlineLeavesTheServerAtOnce() async throws {
+    /// server gives up the wait at the transaction's lock limit (the lock still held by the other session), rolling
+    /// back and freeing whatever locks it had taken, not waiting on for as long as the lock lasts.
+    @Test func aTransactionPastItsDeadlineLeavesTheServerAtItsLockLimit() async throws {
         try await TestDatabase.withFresh { db in
             try await db.withTableLocked("subscriptions") {
                 let start = ContinuousClock.now
                 await #expect(throws: DeadlineExceeded.self) {
                     try await withDeadline(.seconds(1)) { [db] in
-                        try await db.client.inTransaction(logger: db.logger, limits: Self.workerLimits) { connection in
+                        try await db.client.inTransaction(logger: db.logger, limits: Self.briefLockWait) { connection in
                             try await connection.query("SELECT pg_advisory_xact_lock(4242)", logger: db.logger).readToEnd()
                             try await connection.query("SELECT count(*) FROM subscriptions", logger: db.logger).readToEnd()
                         }
