@@ -22,7 +22,13 @@ extension Settings {
         RetryPolicy(maximumAttempts: try int("WORKER_MAX_ATTEMPTS", default: 20, in: 1...100))
     }
 
-    /// `WEBHOOK_MAX_ATTEMPTS` (default 12): delivery attempts before a webhook delivery is `failed`.
+    /// `WEBHOOK_RETENTION_DAYS` (default 30; 0 keeps them forever): how long finished webhook deliveries (delivered
+    /// or failed) and their attempt log are kept.
+    package func webhookRetention() throws(SettingsError) -> Int {
+        try int("WEBHOOK_RETENTION_DAYS", default: WebhookDispatcher.defaultRetentionDays, in: 0...3_650)
+    }
+
+    /// `WEBHOOK_MAX_ATTEMPTS` (default 19): delivery attempts before a webhook delivery is `failed`.
     package func webhookMaximumAttempts() throws(SettingsError) -> Int {
         try int("WEBHOOK_MAX_ATTEMPTS", default: WebhookDispatcher.defaultMaximumAttempts, in: 1...100)
     }

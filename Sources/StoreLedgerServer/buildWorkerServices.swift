@@ -15,7 +15,7 @@ package enum WorkerHandlerChoice: String, Sendable, CaseIterable {
 
 /// Builds the services of `storeledger work`, in start order: the context's clients, the claim loops
 /// (``Settings/worker()``, refusing to start on a schema that is not current), queue metrics, the admin port
-/// (default 9091), the webhook dispatcher (`WEBHOOK_MAX_ATTEMPTS`) and, with `RECONCILE_INTERVAL_SECONDS`, the
+/// (default 9091), the webhook dispatcher (`WEBHOOK_MAX_ATTEMPTS`, `WEBHOOK_RETENTION_DAYS`) and, with `RECONCILE_INTERVAL_SECONDS`, the
 /// reconciler (which needs the App Store Server API credentials).
 package func buildWorkerServices(
     reader: ConfigReader, context: ServerContext, handler: WorkerHandlerChoice = .ledger
@@ -40,7 +40,9 @@ package func buildWorkerServices(
     let admin = try buildAdminApplication(reader: reader, context: context, defaultPort: 9091)
     var services: [any Service] = [client] + (context.listenClient.map { [$0] } ?? [])
     services += [worker, QueueMetricsService(client: client, logger: logger)] + (admin.map { [$0] } ?? [])
-    services.append(WebhookDispatcher(client: client, maximumAttempts: try settings.webhookMaximumAttempts(), logger: logger))
+    services.append(
+        WebhookDispatcher(
+            client: client, maximumAttempts: try settings.webhookMaximumAttempts(), retentionDays: try settings.webhookRetention(), logger: logger))
     if let interval = try settings.reconcileInterval() {
         guard let appStore = try await settings.appStoreClient() else {
             throw SettingsError(

@@ -112,4 +112,31 @@ package struct WebhookDeliveryStore: Sendable {
             ).readToEnd()
         }
     }
+
+    /// Deletes up to `limit` deliveries that finished (delivered, or failed for good) more than `days` days ago, with
+    /// their attempts, in one transaction; returns how many deliveries it deleted.
+    package func pruneFinished(olderThanDays days: Int, limit: Int, logger: Logger) async throws -> Int {
+        try await client.inTransaction(logger: logger) { connection in
+            try await connection.query(
+                """
+                WITH old AS (
+                    SELECT event_id, endpoint_id FROM webhook_deliveries
+                    WHERE state IN ('delivered', 'failed')
+                      AND coalesce(delivered_at, next_attempt_at) < now() - make_interval(days => \(Int32(days)))
+                    LIMIT \(Int32(limit))
+                    FOR UPDATE SKIP LOCKED
+                ), gone AS (
+                    DELETE FROM webhook_deliveries d USING old
+                    WHERE d.event_id = old.event_id AND d.endpoint_id = old.endpoint_id
+                    RETURNING d.event_id, d.endpoint_id
+                ), attempts AS (
+                    DELETE FROM webhook_delivery_attempts a USING gone
+                    WHERE a.event_id = gone.event_id AND a.endpoint_id = gone.endpoint_id
+                )
+                SELECT count(*) FROM gone
+                """,
+                logger: logger
+            ).decode(Int.self).firstAfterReadingAll() ?? 0
+        }
+    }
 }

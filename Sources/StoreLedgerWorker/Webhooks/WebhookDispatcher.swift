@@ -27,6 +27,8 @@ package struct WebhookDispatcher: Service {
     package let timeout: Duration
     /// How often to look for due deliveries when idle.
     package let pollInterval: Duration
+    /// Days finished deliveries and their attempts are kept (0: forever); pruned about hourly.
+    package let retentionDays: Int
     /// The logger.
     package let logger: Logger
     /// Where deliveries are claimed and recorded.
@@ -47,12 +49,15 @@ package struct WebhookDispatcher: Service {
     /// The default for `maximumAttempts` (`WEBHOOK_MAX_ATTEMPTS`): with the default backoff (10 s doubling, at most 6 h
     /// apart) the last attempt comes about two days (47 h) after the first.
     package static let defaultMaximumAttempts = 19
+    /// The default for `retentionDays` (`WEBHOOK_RETENTION_DAYS`).
+    package static let defaultRetentionDays = 30
 
     /// Creates the dispatcher.
     package init(
         client: PostgresClient, httpClient: HTTPClient = WebhookDispatcher.deliveryClient, maximumAttempts: Int = defaultMaximumAttempts,
         initialBackoff: Duration = .seconds(10),
-        maximumBackoff: Duration = .seconds(6 * 3600), timeout: Duration = .seconds(10), pollInterval: Duration = .seconds(1), logger: Logger
+        maximumBackoff: Duration = .seconds(6 * 3600), timeout: Duration = .seconds(10), pollInterval: Duration = .seconds(1),
+        retentionDays: Int = defaultRetentionDays, logger: Logger
     ) {
         self.client = client
         self.httpClient = httpClient
@@ -61,15 +66,40 @@ package struct WebhookDispatcher: Service {
         self.maximumBackoff = maximumBackoff
         self.timeout = timeout
         self.pollInterval = pollInterval
+        self.retentionDays = max(0, retentionDays)
         self.logger = logger
     }
 
-    /// Delivers until graceful shutdown.
+    /// Delivers until graceful shutdown, and prunes finished deliveries older than the retention about hourly.
     package func run() async throws {
+        var lastPrune: ContinuousClock.Instant?
         while !Task.isCancelledOrShuttingDown {
+            if lastPrune.map({ $0.duration(to: .now) >= .seconds(3_600) }) ?? true {
+                lastPrune = .now
+                do {
+                    try await pruneFinished()
+                } catch {
+                    logger.warning("webhook pruning failed", metadata: ["error": "\(String(reflecting: error))"])
+                }
+            }
             let count = (try? await deliverDue()) ?? 0
             if count == 0 { try? await cancelWhenGracefulShutdown { try await Task.sleep(for: pollInterval) } }
         }
+    }
+
+    /// Deletes deliveries that finished (delivered or failed) more than `retentionDays` ago, with their attempt log,
+    /// in batches; returns how many deliveries it deleted. Pending deliveries and the events themselves stay.
+    @discardableResult
+    package func pruneFinished() async throws -> Int {
+        guard retentionDays > 0 else { return 0 }
+        var total = 0
+        while true {
+            let pruned = try await store.pruneFinished(olderThanDays: retentionDays, limit: 5_000, logger: logger)
+            total += pruned
+            if pruned < 5_000 { break }
+        }
+        if total > 0 { logger.info("pruned finished webhook deliveries", metadata: ["count": "\(total)", "days": "\(retentionDays)"]) }
+        return total
     }
 
     /// Claims and delivers up to `limit` due deliveries; returns how many it attempted.

@@ -264,6 +264,41 @@ struct WebhookTests {
         }
     }
 
+    /// Finished deliveries (delivered or failed) older than the retention go with their attempts; recent ones, pending
+    /// ones however old, and the events stay; a retention of 0 keeps everything.
+    @Test func finishedDeliveriesOlderThanTheRetentionArePruned() async throws {
+        try await Self.withHook { _, url, db, pipeline in
+            _ = try #require(try await WebhookEndpoints(client: db.client).add(url: url, logger: db.logger))
+            _ = try #require(try await WebhookEndpoints(client: db.client).add(url: url + "2", logger: db.logger))
+            _ = try #require(try await WebhookEndpoints(client: db.client).add(url: url + "3", logger: db.logger))
+            _ = try #require(try await WebhookEndpoints(client: db.client).add(url: url + "4", logger: db.logger))
+            try await pipeline.append(Self.startingFact)
+            try await pipeline.drain()
+            let dispatcher = WebhookDispatcher(client: db.client, logger: db.logger)
+            #expect(try await dispatcher.deliverDue() == 4)
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_delivery_attempts") == 4)
+            // Delivered 40 days ago, failed 40 days ago, delivered yesterday, still pending since 40 days ago.
+            try await db.client.query(
+                """
+                UPDATE webhook_deliveries d SET
+                    state = CASE e.url WHEN \(url) THEN 'delivered' WHEN \(url + "2") THEN 'failed' WHEN \(url + "3") THEN 'delivered' ELSE 'pending' END,
+                    delivered_at = CASE e.url WHEN \(url) THEN now() - interval '40 days' WHEN \(url + "3") THEN now() - interval '1 day' END,
+                    next_attempt_at = now() - interval '40 days'
+                FROM webhook_endpoints e WHERE e.id = d.endpoint_id
+                """,
+                logger: db.logger)
+            #expect(try await WebhookDispatcher(client: db.client, retentionDays: 0, logger: db.logger).pruneFinished() == 0)
+            #expect(try await dispatcher.pruneFinished() == 2)
+            let left = try await db.client.query(
+                "SELECT e.url, d.state FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id ORDER BY e.url", logger: db.logger
+            ).decode((String, String).self).readToEnd()
+            #expect(left.map(\.1) == ["delivered", "pending"])
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_delivery_attempts") == 2)
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_events") == 1)
+            #expect(try await dispatcher.pruneFinished() == 0)
+        }
+    }
+
     /// A rotated secret overlaps the old one for a day: deliveries carry a signature under each, so the consumer
     /// verifies with either while it switches; after the overlap only the new one signs.
     @Test func aRotatedSecretSignsBesideTheOldOneForADay() async throws {
