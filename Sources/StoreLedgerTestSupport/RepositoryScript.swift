@@ -39,16 +39,7 @@ struct RepositoryScript: Sendable {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: outputURL)
         process.standardError = try FileHandle(forWritingTo: errorURL)
-        // waitUntilExit() can hang under Swift concurrency on Linux; the termination handler does not.
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            process.terminationHandler = { _ in continuation.resume() }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume()
-            }
-        }
+        await process.runToExit()
         guard process.processIdentifier != 0 else {
             throw StoreError.configuration("could not run scripts/\(name)")
         }

@@ -41,7 +41,6 @@ struct CommandRun: Sendable {
         let output = try FileHandle(forWritingTo: outputURL)
         process.standardOutput = output
         process.standardError = output
-        // waitUntilExit() can hang under Swift concurrency on Linux; the termination handler does not.
         let watchdog = Task {
             try await Task.sleep(for: limit)
             process.terminate()
@@ -49,15 +48,7 @@ struct CommandRun: Sendable {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
         defer { watchdog.cancel() }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            process.terminationHandler = { _ in continuation.resume() }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume()
-            }
-        }
+        await process.runToExit()
         guard process.processIdentifier != 0 else { throw StoreError.configuration("could not run \(executable)") }
         let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
         return CommandRun(status: status, output: (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "")
