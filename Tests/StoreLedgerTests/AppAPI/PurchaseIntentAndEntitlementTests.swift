@@ -21,15 +21,22 @@ struct PurchaseIntentAndEntitlementTests {
         .init(productID: "com.example.storeledger.stickers", entitlements: ["stickers"]),
     ])
 
+    /// Creates an intent for `user` as a server does (`POST /v1/purchase-intents` with the service key).
+    static func createIntent(
+        _ client: any TestClientProtocol, user: String, product: String = "com.example.storeledger.monthly"
+    ) async throws -> TestResponse {
+        try await client.execute(
+            uri: "/v1/purchase-intents", method: .post, headers: AppAPIHarness.serviceHeaders,
+            body: try AppAPIHarness.body(["user_id": user, "product_id": product]))
+    }
+
     /// A value PostgreSQL refuses as data (a NUL character, which text cannot hold) is the request's fault: 400
     /// `invalid_request`, not a 503 that tells the caller to retry the same request forever.
     @Test func aNULCharacterInAnIdentifierIsABadRequestNotAnOutage() async throws {
         try await TestDatabase.withFresh { db in
             let harness = try await AppAPIHarness(db, pki: Self.pki)
             try await harness.app.test(.router) { client in
-                let intent = try await client.execute(
-                    uri: "/v1/purchase-intents", method: .post, headers: AppAPIHarness.serviceHeaders,
-                    body: try AppAPIHarness.body(["user_id": "a\u{0}b", "product_id": "com.example.storeledger.monthly"]))
+                let intent = try await Self.createIntent(client, user: "a\u{0}b")
                 #expect(intent.status == .badRequest, "\(String(buffer: intent.body))")
                 #expect(try AppAPIHarness.json(intent)["code"] as? String == "invalid_request")
             }
@@ -43,9 +50,7 @@ struct PurchaseIntentAndEntitlementTests {
         try await TestDatabase.withFresh { db in
             let harness = try await AppAPIHarness(db, pki: Self.pki)
             try await harness.app.test(.router) { client in
-                let created = try await client.execute(
-                    uri: "/v1/purchase-intents", method: .post, headers: AppAPIHarness.serviceHeaders,
-                    body: try AppAPIHarness.body(["user_id": "auth0|42 a@b", "product_id": "com.example.storeledger.monthly"]))
+                let created = try await Self.createIntent(client, user: "auth0|42 a@b")
                 let token = try #require(try AppAPIHarness.json(created)["correlation_id"] as? String)
                 let posted = try await client.execute(
                     uri: "/api/v1/payments/appstore/transaction", method: .post, headers: try await AppAPIHarness.headers(user: "device-user"),
@@ -68,10 +73,7 @@ struct PurchaseIntentAndEntitlementTests {
         try await TestDatabase.withFresh { db in
             let harness = try await AppAPIHarness(db, pki: Self.pki)
             try await harness.app.test(.router) { client in
-                let created = try await client.execute(
-                    uri: "/v1/purchase-intents", method: .post, headers: AppAPIHarness.serviceHeaders,
-                    body: try AppAPIHarness.body(["user_id": "dana", "product_id": "com.example.storeledger.monthly"])
-                )
+                let created = try await Self.createIntent(client, user: "dana")
                 #expect(created.status == .created)
                 let intent = try AppAPIHarness.json(created)
                 let id = try #require(intent["correlation_id"] as? String)
@@ -155,11 +157,7 @@ struct PurchaseIntentAndEntitlementTests {
         try await TestDatabase.withFresh { db in
             let harness = try await AppAPIHarness(db, pki: Self.pki, intentLifetime: .seconds(0))
             try await harness.app.test(.router) { client in
-                let created = try AppAPIHarness.json(
-                    try await client.execute(
-                        uri: "/v1/purchase-intents", method: .post, headers: AppAPIHarness.serviceHeaders,
-                        body: try AppAPIHarness.body(["user_id": "fay", "product_id": "p"])
-                    ))
+                let created = try AppAPIHarness.json(try await Self.createIntent(client, user: "fay", product: "p"))
                 let id = try #require(created["correlation_id"] as? String)
                 let later = try AppAPIHarness.json(
                     try await client.execute(uri: "/v1/purchase-intents/\(id)", method: .get, headers: AppAPIHarness.serviceHeaders))
