@@ -41,13 +41,14 @@ package struct ConsoleSessionStore: Sendable {
     /// The unexpired session whose token is `token`, or nil; a session an API key opened lives only while the key is
     /// not revoked (whatever raced the revocation: a sign-in that checked the key just before it).
     package func session(token: String, logger: Logger) async throws -> Session? {
+        let keyPrefix = APIKeyStore.consolePrincipal("")
         guard
             let (principal, role, expires) = try await client.query(
                 """
                 SELECT s.principal, s.role, s.expires_at FROM console_sessions s
                 WHERE s.token_sha256 = \(Self.digest(token)) AND s.expires_at > now()
-                  AND (s.principal NOT LIKE 'api-key:%'
-                       OR EXISTS (SELECT 1 FROM api_keys k WHERE 'api-key:' || k.name = s.principal AND k.revoked_at IS NULL))
+                  AND (NOT starts_with(s.principal, \(keyPrefix))
+                       OR EXISTS (SELECT 1 FROM api_keys k WHERE \(keyPrefix) || k.name = s.principal AND k.revoked_at IS NULL))
                 """,
                 logger: logger
             ).decode((String, String, Date).self).firstAfterReadingAll()
