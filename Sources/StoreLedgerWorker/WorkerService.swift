@@ -164,8 +164,8 @@ package struct WorkerService<Handler: EventHandler>: Service {
         } catch let error as StoreError where error.code == .leaseLost {
             logger.warning("batch not completed: lease lost", metadata: ["worker": "\(owner)", "error": "\(error)"])
         } catch {
-            // A batch abandoned at its deadline (its task cancelled, its connection closed) is left to the lease rescue:
-            // retrying its events one by one here would verify each again only to find no connection to record on.
+            // A batch abandoned at its deadline (its task cancelled) is left to the lease rescue: retrying its events one
+            // by one here, in the cancelled task, would verify each again only to fail to record it.
             guard !Task.isCancelled else { return }
             if batch.count > 1 {
                 logger.warning(
