@@ -29,7 +29,7 @@ struct AppAPIAuthenticationTests {
                 #expect(response.status == .unauthorized)
                 #expect(try code(response) == "unauthenticated")
 
-                let expired = try await AppAPIHarness.token("alice", lifetime: -60)
+                let expired = try await AppAPIHarness.token("alice", lifetime: -600)
                 response = try await client.execute(uri: Self.status, method: .get, headers: [.authorization: "Bearer \(expired)"])
                 #expect(response.status == .unauthorized)
                 #expect(try code(response) == "token_expired")
@@ -54,6 +54,31 @@ struct AppAPIAuthenticationTests {
 
                 response = try await client.execute(uri: Self.status, method: .get, headers: try await AppAPIHarness.headers(user: "alice"))
                 #expect(response.status == .ok)
+            }
+        }
+    }
+
+    /// The sign-in server's clock and this one's differ: a token is taken up to a minute past `exp` and from a minute
+    /// before `nbf`, and refused beyond that.
+    @Test func userTokensAreCheckedWithAMinuteOfClockSkewEitherWay() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            try await harness.app.test(.router) { client in
+                func status(lifetime: TimeInterval, notBefore: TimeInterval? = nil) async throws -> (HTTPResponse.Status, String?) {
+                    let token = try await AppAPIHarness.token("alice", lifetime: lifetime, notBefore: notBefore)
+                    let response = try await client.execute(uri: Self.status, method: .get, headers: [.authorization: "Bearer \(token)"])
+                    return (response.status, try code(response))
+                }
+                let justExpired = try await status(lifetime: -20)
+                #expect(justExpired.0 == .ok)
+                let issuedByAClockAhead = try await status(lifetime: 3600, notBefore: 20)
+                #expect(issuedByAClockAhead.0 == .ok)
+                let longExpired = try await status(lifetime: -120)
+                #expect(longExpired.0 == .unauthorized)
+                #expect(longExpired.1 == "token_expired")
+                let notYetValid = try await status(lifetime: 3600, notBefore: 120)
+                #expect(notYetValid.0 == .unauthorized)
+                #expect(notYetValid.1 == "token_expired")
             }
         }
     }

@@ -64,14 +64,22 @@ struct AppAPIHarness {
     struct Claims: JWTPayload {
         var sub: SubjectClaim
         var exp: ExpirationClaim
+        var nbf: NotBeforeClaim?
         func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
 
-    /// An HS256 token for `user`, valid for `lifetime` seconds (negative: already expired).
-    static func token(_ user: String, lifetime: TimeInterval = 3600, secret: String = AppAPIHarness.secret) async throws -> String {
+    /// An HS256 token for `user`, valid for `lifetime` seconds (negative: already expired), and from `notBefore`
+    /// seconds from now when given (an `nbf` claim).
+    static func token(
+        _ user: String, lifetime: TimeInterval = 3600, notBefore: TimeInterval? = nil, secret: String = AppAPIHarness.secret
+    ) async throws -> String {
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
-        return try await keys.sign(Claims(sub: .init(value: user), exp: .init(value: Date().addingTimeInterval(lifetime))))
+        let claims = Claims(
+            sub: .init(value: user), exp: .init(value: Date().addingTimeInterval(lifetime)),
+            nbf: notBefore.map { .init(value: Date().addingTimeInterval($0)) }
+        )
+        return try await keys.sign(claims)
     }
 
     /// `Authorization: Bearer <token of user>` (plus JSON content type).

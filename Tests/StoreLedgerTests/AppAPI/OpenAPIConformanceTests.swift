@@ -247,7 +247,7 @@ struct OpenAPIConformanceTests {
         try await recorder.call(client, .get, "\(payments)/status", headers: try await AppAPIHarness.headers(user: "nobody"))
         try await recorder.call(client, .get, "/api/subscription/status", headers: user)
         try await recorder.call(
-            client, .get, "/api/subscription/status", headers: [.authorization: "Bearer \(try await AppAPIHarness.token("olivia", lifetime: -5))"])
+            client, .get, "/api/subscription/status", headers: [.authorization: "Bearer \(try await AppAPIHarness.token("olivia", lifetime: -600))"])
         try await recorder.call(client, .get, "/v1/users/olivia/entitlements", template: "/v1/users/{id}/entitlements", headers: service)
         try await recorder.call(client, .get, "/v1/users/olivia/entitlements", template: "/v1/users/{id}/entitlements", headers: user)
         let created = try await recorder.call(
