@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 package import Hummingbird
 import NIOCore
 
@@ -31,15 +31,52 @@ package enum JSONBody {
         }
     }
 
-    /// Encodes `value` as the answer (ISO 8601 dates without fractions, keys as declared, sorted).
-    package static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Response(
+    /// How an answer writes its dates (always UTC).
+    package enum DateStyle: Sendable {
+        /// RFC 3339 without fractions, `2026-02-21T00:00:00Z`: StoreLedger's own routes and those whose clients read
+        /// dates with `JSONDecoder`'s `.iso8601` (which refuses fractions).
+        case wholeSeconds
+        /// What JavaScript's `Date.prototype.toISOString()` writes, always three fraction digits,
+        /// `2026-02-21T00:00:00.000Z`: seed 001's Node backend answered with its Mongoose dates so, and an app that
+        /// read those (with fractional seconds expected) must read these.
+        case javaScript
+    }
+
+    /// Encodes `value` as the answer (``encoder(dates:)``).
+    package static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok, dates: DateStyle = .wholeSeconds) throws -> Response {
+        Response(
             status: status,
             headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value)))
+            body: .init(byteBuffer: ByteBuffer(bytes: try encoder(dates: dates).encode(value)))
         )
+    }
+
+    /// The answers' encoder: dates as `dates` says, keys as declared and sorted, slashes unescaped.
+    package static func encoder(dates: DateStyle) -> JSONEncoder {
+        let encoder = JSONEncoder()
+        switch dates {
+        case .wholeSeconds:
+            encoder.dateEncodingStrategy = .iso8601
+        case .javaScript:
+            encoder.dateEncodingStrategy = .custom { date, encoder in
+                var container = encoder.singleValueContainer()
+                try container.encode(javaScriptISOString(date))
+            }
+        }
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    /// `date` as JavaScript's `toISOString()` writes it: UTC, to the millisecond (rounded to the nearest, as a
+    /// JavaScript `Date` holds whole milliseconds), three fraction digits always.
+    package static func javaScriptISOString(_ date: Date) -> String {
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let (seconds, fraction) = milliseconds.quotientAndRemainder(dividingBy: 1000)
+        // A date before 1970 has a negative remainder: borrow a second.
+        let (wholeSeconds, millisecond) = fraction < 0 ? (seconds - 1, fraction + 1000) : (seconds, fraction)
+        // `2026-02-21T00:00:00Z`, its `Z` then replaced by the fraction and a `Z`.
+        let whole = Date.ISO8601FormatStyle().format(Date(timeIntervalSince1970: TimeInterval(wholeSeconds)))
+        let digits = String(millisecond)
+        return String(whole.dropLast()) + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
     }
 }

@@ -34,14 +34,17 @@ package struct SubscriptionController: Sendable {
     /// subscription that did: seed 001's backend kept the user's last premium record after it lapsed and answered with
     /// it (`isPremium: false`, its `subscriptionType` and past `expirationDate`). The date is when access ends or ended
     /// (``Entitlement/accessEndsAt``: a grace period's end, a refund's revocation), so that a client applying that
-    /// backend's rule (premium while now is before `expirationDate`) agrees with `isPremium` either way.
+    /// backend's rule (premium while now is before `expirationDate`) agrees with `isPremium` either way. The date is
+    /// written as that backend's `res.json` wrote its Mongoose dates, `2026-02-21T00:00:00.000Z`
+    /// (``JSONBody/DateStyle/javaScript``).
     func status(context: StoreLedgerRequestContext) async throws -> Response {
         let user = try context.requireUser()
         let summary = try await dependencies.intake.summary(of: user, at: dependencies.now(), logger: context.logger)
         let shown = summary.currentPremium ?? summary.lastPremiumSubscription
         return try JSONBody.response(
             StatusResponse(
-                isPremium: summary.isPremium, subscriptionType: shown.flatMap(subscriptionType(of:)), expirationDate: shown?.accessEndsAt)
+                isPremium: summary.isPremium, subscriptionType: shown.flatMap(subscriptionType(of:)), expirationDate: shown?.accessEndsAt),
+            dates: .javaScript
         )
     }
 

@@ -133,6 +133,15 @@ struct AppAPIHarness {
         (json[key] as? String).flatMap { ISO8601DateFormatter().date(from: $0) }
     }
 
+    /// The date under `key` of a seed 001 answer, written as JavaScript's `toISOString()` writes one
+    /// (`2026-02-21T00:00:00.000Z`: exactly three fraction digits, UTC); nil when absent or in any other shape.
+    static func javaScriptDate(_ json: [String: Any], _ key: String) -> Date? {
+        guard let text = json[key] as? String, text.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/) != nil else { return nil }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.date(from: text)
+    }
+
     /// An integer query result.
     func count(_ query: PostgresQuery) async throws -> Int {
         try await db.scalar(query)

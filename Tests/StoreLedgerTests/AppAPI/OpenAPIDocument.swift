@@ -82,7 +82,7 @@ struct OpenAPIDocument {
             problems.append("\(path): \(number) < \(minimum)")
         }
         if let text = value as? String {
-            if schema["format"] as? String == "date-time", ISO8601DateFormatter().date(from: text) == nil {
+            if schema["format"] as? String == "date-time", Self.rfc3339Date(text) == nil {
                 problems.append("\(path): '\(text)' is not an RFC 3339 date-time")
             }
             if schema["format"] as? String == "uuid", UUID(uuidString: text) == nil { problems.append("\(path): '\(text)' is not a UUID") }
@@ -126,6 +126,15 @@ struct OpenAPIDocument {
         case "number": return value is NSNumber && !matches(value, type: "boolean")
         default: return false
         }
+    }
+
+    /// `text` as an RFC 3339 date-time, with or without fractional seconds (RFC 3339 allows both; seed 001's route
+    /// writes milliseconds as JavaScript did); nil when it is neither.
+    static func rfc3339Date(_ text: String) -> Date? {
+        let whole = ISO8601DateFormatter()
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return whole.date(from: text) ?? fractional.date(from: text)
     }
 
     private static func equal(_ lhs: Any, _ rhs: Any) -> Bool {

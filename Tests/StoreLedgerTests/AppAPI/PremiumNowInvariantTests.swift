@@ -228,7 +228,8 @@ struct PremiumNowInvariantTests {
         ] {
             let answer = try AppAPIHarness.json(try await http.execute(uri: uri, method: .get, headers: headers))
             guard let premium = answer[premiumKey] as? Bool, let date = answer[dateKey] as? String else { continue }
-            let expiration = try #require(ISO8601DateFormatter().date(from: date), "\(scenario.name): \(uri) \(date)")
+            let parsed = premiumKey == "isPremium" ? AppAPIHarness.javaScriptDate(answer, dateKey) : AppAPIHarness.date(answer, dateKey)
+            let expiration = try #require(parsed, "\(scenario.name): \(uri) \(date)")
             if premium {
                 #expect(expiration > Date(), "\(scenario.name): \(uri) premium, yet \(dateKey) \(date) is past")
             } else if premiumKey == "isPremium" {

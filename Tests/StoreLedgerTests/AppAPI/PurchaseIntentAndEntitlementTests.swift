@@ -221,7 +221,7 @@ struct PurchaseIntentAndEntitlementTests {
                 status = try AppAPIHarness.json(try await client.execute(uri: "/api/subscription/status", method: .get, headers: ivy))
                 #expect(status["isPremium"] as? Bool == true)
                 #expect(status["subscriptionType"] as? String == "yearly")
-                #expect(status["expirationDate"] is String)
+                #expect(AppAPIHarness.javaScriptDate(status, "expirationDate") != nil)
 
                 let entitlements = try AppAPIHarness.json(
                     try await client.execute(uri: "/v1/users/ivy/entitlements", method: .get, headers: AppAPIHarness.serviceHeaders))
@@ -256,7 +256,7 @@ struct PurchaseIntentAndEntitlementTests {
                 answer = try await status()
                 #expect(answer["isPremium"] as? Bool == false)
                 #expect(answer["subscriptionType"] as? String == "monthly")
-                let lapsed = try #require(AppAPIHarness.date(answer, "expirationDate"))
+                let lapsed = try #require(AppAPIHarness.javaScriptDate(answer, "expirationDate"))
                 #expect(lapsed < Date().addingTimeInterval(-9 * 86_400))
 
                 // Then one refunded an hour ago whose period would have run 20 more days: its date is the refund's,
@@ -271,7 +271,7 @@ struct PurchaseIntentAndEntitlementTests {
                 answer = try await status()
                 #expect(answer["isPremium"] as? Bool == false)
                 #expect(answer["subscriptionType"] as? String == "monthly")
-                let revoked = try #require(AppAPIHarness.date(answer, "expirationDate"))
+                let revoked = try #require(AppAPIHarness.javaScriptDate(answer, "expirationDate"))
                 #expect(revoked < Date() && revoked > Date().addingTimeInterval(-7_200))
 
                 // Then an active subscription whose product id does not say monthly: seed 001's rule names it yearly.
@@ -279,7 +279,7 @@ struct PurchaseIntentAndEntitlementTests {
                 answer = try await status()
                 #expect(answer["isPremium"] as? Bool == true)
                 #expect(answer["subscriptionType"] as? String == "yearly")
-                let expires = try #require(AppAPIHarness.date(answer, "expirationDate"))
+                let expires = try #require(AppAPIHarness.javaScriptDate(answer, "expirationDate"))
                 #expect(expires > Date().addingTimeInterval(199 * 86_400))
             }
         }
@@ -307,7 +307,7 @@ struct PurchaseIntentAndEntitlementTests {
                 let answer = try AppAPIHarness.json(try await client.execute(uri: "/api/subscription/status", method: .get, headers: kim))
                 #expect(answer["isPremium"] as? Bool == false)
                 #expect(answer["subscriptionType"] as? String == "monthly")
-                let ended = try #require(AppAPIHarness.date(answer, "expirationDate"))
+                let ended = try #require(AppAPIHarness.javaScriptDate(answer, "expirationDate"))
                 #expect(ended < Date().addingTimeInterval(-4 * 86_400))
             }
         }
