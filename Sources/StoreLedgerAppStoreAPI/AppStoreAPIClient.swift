@@ -32,6 +32,19 @@ package struct AppStoreAPIClient: Sendable {
         self.keys = keys
     }
 
+    /// When the calls of the current task must have ended, if anything set it (``withDeadline(_:_:)``): an app's
+    /// request waits for the lookups it causes, and its client (or the load balancer in front) gives up after a
+    /// minute or less, so a request's calls stop retrying and time out by then rather than retry past it.
+    @TaskLocal package static var deadline: ContinuousClock.Instant?
+
+    /// Runs `body` with its calls bound to end within `budget` from now (or by an earlier deadline already set):
+    /// no attempt starts after it, no retry waits past it, and each attempt's timeout is cut to what is left. A call
+    /// that runs out answers ``AppStoreAPIError/Code/timeout``.
+    package static func withDeadline<T>(_ budget: Duration, _ body: () async throws -> T) async rethrows -> T {
+        let ours = ContinuousClock.now + budget
+        return try await $deadline.withValue(deadline.map { min($0, ours) } ?? ours, operation: body)
+    }
+
     /// A fresh bearer token (5 minutes).
     func token() async throws(AppStoreAPIError) -> String {
         let now = Int64(Date().timeIntervalSince1970)
@@ -53,13 +66,19 @@ package struct AppStoreAPIClient: Sendable {
         environment: AppStoreAPIHost, logger: Logger, as: Response.Type = Response.self
     ) async throws(AppStoreAPIError) -> Response {
         var attempt = 0
+        let deadline = Self.deadline
         while true {
             attempt += 1
+            if let deadline, ContinuousClock.now >= deadline {
+                throw AppStoreAPIError(.timeout, "the request's time for the App Store Server API ran out (\(environment.rawValue) \(path))")
+            }
             do {
                 return try await sendOnce(method, path, query: query, body: body, environment: environment, attempt: attempt, logger: logger)
             } catch let failure {
                 guard failure.error.isRetryable, attempt < configuration.maximumAttempts else { throw failure.error }
                 let delay = backoff(afterAttempt: attempt, retryAfter: failure.retryAfter)
+                // A retry that could not start before the deadline is not waited for.
+                if let deadline, ContinuousClock.now + delay >= deadline { throw failure.error }
                 logger.notice(
                     "App Store Server API call failed; retrying",
                     metadata: [
@@ -109,9 +128,8 @@ package struct AppStoreAPIClient: Sendable {
             }
             request.body = .bytes(ByteBuffer(bytes: data))
         }
-        let timeout = TimeAmount.nanoseconds(
-            configuration.requestTimeout.components.seconds * 1_000_000_000 + configuration.requestTimeout.components.attoseconds / 1_000_000_000
-        )
+        let allowed = Self.deadline.map { min(configuration.requestTimeout, ContinuousClock.now.duration(to: $0)) } ?? configuration.requestTimeout
+        let timeout = TimeAmount.nanoseconds(max(1, allowed.components.seconds * 1_000_000_000 + allowed.components.attoseconds / 1_000_000_000))
         let status: Int
         let bytes: ByteBuffer
         let retryAfter: Duration?
@@ -121,7 +139,7 @@ package struct AppStoreAPIClient: Sendable {
             retryAfter = response.headers.first(name: "Retry-After").flatMap(Int.init).map { .seconds($0) }
             bytes = try await response.body.collect(upTo: 4 << 20)
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
-            throw Failure(error: AppStoreAPIError(.timeout, "no answer from \(environment.rawValue) within \(configuration.requestTimeout)"))
+            throw Failure(error: AppStoreAPIError(.timeout, "no answer from \(environment.rawValue) within \(allowed)"))
         } catch {
             throw Failure(error: AppStoreAPIError(.network, "could not reach the App Store Server API (\(environment.rawValue)): \(error)"))
         }

@@ -22,12 +22,18 @@ package struct AppAPIDependencies: Sendable {
     package var now: @Sendable () -> Date
     /// Seed 002's anonymous validate mode (`IAP_VALIDATE_ANONYMOUS`); nil: validate needs credentials.
     package var anonymousValidation: AnonymousValidation?
+    /// How long one app request may spend asking Apple, retries included (default ``defaultAppStoreBudget``): the
+    /// seeds' clients give up after URLSession's 60 s, and load balancers after 30–60 s.
+    package var appStoreBudget: Duration
+
+    /// The default ``appStoreBudget``: 20 s, under a 30 s load balancer's timeout with room for the rest of the request.
+    package static let defaultAppStoreBudget: Duration = .seconds(20)
 
     /// Creates the dependencies.
     package init(
         intake: PurchaseIntake, authenticator: Authenticator, intents: PurchaseIntentStore, appStore: AppStoreAPIClient? = nil,
         intentLifetime: Duration = .seconds(86_400), now: @escaping @Sendable () -> Date = { Date() },
-        anonymousValidation: AnonymousValidation? = nil
+        anonymousValidation: AnonymousValidation? = nil, appStoreBudget: Duration = AppAPIDependencies.defaultAppStoreBudget
     ) {
         self.intake = intake
         self.authenticator = authenticator
@@ -36,5 +42,6 @@ package struct AppAPIDependencies: Sendable {
         self.intentLifetime = intentLifetime
         self.now = now
         self.anonymousValidation = anonymousValidation
+        self.appStoreBudget = appStoreBudget
     }
 }

@@ -22,8 +22,18 @@ struct AppStoreLookup: Sendable {
     }
 
     /// Looks `transactionID` up and submits Apple's signed answer on behalf of `user`; nil when Apple knows no such
-    /// transaction. Upstream failures become 503 answers with a stable code.
+    /// transaction. Upstream failures become 503 answers with a stable code. The calls to Apple end within the
+    /// dependencies' ``AppAPIDependencies/appStoreBudget`` (or an earlier deadline the caller set for several
+    /// lookups: ``AppStoreAPIClient/withDeadline(_:_:)``).
     func submit(
+        transactionID: String, scope: Scope, user: UserID?, request: Request, context: StoreLedgerRequestContext
+    ) async throws -> PurchaseSubmission? {
+        try await AppStoreAPIClient.withDeadline(dependencies.appStoreBudget) {
+            try await submitWithinDeadline(transactionID: transactionID, scope: scope, user: user, request: request, context: context)
+        }
+    }
+
+    private func submitWithinDeadline(
         transactionID: String, scope: Scope, user: UserID?, request: Request, context: StoreLedgerRequestContext
     ) async throws -> PurchaseSubmission? {
         guard let client = dependencies.appStore else {

@@ -26,6 +26,16 @@ extension AppStorePaymentsController {
         guard let transactionID = purchases.first?.lookupID else {
             throw APIError(.unprocessableContent, code: "receipt_has_no_transactions", message: "the receipt holds no in-app purchase")
         }
+        // One time budget for all of the receipt's lookups: the client waits for the whole answer.
+        return try await AppStoreAPIClient.withDeadline(dependencies.appStoreBudget) {
+            try await lookUp(purchases, first: transactionID, user: user, request: request, context: context)
+        }
+    }
+
+    /// Looks the receipt's newest purchase of each product up at Apple (the first one must be found) and answers.
+    private func lookUp(
+        _ purchases: [AppReceipt.InAppPurchase], first transactionID: String, user: UserID, request: Request, context: StoreLedgerRequestContext
+    ) async throws -> Response {
         let lookup = AppStoreLookup(dependencies: dependencies)
         guard
             let submission = try await lookup.submit(

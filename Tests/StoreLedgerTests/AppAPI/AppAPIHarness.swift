@@ -29,7 +29,7 @@ struct AppAPIHarness {
     init(
         _ db: TestDatabase, pki: TestPKI, catalog: ProductCatalog = .empty, auth: AuthenticationConfiguration? = nil,
         appStore: AppStoreAPIClient? = nil, intentLifetime: Duration = .seconds(86_400), now: @escaping @Sendable () -> Date = { Date() },
-        anonymousValidation: AnonymousValidation? = nil
+        anonymousValidation: AnonymousValidation? = nil, appStoreBudget: Duration = AppAPIDependencies.defaultAppStoreBudget
     ) async throws {
         self.db = db
         self.signer = TestSigner(pki: pki)
@@ -46,7 +46,7 @@ struct AppAPIHarness {
         self.dependencies = AppAPIDependencies(
             intake: PurchaseIntake(processor: processor, catalog: catalog), authenticator: authenticator,
             intents: PurchaseIntentStore(client: db.client), appStore: appStore, intentLifetime: intentLifetime, now: now,
-            anonymousValidation: anonymousValidation
+            anonymousValidation: anonymousValidation, appStoreBudget: appStoreBudget
         )
         // As the application does before it serves: the catalog goes where entitlements_at reads it.
         try await dependencies.intake.publishCatalog(logger: Logger(label: "test"))

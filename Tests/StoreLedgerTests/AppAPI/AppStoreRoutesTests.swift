@@ -130,6 +130,31 @@ struct AppStoreRoutesTests {
         }
     }
 
+    /// An app's request waits for the lookups it causes, and its client gives up after a minute or less: the calls to
+    /// Apple stop retrying when the request's budget runs out, and the answer is a 503 within it.
+    @Test func anUpstreamThatKeepsFailingIsGivenUpOnWithinTheRequestsBudget() async throws {
+        try await FakeAppStoreServer.withRunning { fake in
+            try await TestDatabase.withFresh { db in
+                var configuration = fake.configuration(maximumAttempts: 10)
+                configuration.maximumBackoff = .seconds(1)
+                let client = try await AppStoreAPIClient(configuration: configuration)
+                let harness = try await AppAPIHarness(db, pki: Self.pki, appStore: client, appStoreBudget: .milliseconds(1_500))
+                try await harness.app.test(.router) { http in
+                    await fake.state.addTransaction(try Self.appleTransaction("8250"), id: "8250", environment: .sandbox)
+                    // Each answer asks for a second's wait: ten attempts would take nine seconds.
+                    await fake.state.inject(Array(repeating: .rateLimited(retryAfterSeconds: 1), count: 10))
+                    let started = ContinuousClock.now
+                    let response = try await http.execute(
+                        uri: "/api/iap/validate", method: .post, headers: AppAPIHarness.serviceHeaders, body: try Self.validateBody("8250"))
+                    #expect(response.status == .serviceUnavailable)
+                    #expect(started.duration(to: .now) < .seconds(3))
+                    #expect(
+                        await fake.state.requests.count == 2, "the first attempt and one retry a second later; the next would end past the budget")
+                }
+            }
+        }
+    }
+
     @Test(arguments: ["forged", "wrong app"])
     func aForgedOrForeignAnswerFromUpstreamIsRejectedAndNeverProjected(_ kind: String) async throws {
         try await withAPI { harness, fake, http in
