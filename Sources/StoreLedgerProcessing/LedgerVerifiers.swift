@@ -1,4 +1,5 @@
 import Foundation
+package import Logging
 package import StoreLedgerCore
 package import StoreLedgerVerification
 
@@ -25,6 +26,21 @@ package struct LedgerVerifiers: Sendable {
     /// The accepted environments (Sandbox, Production or both), in configuration order.
     package var environments: [AppStoreEnvironment] {
         verifier.configuration.environments
+    }
+
+    /// What an operator must hear at start-up when Production data would be rejected (nil when it is accepted): a
+    /// deployment that left out `APP_APPLE_ID` accepts Sandbox only by default, and every real purchase and
+    /// notification would then be refused as the wrong environment.
+    package var productionRefusalWarning: String? {
+        guard !environments.contains(.production) else { return nil }
+        let source = verifier.configuration.environmentsSource ?? "\(Self.environmentsKey)=\(environments.map(\.rawValue).joined(separator: ","))"
+        return "Production data is rejected (\(source)): real purchases and notifications will be refused as the wrong environment; "
+            + "for a live app set APP_APPLE_ID (or APPS=bundle.id:appAppleId) and leave \(Self.environmentsKey) unset or list Production"
+    }
+
+    /// Logs ``productionRefusalWarning`` as a warning when there is one (every process that verifies says it at start-up).
+    package func warnIfProductionIsRefused(logger: Logger) {
+        if let warning = productionRefusalWarning { logger.warning("\(warning)") }
     }
 
     /// Builds the verifier for the given apps, environments and trust.

@@ -36,6 +36,11 @@ package func buildAppAPI(
                 "total_per_minute": "\(anonymousValidation.limiter.total)",
                 "trusted_proxies": "\(anonymousValidation.addresses.trustedProxies.count)",
             ])
+        if anonymousValidation.addresses.trustedProxies.isEmpty {
+            logger.notice(
+                "TRUSTED_PROXIES is empty: the anonymous validate limit counts the peer address, so behind a load balancer or ingress every client shares its allowance; list the proxy's addresses"
+            )
+        }
     }
     let authenticator: Authenticator
     do {
@@ -44,8 +49,10 @@ package func buildAppAPI(
         let key = authentication.jwtPublicKeyPEM != nil ? "AUTH_JWT_PUBLIC_KEY" : "AUTH_JWT_SECRET"
         throw SettingsError(.malformed, "authentication configuration: \(error)", key: key)
     }
+    let ledgerVerifiers = try verifiers()
+    ledgerVerifiers.warnIfProductionIsRefused(logger: logger)
     let processor = InlineProcessor(
-        client: context.client, handler: LedgerHandler(verifiers: try verifiers(), factCache: context.factCache),
+        client: context.client, handler: LedgerHandler(verifiers: ledgerVerifiers, factCache: context.factCache),
         owner: "inline:\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)",
         retryPolicy: try settings.retryPolicy(), sessions: context.sessions
     )

@@ -27,8 +27,10 @@ package func buildWorkerServices(
     let worker: any Service
     switch handler {
     case .ledger:
+        let verifiers = try settings.verifiers()
+        verifiers.warnIfProductionIsRefused(logger: logger)
         worker = WorkerService(
-            client: client, handler: LedgerHandler(verifiers: try settings.verifiers(), factCache: context.factCache),
+            client: client, handler: LedgerHandler(verifiers: verifiers, factCache: context.factCache),
             configuration: configuration, logger: logger, listenClient: context.listenClient, sessions: context.sessions, preflight: preflight
         )
     case .envelope:

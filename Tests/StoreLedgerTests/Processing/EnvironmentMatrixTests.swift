@@ -375,6 +375,20 @@ struct EnvironmentMatrixTests {
         #expect(try LedgerVerifiers(apps: [app], environmentsSetting: "Sandbox", allowXcodeEnvironment: true).environments == [.sandbox])
     }
 
+    @Test("a deployment that refuses Production data says so at start-up, naming the setting that decided it")
+    func aDeploymentRefusingProductionWarns() throws {
+        let warning = try #require(
+            try LedgerVerifiers(apps: [AppIdentity(bundleID: Self.bundleID)], environmentsSetting: nil).productionRefusalWarning)
+        #expect(warning.hasPrefix("Production data is rejected (APPLE_ENVIRONMENTS unset: Sandbox only, as APP_APPLE_ID is not set)"))
+        #expect(warning.contains("set APP_APPLE_ID"))
+        let sandboxChosen = try LedgerVerifiers(apps: [AppIdentity(bundleID: Self.bundleID, appAppleID: 1)], environmentsSetting: "Sandbox")
+        #expect(sandboxChosen.productionRefusalWarning?.hasPrefix("Production data is rejected (APPLE_ENVIRONMENTS=Sandbox)") == true)
+        for setting in [nil, "Production", "Production,Sandbox"] {
+            let live = try LedgerVerifiers(apps: [AppIdentity(bundleID: Self.bundleID, appAppleID: 1)], environmentsSetting: setting)
+            #expect(live.productionRefusalWarning == nil)
+        }
+    }
+
     @Test("without APP_APPLE_ID, a deployment accepting Production refuses to start, naming the settings")
     func productionWithoutAppAppleIDIsRefused() throws {
         for setting in ["Production", "Production,Sandbox", "sandbox, production"] {

@@ -1,5 +1,7 @@
 import Configuration
 import Foundation
+import StoreLedgerHTTP
+import StoreLedgerProcessing
 import StoreLedgerServer
 import StoreLedgerStore
 import StoreLedgerTestSupport
@@ -102,6 +104,29 @@ struct ServerSettingsTests {
                 #expect(error.map { String(describing: $0).contains(key) } == true, "\(key)=\(value): \(error.map { String(describing: $0) } ?? "")")
             }
         }
+    }
+
+    @Test("the Kubernetes config map's settings read as they are meant: its apps accept Production, its proxies parse")
+    func theKubernetesConfigMapReads() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent("deploy/k8s/configmap.yaml"), encoding: .utf8)
+        // The `data:` block's `  KEY: value` lines (values plain or double-quoted).
+        var variables: [String: String] = [:]
+        for line in text.split(separator: "\n") where line.hasPrefix("  ") && !line.hasPrefix("   ") {
+            let content = line.dropFirst(2)
+            guard let colon = content.firstIndex(of: ":"), content.first?.isUppercase == true,
+                content[..<colon].allSatisfy({ $0.isUppercase || $0.isNumber || $0 == "_" })
+            else { continue }
+            var value = content[content.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            variables[String(content[..<colon])] = value
+        }
+        #expect(variables["TRUSTED_PROXIES"] != nil)
+        let settings = Settings(reader: ServerHarness.reader(variables))
+        let proxies = try #require(try settings.anonymousValidation()).addresses.trustedProxies
+        #expect(proxies.count == variables["TRUSTED_PROXIES"]?.split(separator: ",").count)
+        #expect(try settings.verifiers().productionRefusalWarning == nil)
     }
 
     @Test("the database settings reach what runs statements: the pooler's sessions and the fact cache's size")
