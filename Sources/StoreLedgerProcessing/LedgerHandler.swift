@@ -61,6 +61,12 @@ package struct LedgerHandler: EventHandler {
         // Apple's plain JSON is read without Codable (by verification itself, usually: DecodedPayload), and the
         // payload's text to store comes without the nested JWS texts (decoded and stored on their own; PostgreSQL
         // would strip them anyway).
+        if let reason = Self.nulRejection([
+            ("notification", verified.payloadJSON), ("signedTransactionInfo", verified.transaction?.payloadJSON),
+            ("signedRenewalInfo", verified.renewalInfo?.payloadJSON),
+        ]) {
+            return .rejected(event, reason: reason)
+        }
         let (payload, withoutNestedJWS) = try verified.payloadStrippingNestedJWS()
         guard payload.notificationUUID != nil else {
             return .rejected(event, reason: "malformed: the notification has no notificationUUID")
@@ -84,13 +90,24 @@ package struct LedgerHandler: EventHandler {
         }
         if let jws = (object["signedTransaction"] ?? object["signedTransactionInfo"]) as? String {
             let verified = try await verifiers.verifyTransaction(jws)
+            if let reason = Self.nulRejection([("transaction", verified.payloadJSON)]) { return .rejected(event, reason: reason) }
             return .signedData(event, .transaction(try verified.transactionPayload()), verified.payloadJSON)
         }
         if let jws = object["signedRenewalInfo"] as? String {
             let verified = try await verifiers.verifyRenewalInfo(jws)
+            if let reason = Self.nulRejection([("renewal info", verified.payloadJSON)]) { return .rejected(event, reason: reason) }
             return .signedData(event, .renewalInfo(try verified.renewalInfoPayload()), verified.payloadJSON)
         }
         return .rejected(event, reason: "malformed: the body has no signedTransaction or signedRenewalInfo")
+    }
+
+    /// The rejection reason when one of the verified payloads (named) holds a NUL character, which PostgreSQL cannot
+    /// store in the fact tables (``JSONEscapes/containsNUL(_:)``); nil when none does. Rejected, not retried: every
+    /// attempt would fail the same way, and the event's raw bytes stay in the log.
+    private static func nulRejection(_ payloads: [(name: String, json: Data?)]) -> String? {
+        guard let holder = payloads.first(where: { $0.json.map(JSONEscapes.containsNUL) ?? false }) else { return nil }
+        return "malformed: the verified \(holder.name) payload holds a NUL character (\\u0000), which the ledger's tables cannot store "
+            + "(PostgreSQL keeps no NUL in jsonb or text); the raw body stays in the event log"
     }
 
     /// Records the batch's facts and refolds every row they touch.

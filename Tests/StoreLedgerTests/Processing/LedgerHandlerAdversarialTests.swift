@@ -123,6 +123,52 @@ struct LedgerHandlerAdversarialTests {
         }
     }
 
+    /// A genuine SUBSCRIBED notification body whose transaction carries `offer` as its offer identifier.
+    static func notification(_ originalTransactionID: String, offer: String) throws -> String {
+        var builder = SubscriptionLifecycleBuilder(
+            originalTransactionID: OriginalTransactionID(originalTransactionID), environment: .sandbox, bundleID: "com.example.app")
+        builder.subscribe()
+        guard case .notification(let fact) = builder.facts[0], var transaction = fact.transaction else { fatalError("subscribe() makes one") }
+        transaction.offerIdentifier = OfferID(offer)
+        let signer = TestSigner(pki: Self.trusted)
+        var payload = fact.payload
+        var data = payload.data ?? NotificationData()
+        data.signedTransactionInfo = try signer.sign(transaction)
+        data.signedRenewalInfo = try signer.sign(try #require(fact.renewalInfo))
+        payload.data = data
+        return #"{"signedPayload":"\#(try signer.sign(payload))"}"#
+    }
+
+    /// A genuine notification whose transaction holds a NUL character (`\u0000`: JSON allows it, PostgreSQL stores
+    /// none) is rejected with the reason at once, not retried into `dead` on a database error; its batch-mates are done,
+    /// and the text `\\u0000` (a backslash, then "u0000") is no NUL.
+    @Test func aGenuinePayloadHoldingANULIsRejectedWithItsReasonAndItsBatchMatesAreDone() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.trusted)
+            let holding = try await pipeline.append(source: .appleNotification, body: try Self.notification("9100", offer: "spring\u{0}offer"))
+            try await pipeline.append(source: .appleNotification, body: try Self.notification("9200", offer: #"spring\u0000offer"#))
+            let client = try pipeline.signer.signedTransaction(
+                pipeline.signer.transactionPayload(
+                    transactionID: "9300", purchaseDate: Date(), expiresDate: Date().addingTimeInterval(86_400), signedDate: Date(),
+                    overrides: ["offerIdentifier": "a\u{0}"]))
+            try await pipeline.append(source: .client, body: #"{"signedTransaction":"\#(client)"}"#)
+            try await pipeline.drain()
+            #expect(try await pipeline.count(.rejected) == 2)
+            #expect(try await pipeline.count(.done) == 1)
+            let reason = try await db.client.query("SELECT reject_reason FROM event_queue WHERE event_id = \(holding.rawValue)", logger: db.logger)
+                .decode(String.self).firstAfterReadingAll()
+            #expect(
+                reason?.hasPrefix("malformed: the verified signedTransactionInfo payload holds a NUL character") == true,
+                "\(String(describing: reason))")
+            #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE reject_reason LIKE '%NUL character%'") == 2)
+            #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE attempts > 1") == 0)
+            #expect(try await db.scalar("SELECT count(*) FROM subscriptions") == 1)
+            let stored = try await db.client.query("SELECT transaction_payload->>'offerIdentifier' FROM notifications", logger: db.logger)
+                .decode(String.self).firstAfterReadingAll()
+            #expect(stored == #"spring\u0000offer"#)
+        }
+    }
+
     @Test func aBodyThatIsNotAnEnvelopeIsRejectedAsMalformed() async throws {
         try await TestDatabase.withFresh { db in
             let pipeline = try LedgerPipeline(db, pki: Self.trusted)
