@@ -449,6 +449,15 @@ class Console:
         form = self.one("form#chart-filters")
         for name in ["from", "to", "app", "environment", "product"]:
             check(self.present(f"[name={name}]", form), f"form#chart-filters has no field {name}")
+        # Production by default (Sandbox purchases are not revenue); this ledger's purchases are Sandbox, so the
+        # charts are asked for every environment through the form.
+        environment = self.one("input[name=environment]", form)
+        check(environment.get_attribute("value") == "Production",
+              f"the environment field says {environment.get_attribute('value')!r}, not the default Production")
+        environment.clear()
+        environment.send_keys("all")
+        self.one("button[type=submit]", form).click()
+        self.wait(lambda: "environment=all" in self.driver.current_url, "submitting environment=all did not reload the charts")
         for name in CHART_NAMES:
             check(self.present(f'figure.chart[data-chart="{name}"]'), f"no figure.chart[data-chart={name}]")
         self.shot("charts")

@@ -3,11 +3,17 @@ import StoreLedgerCore
 import StoreLedgerStore
 
 /// The charts' filters as the query string gives them (`from`, `to` as `YYYY-MM`, `app`, `environment`, `product`),
-/// checked: a malformed value falls back to the default and says so (an environment is matched in any case). The range defaults to the last 12 months and
-/// holds at most 36.
+/// checked: a malformed value falls back to the default and says so (an environment is matched in any case). The range
+/// defaults to the last 12 months and holds at most 36; the environment defaults to Production (``defaultEnvironment``),
+/// and `all` shows every environment together.
 struct ConsoleChartQuery: Sendable {
     /// The most months one chart covers.
     static let maximumMonths = 36
+    /// The environment shown when none is chosen. Sandbox purchases (App Review, TestFlight, developers) are not revenue
+    /// (docs/analytics.md), and added to Production's they would misstate MRR, churn and refunds in the same currency.
+    static let defaultEnvironment = AppStoreEnvironment.production.rawValue
+    /// The `environment` value that shows every environment together.
+    static let allEnvironments = "all"
 
     /// The filter to read with.
     var filter: ChartFilter
@@ -50,10 +56,15 @@ struct ConsoleChartQuery: Sendable {
             return value
         }
         // Stored environments are Apple's names (`Production`, `Sandbox`, …): any case finds them, anything else is said.
-        var environment = text("environment")
-        if let given = environment {
-            environment = AppStoreEnvironment(configurationValue: given)?.rawValue
-            if environment == nil { problems.append("environment=\(given) is not Production, Sandbox, Xcode or LocalTesting: all are shown") }
+        var environment: String? = Self.defaultEnvironment
+        if let given = text("environment") {
+            if given.lowercased() == Self.allEnvironments {
+                environment = nil
+            } else if let known = AppStoreEnvironment(configurationValue: given)?.rawValue {
+                environment = known
+            } else {
+                problems.append("environment=\(given) is not Production, Sandbox, Xcode, LocalTesting or all: Production is shown")
+            }
         }
         filter = ChartFilter(fromMonth: from, toMonth: to, app: text("app"), environment: environment, product: text("product"))
         error = problems.isEmpty ? nil : problems.joined(separator: "; ") + "."
@@ -62,9 +73,14 @@ struct ConsoleChartQuery: Sendable {
     /// The filter as a query string (`?from=…&to=…`, then the set filters), for links to the CSV downloads.
     var queryString: String {
         var items = ["from=\(ConsoleFormat.month(filter.fromMonth))", "to=\(ConsoleFormat.month(filter.toMonth))"]
-        for (name, value) in [("app", filter.app), ("environment", filter.environment), ("product", filter.product)] {
+        for (name, value) in [("app", filter.app), ("environment", Optional(environmentValue)), ("product", filter.product)] {
             if let value { items.append("\(name)=\(ConsoleFormat.queryValue(value))") }
         }
         return "?" + items.joined(separator: "&")
+    }
+
+    /// The environment as the form and links write it: its name, or `all`.
+    var environmentValue: String {
+        filter.environment ?? Self.allEnvironments
     }
 }

@@ -24,7 +24,7 @@ extension ConsoleController {
         }
         var values: [String: Any] = [
             "from": ConsoleFormat.month(query.filter.fromMonth), "to": ConsoleFormat.month(query.filter.toMonth),
-            "app": query.filter.app ?? "", "environment": query.filter.environment ?? "", "product": query.filter.product ?? "",
+            "app": query.filter.app ?? "", "environment": query.environmentValue, "product": query.filter.product ?? "",
             "charts": figures, "computedAt": computedAt, "refreshMinutes": configuration.chartRefreshMinutes,
         ]
         if snapshot.takenAt == nil {

@@ -168,7 +168,27 @@ struct ConsoleChartTests {
             let lower = Self.figure("mrr", in: try await browser.get("/console/charts?from=2024-01&to=2024-04&environment=sandbox").html)
             #expect(try ConsoleCustomerTests.captures(#"<rect class="series-[0-9]+" [^>]*data-value="([^"]+)""#, in: lower) == values)
             let unknown = try await browser.get("/console/charts?from=2024-01&to=2024-04&environment=staging")
-            #expect(unknown.html.contains("environment=staging is not Production, Sandbox"))
+            #expect(unknown.html.contains("environment=staging is not Production, Sandbox, Xcode, LocalTesting or all: Production is shown"))
+        }
+    }
+
+    /// Sandbox purchases are not revenue: with no environment chosen the charts show Production's (this business is
+    /// all Sandbox: zeros), its links and form say so, and `all` adds every environment together.
+    @Test func withNoEnvironmentChosenTheChartsShowProductionAndAllIsAsked() async throws {
+        try await withBusiness { browser in
+            let page = try await browser.get("/console/charts?from=2024-01&to=2024-04").html
+            #expect(page.contains(#"id="environment" name="environment" type="text" list="environments" value="Production""#))
+            #expect(page.contains(#"href="/console/charts/mrr.csv?from=2024-01&amp;to=2024-04&amp;environment=Production""#))
+            let bars = #"<rect class="series-[0-9]+" [^>]*data-value="([^"]+)""#
+            #expect(try ConsoleCustomerTests.captures(bars, in: Self.figure("mrr", in: page)) == ["0", "0", "0", "0"])
+            let defaulted = try await browser.get("/console/charts/new-vs-renewing.csv?from=2024-01&to=2024-04").html
+            #expect(defaulted == "month,new,renewing\r\n2024-01,0,0\r\n2024-02,0,0\r\n2024-03,0,0\r\n2024-04,0,0\r\n")
+            let all = try await browser.get("/console/charts?from=2024-01&to=2024-04&environment=ALL").html
+            #expect(all.contains(#"value="all""#))
+            #expect(all.contains(#"href="/console/charts/mrr.csv?from=2024-01&amp;to=2024-04&amp;environment=all""#))
+            #expect(try ConsoleCustomerTests.captures(bars, in: Self.figure("mrr", in: all)) == ["9.99", "9.99", "9.99", "0"])
+            let allCSV = try await browser.get("/console/charts/new-vs-renewing.csv?from=2024-01&to=2024-04&environment=all").html
+            #expect(allCSV == Self.expected["new-vs-renewing"]!.replacingOccurrences(of: "\n", with: "\r\n") + "\r\n")
         }
     }
 }
