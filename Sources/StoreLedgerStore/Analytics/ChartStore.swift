@@ -236,13 +236,14 @@ package struct ChartStore: Sendable {
         WHERE period_start IS NOT NULL
         GROUP BY 2, 3, 4, 5
         """,
-        // Refunds by the month of the revocation, Family Sharing revocations excluded.
+        // Refunds by the month of the revocation, Family Sharing revocations excluded (FAMILY_REVOKE, and any revoked
+        // FAMILY_SHARED transaction: payloads before 2025 carry no revocationType; migration 0026).
         """
         INSERT INTO console_chart_months (source, month, environment, bundle_id, product_id, all_products, currency, refunds, refunded_amount)
         SELECT 'refunds', date_trunc('month', revoked_at AT TIME ZONE 'UTC')::date, environment, bundle_id, product_id, false, currency,
                count(transaction_id), sum(refunded_amount)
         FROM console_chart_refunds
-        WHERE revocation_type IS DISTINCT FROM 'FAMILY_REVOKE' AND revoked_at IS NOT NULL
+        WHERE revocation_type IS DISTINCT FROM 'FAMILY_REVOKE' AND ownership IS DISTINCT FROM 'FAMILY_SHARED' AND revoked_at IS NOT NULL
         GROUP BY 2, 3, 4, 5, 7
         """,
         // analytics.trials (migration 0014) over the snapshot: a subscription whose first period is a free trial;

@@ -327,6 +327,34 @@ struct AnalyticsViewTests {
         }
     }
 
+    /// A family member's copy revoked without a revocationType (every payload before Apple added the field) is no
+    /// refund: the purchaser's own transaction carries the refund. It is listed, refunding nothing, and no month counts it.
+    @Test func aFamilySharedRevocationWithoutARevocationTypeRefundsNothing() async throws {
+        try await TestDatabase.withFresh { db in
+            try await seed(db)
+            // S5's second period (family-shared) revoked on 2025-03-01, with no revocationType.
+            try await db.client.query(
+                """
+                INSERT INTO transactions (fact_sha256, payload, standalone, first_event_id)
+                SELECT sha256(convert_to(j::text, 'UTF8')), j, true, 1
+                FROM (SELECT payload || jsonb_build_object('revocationDate', 1740787200000, 'revocationReason', 0, 'signedDate', 1740787200000) AS j
+                      FROM transactions WHERE transaction_id = '5002' LIMIT 1) AS x
+                """, logger: db.logger)
+            let refunds = try await texts(
+                db,
+                "SELECT transaction_id || ' ' || coalesce(revocation_type, '-') || ' ' || refunded_amount FROM analytics.refunds ORDER BY transaction_id"
+            )
+            #expect(refunds == ["5002 - 0", "6001 REFUND_FULL 9.990", "9001 REFUND_PRORATED 2.495"])
+            let march = try await texts(
+                db,
+                """
+                SELECT refunds_in_month || ' ' || refunded_amount_in_month FROM analytics.refund_rate_by_month
+                WHERE month = '2025-03-01' AND environment = 'Production' AND currency = 'USD'
+                """)
+            #expect(march == ["1 2.495"])
+        }
+    }
+
     @Test func theTimelineOrdersPeriodsRevocationsAndNotifications() async throws {
         try await TestDatabase.withFresh { db in
             try await seed(db)

@@ -95,7 +95,7 @@ struct ChartViewReference: Sendable {
             ), refunds AS MATERIALIZED (
                 SELECT r.transaction_id, r.revoked_at, r.currency, r.refunded_amount
                 FROM analytics.refunds r
-                WHERE r.revocation_type IS DISTINCT FROM 'FAMILY_REVOKE'
+                WHERE r.revocation_type IS DISTINCT FROM 'FAMILY_REVOKE' AND r.ownership IS DISTINCT FROM 'FAMILY_SHARED'
                   AND (\(environment)::text IS NULL OR r.environment = \(environment))
                   AND (\(app)::text IS NULL OR r.bundle_id = \(app))
                   AND (\(product)::text IS NULL OR r.product_id = \(product))
