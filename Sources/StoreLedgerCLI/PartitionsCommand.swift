@@ -3,7 +3,8 @@ import Foundation
 import Logging
 import StoreLedgerStore
 
-/// `storeledger partitions list | ensure [--months-ahead N] | detach --before YYYY-MM [--drop] [--drop-detached]`.
+/// `storeledger partitions list | ensure [--months-ahead N] | detach --before YYYY-MM [--drop] [--drop-detached]
+/// [--accept-parked-events]`.
 struct PartitionsCommand: AsyncParsableCommand {
     /// The command's name and subcommands.
     static let configuration = CommandConfiguration(
@@ -67,6 +68,9 @@ struct PartitionsCommand: AsyncParsableCommand {
         @Flag(help: "Drop the tables earlier detaches left for months before --before (after you archived them).")
         var dropDetached = false
 
+        @Flag(help: "Detach months holding rejected or dead events too (they can no longer be requeued once detached).")
+        var acceptParkedEvents = false
+
         /// The month `--before` names.
         func month() throws -> Date {
             let parts = before.split(separator: "-", omittingEmptySubsequences: false)
@@ -89,7 +93,8 @@ struct PartitionsCommand: AsyncParsableCommand {
         func run() async throws {
             let month = try month()
             try await PartitionsCommand.withPartitions { partitions, logger in
-                let names = try await partitions.detach(before: month, drop: drop, dropDetached: dropDetached, logger: logger)
+                let names = try await partitions.detach(
+                    before: month, drop: drop, dropDetached: dropDetached, acceptingParked: acceptParkedEvents, logger: logger)
                 print(names.isEmpty ? "nothing to detach" : "detached\(drop ? " and dropped" : ""): " + names.joined(separator: ", "))
             }
         }

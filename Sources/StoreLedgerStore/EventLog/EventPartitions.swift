@@ -91,9 +91,12 @@ package struct EventPartitions: Sendable {
     /// waiting or being processed is refused: counted first, and again under the detach's lock in its transaction
     /// (which waits at most 5 s for that lock, since every append waits behind it). With `drop`, what this run detaches
     /// is dropped too (otherwise it stays as a plain table to dump and archive); with `dropDetached`, the monthly tables
-    /// before `before` that earlier runs detached are dropped (after you archived them). Returns the names detached or
-    /// dropped.
-    package func detach(before: Date, drop: Bool, dropDetached: Bool = false, logger: Logger) async throws -> [String] {
+    /// before `before` that earlier runs detached are dropped (after you archived them). A month holding parked events
+    /// (rejected or dead) is refused too unless `acceptingParked`: `requeue` brings such events back only while their
+    /// bodies are in the log, and Apple does not resend what it got a 200 for. Returns the names detached or dropped.
+    package func detach(
+        before: Date, drop: Bool, dropDetached: Bool = false, acceptingParked: Bool = false, logger: Logger
+    ) async throws -> [String] {
         let thisMonth =
             try await client.query("SELECT date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'", logger: logger)
             .decode(Date.self).firstAfterReadingAll() ?? Date()
@@ -110,6 +113,15 @@ package struct EventPartitions: Sendable {
                 let unfinished = try await Self.unfinishedEvents(from: month, to: end, on: connection, logger: logger)
                 guard unfinished == 0 else {
                     throw StoreError(.configuration, "\(partition.name) still has \(unfinished) unfinished event(s); let the workers finish first")
+                }
+                guard !acceptingParked else { return }
+                let parked = try await Self.parkedEvents(from: month, to: end, on: connection, logger: logger)
+                guard parked == 0 else {
+                    throw StoreError(
+                        .configuration,
+                        "\(partition.name) holds \(parked) rejected or dead event(s), which `storeledger requeue` can bring back only while "
+                            + "their bodies are in the log (Apple does not resend them): look at them (the console's queue page, "
+                            + "`storeledger inspect`), requeue what a fix lets through, then detach, or detach anyway with --accept-parked-events")
                 }
             }
             try await client.withConnection { try await refuseUnfinished(on: $0) }
@@ -145,6 +157,17 @@ package struct EventPartitions: Sendable {
             """
             SELECT count(*) FROM event_queue
             WHERE (state = 'pending' OR state = 'processing') AND event_received_at >= \(from) AND event_received_at < \(to)
+            """,
+            logger: logger
+        ).decode(Int.self).firstAfterReadingAll() ?? 0
+    }
+
+    /// How many events received in `[from, to)` are parked, rejected or dead (the parked index).
+    private static func parkedEvents(from: Date, to: Date, on connection: PostgresConnection, logger: Logger) async throws -> Int {
+        try await connection.query(
+            """
+            SELECT count(*) FROM event_queue
+            WHERE state IN ('rejected', 'dead') AND event_received_at >= \(from) AND event_received_at < \(to)
             """,
             logger: logger
         ).decode(Int.self).firstAfterReadingAll() ?? 0

@@ -61,6 +61,33 @@ struct EventPartitionsTests {
         }
     }
 
+    /// A month holding rejected or dead events is not detached unless the operator says so: once detached, `requeue`
+    /// can never bring those events back, and Apple does not resend them.
+    @Test func aMonthHoldingParkedEventsIsDetachedOnlyWhenAccepted() async throws {
+        try await TestDatabase.withFresh { db in
+            let partitions = EventPartitions(client: db.client)
+            try await partitions.ensure(monthsAhead: 0, from: Self.date("2025-01-15T00:00:00Z"), logger: db.logger)
+            for (body, state) in [("a", "done"), ("b", "rejected"), ("c", "dead")] {
+                try await db.client.query(
+                    """
+                    WITH e AS (
+                        INSERT INTO events (received_at, source, body, body_sha256)
+                        VALUES ('2025-01-10T00:00:00Z', 'apple_notification', \(ByteBuffer(string: body)), sha256(\(ByteBuffer(string: body))))
+                        RETURNING id, received_at
+                    ) INSERT INTO event_queue (event_id, event_received_at, state, finished_at) SELECT id, received_at, \(state), now() FROM e
+                    """,
+                    logger: db.logger
+                )
+            }
+            let before = Self.date("2025-02-01T00:00:00Z")
+            let refused = await #expect(throws: StoreError.self) { _ = try await partitions.detach(before: before, drop: false, logger: db.logger) }
+            #expect(refused?.detail.contains("events_2025_01 holds 2 rejected or dead event(s)") == true, "\(String(describing: refused))")
+            #expect(refused?.detail.contains("--accept-parked-events") == true)
+            #expect(try await partitions.list(logger: db.logger).contains { $0.name == "events_2025_01" })
+            #expect(try await partitions.detach(before: before, drop: false, acceptingParked: true, logger: db.logger) == ["events_2025_01"])
+        }
+    }
+
     /// Creating or detaching a partition locks the whole log, and appends queue behind a waiting lock: while a long
     /// transaction holds the log (a `pg_dump`), each gives up after a short wait with a clear error, and an append made
     /// meanwhile is stored; once the log is free, the same call creates the partition.
