@@ -20,28 +20,29 @@ package struct ReconciliationStore: Sendable {
     }
 
     /// Appends `signedPayload` as an event with source `reconciliation` (in one checked transaction) unless it is already
-    /// known: its `notificationUUID` is a verified notification, was appended by an earlier reconciliation, or the payload
-    /// is in a received event still waiting to be processed. Without a readable UUID it is always appended (the worker
-    /// judges it). Concurrent reconcilers serialize per UUID. Returns whether it appended.
+    /// known: its `notificationUUID` is a verified notification, was appended by an earlier reconciliation, or a received
+    /// event still waiting to be processed has exactly the body Apple sends for it (`{"signedPayload":"…"}`, found by the
+    /// log's body digest index: searching every waiting body for the payload cost backlog × window, at the moment a
+    /// backlog is largest). Without a readable UUID it is always appended (the worker judges it). Concurrent reconcilers
+    /// serialize per UUID. Returns whether it appended.
     package func appendUnlessKnown(
         _ signedPayload: String, notificationUUID uuid: String?, environmentHint: EnvironmentHint, environmentName: String, logger: Logger
     ) async throws -> Bool {
-        try await client.inTransaction(logger: logger, sessions: sessions) { [sessions] connection in
+        let body = try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload], options: [.withoutEscapingSlashes])
+        return try await client.inTransaction(logger: logger, sessions: sessions) { [sessions] connection in
             if let uuid {
                 try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("reconcile/" + uuid), 0))", logger: logger).readToEnd()
                 let known = try await connection.query(
                     """
                     SELECT EXISTS (SELECT 1 FROM notifications WHERE notification_uuid = \(uuid))
                         OR EXISTS (SELECT 1 FROM reconciled_notifications WHERE notification_uuid = \(uuid))
-                        OR EXISTS (SELECT 1 FROM event_queue q JOIN events e ON e.id = q.event_id AND e.received_at = q.event_received_at
-                                   WHERE q.state IN ('pending', 'processing')
-                                     AND position(\(signedPayload) IN convert_from(e.body, 'UTF8')) > 0)
+                        OR EXISTS (SELECT 1 FROM events e JOIN event_queue q ON q.event_id = e.id AND q.event_received_at = e.received_at
+                                   WHERE e.body_sha256 = sha256(\(ByteBuffer(bytes: body))) AND q.state IN ('pending', 'processing'))
                     """,
                     logger: logger
                 ).decode(Bool.self).readToEnd()
                 if known.contains(true) { return false }
             }
-            let body = try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload], options: [.withoutEscapingSlashes])
             let appended = try await EventLog.append(
                 NewEvent(
                     source: .reconciliation, environmentHint: environmentHint, route: "reconciliation", body: ByteBuffer(bytes: body),
