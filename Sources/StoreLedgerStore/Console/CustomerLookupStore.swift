@@ -156,8 +156,9 @@ package struct CustomerLookupStore: Sendable {
         return CustomerPurchasePage(purchases: purchases, total: total)
     }
 
-    /// Every notification about the purchase and every transaction of it that arrived on its own, in signed order
-    /// (notifications before a transaction signed at the same instant), at most ``timelineLimit``.
+    /// Every notification about the purchase, every transaction of it that arrived on its own, and every time it was
+    /// linked to a user or moved to another (`user_link_history`: support's answer to "why did I lose premium?"), in
+    /// signed (recorded) order (notifications before a transaction at the same instant), at most ``timelineLimit``.
     package func timeline(environment: String, originalTransactionID: String, logger: Logger) async throws -> [TimelineEntry] {
         try await timelines(of: [(environment, originalTransactionID)], logger: logger)[0]
     }
@@ -193,6 +194,13 @@ package struct CustomerLookupStore: Sendable {
                            t.expires_at, t.transaction_id, NULL, NULL, t.revoked_at, NULL, t.first_event_id, NULL
                     FROM transactions t
                     WHERE t.environment = k.environment AND t.original_transaction_id = k.original_transaction_id AND t.standalone
+                    UNION ALL
+                    SELECT 'ownership', 2, h.recorded_at, upper(h.change),
+                           CASE WHEN h.from_user_id IS NULL THEN 'to ' || h.to_user_id ELSE h.from_user_id || ' → ' || h.to_user_id END
+                               || ' (' || h.reason || ')',
+                           NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, h.event_id, NULL
+                    FROM user_link_history h
+                    WHERE h.environment = k.environment AND h.original_transaction_id = k.original_transaction_id
                 ) entries
                 ORDER BY signed_at, kind_rank, event_id, notification_uuid
                 LIMIT \(Self.timelineLimit)

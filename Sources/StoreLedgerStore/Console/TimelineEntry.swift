@@ -3,13 +3,15 @@ package import Foundation
 /// One thing that happened to a subscription or purchase, as signed by Apple: a notification (with the transaction
 /// and renewal info it carried) or a transaction that arrived on its own (posted by an app, fetched from Apple).
 package struct TimelineEntry: Sendable, Equatable {
-    /// `notification` or `transaction`.
+    /// `notification`, `transaction`, or `ownership` (the purchase linked to a user, or moved to another).
     package var kind: String
-    /// When Apple signed it.
+    /// When Apple signed it (for an ownership change: when it was recorded).
     package var signedAt: Date
-    /// The notification type (`DID_RENEW`, …), or `TRANSACTION` for a transaction on its own.
+    /// The notification type (`DID_RENEW`, …), `TRANSACTION` for a transaction on its own, or `LINKED` /
+    /// `TRANSFERRED` for an ownership change.
     package var type: String
-    /// The notification subtype, or a transaction's `transactionReason` (`PURCHASE`, `RENEWAL`).
+    /// The notification subtype, a transaction's `transactionReason` (`PURCHASE`, `RENEWAL`), or an ownership change's
+    /// users and reason (`user-1 → user-2 (restore)`).
     package var subtype: String?
     /// The product.
     package var productID: String?

@@ -152,6 +152,32 @@ struct ConsoleCustomerTests {
         }
     }
 
+    /// "Why did I lose premium?" when another account restored the purchase: the timeline shows each link and transfer
+    /// (`user_link_history`) with the users, the reason and the event that caused it.
+    @Test func theTimelineShowsWhoThePurchaseWasLinkedToAndMovedTo() async throws {
+        try await withLedger { db, browser, _ in
+            let event =
+                try await db.client.query(
+                    "SELECT first_event_id FROM notifications WHERE environment = 'Sandbox' AND original_transaction_id = '70001' ORDER BY signed_at DESC LIMIT 1",
+                    logger: db.logger
+                ).decode(Int64.self).firstAfterReadingAll() ?? 0
+            try await db.client.query(
+                """
+                INSERT INTO user_link_history (environment, original_transaction_id, from_user_id, to_user_id, change, reason, event_id, recorded_at)
+                VALUES ('Sandbox', '70001', NULL, 'user-42', 'linked', 'purchase', \(event), '2025-03-01T00:00:00Z'),
+                       ('Sandbox', '70001', 'user-42', 'user-7', 'transferred', 'restore', \(event), '2025-03-02T00:00:00Z')
+                """, logger: db.logger)
+            let html = try await browser.get("/console/customers/70001").html
+            let types = try Self.captures(#"<span class="type" data-field="type">([^<]+)</span>"#, in: html)
+            #expect(types.suffix(2) == ["LINKED", "TRANSFERRED"], "\(types)")
+            let subtypes = try Self.captures(#"<span data-field="subtype">([^<]*)</span>"#, in: html)
+            #expect(subtypes.contains("to user-42 (purchase)"))
+            #expect(subtypes.contains("user-42 → user-7 (restore)"))
+            #expect(html.contains(#"<span class="when" data-field="signed-date">2025-03-02 00:00:00 UTC</span>"#))
+            #expect(try Self.captures(#"<a class="raw-event" href="/console/events/([0-9]+)">"#, in: html).suffix(2) == ["\(event)", "\(event)"])
+        }
+    }
+
     @Test func hostileValuesAreEscapedEverywhere() async throws {
         try await withLedger { db, browser, hostileEvent in
             try await db.client.query(
