@@ -20,9 +20,16 @@ package struct EventPartitions: Sendable {
     /// The most months ``ensure(monthsAhead:from:logger:)`` creates ahead (ten years).
     package static let maximumMonthsAhead = 120
 
-    /// Creates the helper.
-    package init(client: PostgresClient) {
+    /// How long creating partitions waits for the log's lock (appends queue behind a waiting lock).
+    package let creationLockWait: Duration
+    /// How long a detach waits for the log's lock.
+    package let detachLockWait: Duration
+
+    /// Creates the helper; the lock waits default to 1 s for creating partitions and 5 s for detaching.
+    package init(client: PostgresClient, creationLockWait: Duration = .seconds(1), detachLockWait: Duration = .seconds(5)) {
         self.client = client
+        self.creationLockWait = creationLockWait
+        self.detachLockWait = detachLockWait
     }
 
     /// Creates the partitions from `from`'s month (by default the database's current month) through `monthsAhead`
@@ -34,18 +41,13 @@ package struct EventPartitions: Sendable {
         }
         // Creating a partition locks the whole log, and every append waits behind that lock while it waits: a short
         // wait, then a later try (partitions are made months ahead), rather than receivers answering 503.
-        return try await withLogLock(waitingAtMost: Self.creationLockWait, toDo: "the partitions ahead were not created", logger: logger) {
+        return try await withLogLock(waitingAtMost: creationLockWait, toDo: "the partitions ahead were not created", logger: logger) {
             connection in
             try await connection.query(
                 "SELECT storeledger_ensure_event_partitions(\(Int32(monthsAhead))::int4, coalesce(\(from)::timestamptz, now()))", logger: logger
             ).decode(Int32.self).firstAfterReadingAll().map(Int.init) ?? 0
         }
     }
-
-    /// How long creating partitions waits for the log's lock (appends queue behind a waiting lock).
-    static let creationLockWait: Duration = .seconds(1)
-    /// How long a detach waits for the log's lock.
-    static let detachLockWait: Duration = .seconds(5)
 
     /// Runs `body` in a transaction whose lock waits last at most `wait`; a wait that runs out is a
     /// ``StoreError/Kind/unavailable`` saying `what` did not happen and why.
@@ -125,7 +127,7 @@ package struct EventPartitions: Sendable {
                 }
             }
             try await client.withConnection { try await refuseUnfinished(on: $0) }
-            try await withLogLock(waitingAtMost: Self.detachLockWait, toDo: "\(partition.name) was not detached", logger: logger) { connection in
+            try await withLogLock(waitingAtMost: detachLockWait, toDo: "\(partition.name) was not detached", logger: logger) { connection in
                 try await connection.query(PostgresQuery(unsafeSQL: "ALTER TABLE events DETACH PARTITION \(partition.name)"), logger: logger)
                     .readToEnd()
                 // Counted again under the lock, which keeps the count true until the commit.

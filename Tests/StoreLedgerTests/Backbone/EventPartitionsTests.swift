@@ -93,7 +93,8 @@ struct EventPartitionsTests {
     /// meanwhile is stored; once the log is free, the same call creates the partition.
     @Test func partitionChangesWaitBrieflyForTheLogsLockAndAppendsGoOn() async throws {
         try await TestDatabase.withFresh { db in
-            let partitions = EventPartitions(client: db.client)
+            // Waits of a few seconds (1 s and 5 s in service): wide enough for the test to see them under a loaded suite.
+            let partitions = EventPartitions(client: db.client, creationLockWait: .seconds(4), detachLockWait: .seconds(4))
             let ahead = Self.date("2031-01-15T00:00:00Z")
             #expect(try await partitions.ensure(monthsAhead: 0, from: Self.date("2025-01-15T00:00:00Z"), logger: db.logger) == 1)
             let log = EventLog(client: db.client)
