@@ -147,9 +147,11 @@ struct AppStoreRoutesTests {
                     let response = try await http.execute(
                         uri: "/api/iap/validate", method: .post, headers: AppAPIHarness.serviceHeaders, body: try Self.validateBody("8250"))
                     #expect(response.status == .serviceUnavailable)
-                    #expect(started.duration(to: .now) < .seconds(3))
-                    #expect(
-                        await fake.state.requests.count == 2, "the first attempt and one retry a second later; the next would end past the budget")
+                    // Within the budget (and far from the nine seconds ten attempts take), with room for a loaded machine.
+                    #expect(started.duration(to: .now) < .seconds(5))
+                    // The first attempt and at most one retry a second later (none when the first answer came late): the
+                    // next would start past the budget.
+                    #expect((1...2).contains(await fake.state.requests.count))
                 }
             }
         }
