@@ -82,4 +82,23 @@ struct CoreEntitlementChangeTests {
         }
         #expect(kinds == [.purchased, .refunded, .refundReversed])
     }
+
+    /// A family member's copy of a one-time purchase revoked without a revocationType (before 2025) is revoked, not
+    /// refunded, as a subscription's is: the refund is the purchaser's. With FAMILY_REVOKE, and a purchased copy, as before.
+    @Test(arguments: [
+        (OwnershipType.familyShared, RevocationType?.none, EntitlementChange.Kind.revoked),
+        (.familyShared, .familyRevoke, .revoked),
+        (.purchased, nil, .refunded),
+        (.purchased, .refundFull, .refunded),
+    ])
+    func aPurchaseRevokedFromAFamilyMemberIsRevoked(ownership: OwnershipType, type: RevocationType?, expected: EntitlementChange.Kind) {
+        var owned = PurchaseState(environment: .sandbox, transactionID: "7")
+        owned.ownership = ownership
+        owned.entitled = true
+        var revoked = owned
+        revoked.entitled = false
+        revoked.revokedAt = Timestamp(millisecondsSince1970: 1_700_000_000_000)
+        revoked.revocationType = type
+        #expect(EntitlementChange.between(owned, revoked)?.kind == expected)
+    }
 }

@@ -104,8 +104,8 @@ public struct EntitlementChange: Hashable, Sendable, Codable {
         let now = new.entitled
         /// A change of the given kind between the two states.
         func change(_ kind: Kind) -> EntitlementChange { EntitlementChange(kind: kind, wasEntitled: was, isEntitled: now) }
-        guard old != nil else { return change(now ? .purchased : revocationKind(new.revocationType)) }
-        if was && !now { return change(revocationKind(new.revocationType)) }
+        guard old != nil else { return change(now ? .purchased : revocationKind(new.revocationType, ownership: new.ownership)) }
+        if was && !now { return change(revocationKind(new.revocationType, ownership: new.ownership)) }
         if !was && now { return change(.refundReversed) }
         return nil
     }
@@ -114,16 +114,16 @@ public struct EntitlementChange: Hashable, Sendable, Codable {
     private static func statusKind(_ state: SubscriptionState) -> Kind? {
         switch state.status {
         case .expired: .expired
-        case .revoked:
-            state.revocationType == .familyRevoke || state.ownership == .familyShared && state.revocationType == nil
-                ? .revoked : .refunded
+        case .revoked: revocationKind(state.revocationType, ownership: state.ownership)
         case .billingRetry, .gracePeriod: .billingIssue
         case .active: nil
         }
     }
 
-    /// Refunded, or revoked through Family Sharing.
-    private static func revocationKind(_ type: RevocationType?) -> Kind {
-        type == .familyRevoke ? .revoked : .refunded
+    /// Refunded, or revoked through Family Sharing: `FAMILY_REVOKE`, or a family member's copy revoked without a
+    /// `revocationType` (Apple sent none before 2025; the refund is the purchaser's). One rule for subscriptions and
+    /// one-time purchases, as the analytics' refunds have (migration 0026).
+    private static func revocationKind(_ type: RevocationType?, ownership: OwnershipType?) -> Kind {
+        type == .familyRevoke || ownership == .familyShared && type == nil ? .revoked : .refunded
     }
 }
