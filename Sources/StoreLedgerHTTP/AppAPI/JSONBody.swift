@@ -67,10 +67,13 @@ package enum JSONBody {
         return encoder
     }
 
-    /// `date` as JavaScript's `toISOString()` writes it: UTC, to the millisecond (rounded to the nearest, as a
-    /// JavaScript `Date` holds whole milliseconds), three fraction digits always.
+    /// `date` as JavaScript's `toISOString()` writes it: UTC, three fraction digits always, the milliseconds
+    /// truncated toward zero as `new Date(ms)` does (so an end of access is never written later than it is). A `Date` made from
+    /// Apple's whole milliseconds is read as that millisecond, whatever the binary fraction's last bits say.
     package static func javaScriptISOString(_ date: Date) -> String {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let exact = date.timeIntervalSince1970 * 1000
+        let nearest = exact.rounded()
+        let milliseconds = Int64(abs(exact - nearest) < 0.001 ? nearest : exact.rounded(.towardZero))
         let (seconds, fraction) = milliseconds.quotientAndRemainder(dividingBy: 1000)
         // A date before 1970 has a negative remainder: borrow a second.
         let (wholeSeconds, millisecond) = fraction < 0 ? (seconds - 1, fraction + 1000) : (seconds, fraction)
