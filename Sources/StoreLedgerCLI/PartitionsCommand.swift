@@ -68,7 +68,10 @@ struct PartitionsCommand: AsyncParsableCommand {
         @Flag(help: "Drop the tables earlier detaches left for months before --before (after you archived them).")
         var dropDetached = false
 
-        @Flag(help: "Detach months holding rejected or dead events too (they can no longer be requeued once detached).")
+        @Flag(
+            help:
+                "Detach months holding dead events, or events rejected for this deployment's app or environment, too (they can no longer be requeued once detached)."
+        )
         var acceptParkedEvents = false
 
         /// The month `--before` names.

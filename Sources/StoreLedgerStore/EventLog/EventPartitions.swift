@@ -93,9 +93,10 @@ package struct EventPartitions: Sendable {
     /// waiting or being processed is refused: counted first, and again under the detach's lock in its transaction
     /// (which waits at most 5 s for that lock, since every append waits behind it). With `drop`, what this run detaches
     /// is dropped too (otherwise it stays as a plain table to dump and archive); with `dropDetached`, the monthly tables
-    /// before `before` that earlier runs detached are dropped (after you archived them). A month holding parked events
-    /// (rejected or dead) is refused too unless `acceptingParked`: `requeue` brings such events back only while their
-    /// bodies are in the log, and Apple does not resend what it got a 200 for. Returns the names detached or dropped.
+    /// before `before` that earlier runs detached are dropped (after you archived them). A month holding dead events, or
+    /// events rejected for the deployment's app or environment settings, is refused too unless `acceptingParked`:
+    /// `requeue` brings such events back only while their bodies are in the log, and Apple does not resend what it got a
+    /// 200 for. Returns the names detached or dropped.
     package func detach(
         before: Date, drop: Bool, dropDetached: Bool = false, acceptingParked: Bool = false, logger: Logger
     ) async throws -> [String] {
@@ -121,9 +122,10 @@ package struct EventPartitions: Sendable {
                 guard parked == 0 else {
                     throw StoreError(
                         .configuration,
-                        "\(partition.name) holds \(parked) rejected or dead event(s), which `storeledger requeue` can bring back only while "
-                            + "their bodies are in the log (Apple does not resend them): look at them (the console's queue page, "
-                            + "`storeledger inspect`), requeue what a fix lets through, then detach, or detach anyway with --accept-parked-events")
+                        "\(partition.name) holds \(parked) dead event(s) or event(s) rejected for this deployment's app or environment "
+                            + "settings, which `storeledger requeue` can bring back only while their bodies are in the log (Apple does not "
+                            + "resend them): look at them (the console's queue page, `storeledger inspect`), requeue what a fix lets "
+                            + "through, then detach, or detach anyway with --accept-parked-events")
                 }
             }
             try await client.withConnection { try await refuseUnfinished(on: $0) }
@@ -164,12 +166,16 @@ package struct EventPartitions: Sendable {
         ).decode(Int.self).firstAfterReadingAll() ?? 0
     }
 
-    /// How many events received in `[from, to)` are parked, rejected or dead (the parked index).
+    /// How many events received in `[from, to)` are parked and may still be worth requeueing (the parked index): dead
+    /// ones (retries ran out), and those rejected for the deployment's settings (`wrongApp`, `wrongEnvironment`: a
+    /// corrected setting lets them through, as migration 0013 did). Events rejected for their bytes (malformed, a bad
+    /// signature or chain: anyone can post such a body) never pass and do not hold a month back.
     private static func parkedEvents(from: Date, to: Date, on connection: PostgresConnection, logger: Logger) async throws -> Int {
         try await connection.query(
             """
             SELECT count(*) FROM event_queue
             WHERE state IN ('rejected', 'dead') AND event_received_at >= \(from) AND event_received_at < \(to)
+              AND (state = 'dead' OR reject_reason LIKE 'wrongApp%' OR reject_reason LIKE 'wrongEnvironment%')
             """,
             logger: logger
         ).decode(Int.self).firstAfterReadingAll() ?? 0

@@ -61,30 +61,41 @@ struct EventPartitionsTests {
         }
     }
 
-    /// A month holding rejected or dead events is not detached unless the operator says so: once detached, `requeue`
-    /// can never bring those events back, and Apple does not resend them.
-    @Test func aMonthHoldingParkedEventsIsDetachedOnlyWhenAccepted() async throws {
+    /// A month holding dead events, or events rejected for the deployment's settings, is not detached unless the
+    /// operator says so: once detached, `requeue` can never bring them back, and Apple does not resend them. Events
+    /// rejected for their own bytes (a bot's post) never pass and hold nothing back.
+    @Test func aMonthHoldingEventsWorthRequeueingIsDetachedOnlyWhenAccepted() async throws {
         try await TestDatabase.withFresh { db in
             let partitions = EventPartitions(client: db.client)
-            try await partitions.ensure(monthsAhead: 0, from: Self.date("2025-01-15T00:00:00Z"), logger: db.logger)
-            for (body, state) in [("a", "done"), ("b", "rejected"), ("c", "dead")] {
+            try await partitions.ensure(monthsAhead: 1, from: Self.date("2025-01-15T00:00:00Z"), logger: db.logger)
+            let events: [(String, String, String, String?)] = [
+                ("2025-01-10T00:00:00Z", "a", "done", nil), ("2025-01-11T00:00:00Z", "b", "rejected", "malformed: the body is not JSON"),
+                ("2025-02-10T00:00:00Z", "c", "rejected", "wrongApp: signed for com.other.app"), ("2025-02-11T00:00:00Z", "d", "dead", nil),
+                ("2025-02-12T00:00:00Z", "e", "rejected", "badSignature: the signature does not verify"),
+            ]
+            for (receivedAt, body, state, reason) in events {
                 try await db.client.query(
                     """
                     WITH e AS (
                         INSERT INTO events (received_at, source, body, body_sha256)
-                        VALUES ('2025-01-10T00:00:00Z', 'apple_notification', \(ByteBuffer(string: body)), sha256(\(ByteBuffer(string: body))))
+                        VALUES (\(receivedAt)::timestamptz, 'apple_notification', \(ByteBuffer(string: body)), sha256(\(ByteBuffer(string: body))))
                         RETURNING id, received_at
-                    ) INSERT INTO event_queue (event_id, event_received_at, state, finished_at) SELECT id, received_at, \(state), now() FROM e
+                    ) INSERT INTO event_queue (event_id, event_received_at, state, reject_reason, finished_at)
+                      SELECT id, received_at, \(state), \(reason), now() FROM e
                     """,
                     logger: db.logger
                 )
             }
-            let before = Self.date("2025-02-01T00:00:00Z")
-            let refused = await #expect(throws: StoreError.self) { _ = try await partitions.detach(before: before, drop: false, logger: db.logger) }
-            #expect(refused?.detail.contains("events_2025_01 holds 2 rejected or dead event(s)") == true, "\(String(describing: refused))")
+            // January: one done, one rejected for its bytes: detached.
+            #expect(try await partitions.detach(before: Self.date("2025-02-01T00:00:00Z"), drop: false, logger: db.logger) == ["events_2025_01"])
+            let march = Self.date("2025-03-01T00:00:00Z")
+            let refused = await #expect(throws: StoreError.self) { _ = try await partitions.detach(before: march, drop: false, logger: db.logger) }
+            #expect(
+                refused?.detail.contains("events_2025_02 holds 2 dead event(s) or event(s) rejected for this deployment's") == true,
+                "\(String(describing: refused))")
             #expect(refused?.detail.contains("--accept-parked-events") == true)
-            #expect(try await partitions.list(logger: db.logger).contains { $0.name == "events_2025_01" })
-            #expect(try await partitions.detach(before: before, drop: false, acceptingParked: true, logger: db.logger) == ["events_2025_01"])
+            #expect(try await partitions.list(logger: db.logger).contains { $0.name == "events_2025_02" })
+            #expect(try await partitions.detach(before: march, drop: false, acceptingParked: true, logger: db.logger) == ["events_2025_02"])
         }
     }
 
