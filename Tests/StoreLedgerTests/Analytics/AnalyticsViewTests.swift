@@ -352,6 +352,14 @@ struct AnalyticsViewTests {
                 WHERE month = '2025-03-01' AND environment = 'Production' AND currency = 'USD'
                 """)
             #expect(march == ["1 2.495"])
+            // The console's refunds chart (its snapshot's own query) agrees: March has the coins' refund only.
+            let charts = ChartStore(client: db.client)
+            _ = try await charts.refresh(logger: db.logger)
+            let utc = Calendar.utc
+            let month = try #require(utc.date(from: DateComponents(year: 2025, month: 3, day: 1)))
+            let chart = try await charts.refunds(ChartFilter(fromMonth: month, toMonth: month, environment: "Production"), logger: db.logger)
+            #expect(chart.map(\.refunds) == [1])
+            #expect(chart.map(\.amount) == [2.495])
         }
     }
 
