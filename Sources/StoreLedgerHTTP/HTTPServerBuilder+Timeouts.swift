@@ -4,12 +4,12 @@ import NIOCore
 
 extension HTTPServerBuilder {
     /// An HTTP/1 server that enforces `timeouts`: Hummingbird's idle timeout for connections with no request in
-    /// progress, and a ``RequestDeadlineHandler`` for requests that arrive too slowly. Both StoreLedger listeners (the
-    /// public port and the admin port) are built with it.
+    /// progress, and a ``RequestDeadlineHandler`` for requests that arrive too slowly; an ``ExpectContinueHandler``
+    /// answers `Expect: 100-continue`. Both StoreLedger listeners (the public port and the admin port) are built with it.
     package static func http1(timeouts: HTTPTimeouts, logger: Logger) -> HTTPServerBuilder {
         let request = TimeAmount(timeouts.request)
         let configuration = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [RequestDeadlineHandler(timeout: request, logger: logger)],
+            additionalChannelHandlers: [RequestDeadlineHandler(timeout: request, logger: logger), ExpectContinueHandler()],
             idleTimeout: TimeAmount(timeouts.idle)
         )
         return HTTPServerBuilder { responder in

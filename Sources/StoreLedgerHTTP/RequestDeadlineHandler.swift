@@ -78,10 +78,10 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
         context.fireChannelRead(data)
     }
 
-    /// Counts the answers, to know whether a 408 may still be written.
+    /// Counts the answers, to know whether a 408 may still be written (an interim `100 Continue` is no answer).
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
-        case .head: responseHeadsWritten += 1
+        case .head(let head): if head.status.kind != .informational { responseHeadsWritten += 1 }
         case .body: break
         case .end: responseEndsWritten += 1
         }

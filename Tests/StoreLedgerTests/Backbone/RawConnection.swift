@@ -17,6 +17,14 @@ enum RawConnection {
     static func run(
         port: Int, bound: Duration = .seconds(10), send: @escaping @Sendable (NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws -> Void
     ) async throws -> Outcome {
+        try await converse(port: port, bound: bound) { writer, _ in try await send(writer) }
+    }
+
+    /// ``run(port:bound:send:)`` for a sender that reacts to what the server sent so far (`received()`).
+    static func converse(
+        port: Int, bound: Duration = .seconds(10),
+        send: @escaping @Sendable (NIOAsyncChannelOutboundWriter<ByteBuffer>, _ received: @escaping @Sendable () -> String) async throws -> Void
+    ) async throws -> Outcome {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connect(host: "127.0.0.1", port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -35,7 +43,7 @@ enum RawConnection {
                     return !Task.isCancelled
                 }
                 group.addTask {
-                    try? await send(outbound)
+                    try? await send(outbound) { String(buffer: received.withLockedValue { $0 }) }
                     return nil
                 }
                 group.addTask {
