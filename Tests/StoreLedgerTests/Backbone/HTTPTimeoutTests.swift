@@ -93,19 +93,21 @@ struct HTTPTimeoutTests {
     /// bodies over a size) gets `100 Continue` at once, then its 200 for the stored notification.
     @Test func aSenderWaitingFor100ContinueGetsItAndItsNotificationIsStored() async throws {
         try await TestDatabase.withFresh { db in
-            try await withReceiver(db, timeouts: HTTPTimeouts(idle: .milliseconds(500), request: .seconds(5))) { port in
-                let request = RawConnection.post("/notifications/apple", body: Self.body)
-                // The head without its blank line (a "\r\n" is one Character), then the header and the blank line.
-                let head = String(request.dropLast(Self.body.count).dropLast()) + "Expect: 100-continue\r\n\r\n"
+            try await withReceiver(db, timeouts: HTTPTimeouts(idle: .seconds(10), request: .seconds(10))) { port in
+                // The head without its blank line (a "\r\n" is one Character), then the headers and the blank line;
+                // `Connection: close` so that the server closes once it answered.
+                let head = String(RawConnection.post("/notifications/apple", body: Self.body).dropLast(Self.body.count).dropLast())
                 let outcome = try await RawConnection.converse(port: port) { writer, received in
-                    try await writer.write(ByteBuffer(string: head))
-                    guard try await eventually(within: .seconds(3), every: .milliseconds(10), { received().hasPrefix("HTTP/1.1 100 Continue\r\n") })
+                    try await writer.write(ByteBuffer(string: head + "Expect: 100-continue\r\nConnection: close\r\n\r\n"))
+                    guard try await eventually(within: .seconds(5), every: .milliseconds(10), { received().hasPrefix("HTTP/1.1 100 Continue\r\n") })
                     else { return }
                     try await writer.write(ByteBuffer(string: Self.body))
                 }
                 #expect(outcome.received.hasPrefix("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n"), "\(outcome.received)")
                 // Without the header, no interim answer.
-                let plain = try await RawConnection.run(port: port) { writer in try await writer.write(ByteBuffer(string: request)) }
+                let plain = try await RawConnection.run(port: port) { writer in
+                    try await writer.write(ByteBuffer(string: head + "Connection: close\r\n\r\n" + Self.body))
+                }
                 #expect(plain.received.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(plain.received)")
             }
             #expect(try await db.scalar("SELECT count(*) FROM events") == 2)
