@@ -1,3 +1,4 @@
+package import HTTPTypes
 package import HummingbirdCore
 package import Logging
 import NIOCore
@@ -6,10 +7,14 @@ extension HTTPServerBuilder {
     /// An HTTP/1 server that enforces `timeouts`: Hummingbird's idle timeout for connections with no request in
     /// progress, and a ``RequestDeadlineHandler`` for requests that arrive too slowly; an ``ExpectContinueHandler``
     /// answers `Expect: 100-continue`. Both StoreLedger listeners (the public port and the admin port) are built with it.
-    package static func http1(timeouts: HTTPTimeouts, logger: Logger) -> HTTPServerBuilder {
+    /// A request that does not arrive in time is answered `lateStatus`: 408, or 503 where a 5xx is what makes the sender
+    /// (Apple) send it again.
+    package static func http1(
+        timeouts: HTTPTimeouts, lateStatus: HTTPResponse.Status = .requestTimeout, logger: Logger
+    ) -> HTTPServerBuilder {
         let request = TimeAmount(timeouts.request)
         let configuration = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [RequestDeadlineHandler(timeout: request, logger: logger), ExpectContinueHandler()],
+            additionalChannelHandlers: [RequestDeadlineHandler(timeout: request, lateStatus: lateStatus, logger: logger), ExpectContinueHandler()],
             idleTimeout: TimeAmount(timeouts.idle)
         )
         return HTTPServerBuilder { responder in

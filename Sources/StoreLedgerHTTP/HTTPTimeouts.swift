@@ -10,7 +10,7 @@ package struct HTTPTimeouts: Sendable, Equatable {
     /// Hummingbird's HTTP/1 `idleTimeout` enforces it.
     package var idle: Duration
     /// How long a request may take to arrive in full, head and body, from its first byte. Past it the connection is
-    /// answered 408 `request_timeout` when nothing has been answered on it yet (or simply closed, when the head has not
+    /// answered `request_timeout` (503 on the public port, 408 on the admin port) when nothing has been answered on it yet (or simply closed, when the head has not
     /// arrived) and closed; a route still reading the body sees an error, never a cut-off body. Default 15 s, ample
     /// for a 64 KiB notification or an app's request on a slow mobile link. It does not limit how long the answer
     /// takes (`RECEIVER_STORE_TIMEOUT_MS` does that for the receiver).

@@ -39,7 +39,8 @@ package func buildReceiverApplication(
 ) -> some ApplicationProtocol {
     var app = Application(
         router: buildReceiverRouter(client: client, migrator: migrator, configuration: configuration, appAPI: appAPI, sessions: sessions),
-        server: .http1(timeouts: configuration.timeouts, logger: logger),
+        // Apple resends a notification answered 5xx; a 4xx perhaps not: a notification that arrived too slowly is a 503.
+        server: .http1(timeouts: configuration.timeouts, lateStatus: .serviceUnavailable, logger: logger),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "storeledger"),
         services: [client] + services,
         logger: logger

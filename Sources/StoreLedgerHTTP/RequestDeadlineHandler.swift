@@ -11,7 +11,8 @@ import NIOHTTPTypes
 /// It sits behind the HTTP decoder, where requests have boundaries; its ``ByteObserver`` sits in front of the decoder
 /// and tells it when bytes arrive, so the clock starts at a request's first byte, not at its complete head. When the
 /// deadline passes it fails the request's body stream (a route reading it gets an error, never a truncated body),
-/// answers 408 when a request head arrived and nothing is being answered on the connection, and closes it.
+/// answers its ``lateStatus`` (408, or 503 on the public port, where Apple retries a 5xx and perhaps no 4xx) when a
+/// request head arrived and nothing is being answered on the connection, and closes it.
 final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -37,6 +38,8 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     private let timeout: TimeAmount
+    /// What a request that did not arrive in time is answered (`request_timeout` either way).
+    private let lateStatus: HTTPResponse.Status
     private let logger: Logger
     private let expirations = Counter(label: "storeledger_http_request_timeouts_total")
     /// The running deadline of the request being received, if any.
@@ -47,9 +50,10 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var responseHeadsWritten = 0
     private var responseEndsWritten = 0
 
-    /// Creates the handler (one per connection).
-    init(timeout: TimeAmount, logger: Logger) {
+    /// Creates the handler (one per connection); a late request is answered `lateStatus` (default 408).
+    init(timeout: TimeAmount, lateStatus: HTTPResponse.Status = .requestTimeout, logger: Logger) {
         self.timeout = timeout
+        self.lateStatus = lateStatus
         self.logger = logger
     }
 
@@ -122,7 +126,7 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
                 "head_received": "\(headArrived)",
             ])
         // A route still reading this request's body gets an error instead of the bytes so far.
-        context.fireErrorCaught(HTTPError(.requestTimeout, message: "the request did not arrive in time"))
+        context.fireErrorCaught(APIError(lateStatus, code: "request_timeout", message: "the request did not arrive in time; send it again"))
         // 408 only when it cannot be mistaken for the answer to an earlier request: every earlier request is answered
         // and nothing has been written for this one.
         let earlier = headArrived ? headsReceived - 1 : headsReceived
@@ -133,7 +137,7 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
         let seconds = Double(timeout.nanoseconds) / 1e9
         let body = ByteBuffer(string: #"{"code":"request_timeout","error":"the request did not arrive in full within \#(seconds) s; send it again"}"#)
         let head = HTTPResponse(
-            status: .requestTimeout,
+            status: lateStatus,
             headerFields: [
                 .contentType: "application/json; charset=utf-8", .contentLength: "\(body.readableBytes)", .connection: "close",
             ])
