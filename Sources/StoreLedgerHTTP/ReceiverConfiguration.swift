@@ -23,12 +23,15 @@ package struct ReceiverConfiguration: Sendable {
     /// How long `/readyz` may take to reach the database before it answers 503 (default 2 s: a load balancer's
     /// probe must not hang).
     package var readinessTimeout: Duration
+    /// Whose address a notification's row records (`events.remote_address`): the peer's, or behind a trusted proxy
+    /// (`TRUSTED_PROXIES`: the TLS-terminating load balancer every deployment has) the sender's from `X-Forwarded-For`.
+    package var clientAddresses: ClientAddressResolver
 
     /// Creates a configuration.
     package init(
         host: String = "0.0.0.0", port: Int = 8080, maximumBodySize: Int = 64 * 1024, storeTimeout: Duration = .seconds(5),
         concurrentCommits: Int = EventLog.defaultConcurrentCommits, timeouts: HTTPTimeouts = HTTPTimeouts(),
-        readinessTimeout: Duration = .seconds(2)
+        readinessTimeout: Duration = .seconds(2), clientAddresses: ClientAddressResolver = ClientAddressResolver()
     ) {
         self.host = host
         self.port = port
@@ -37,5 +40,6 @@ package struct ReceiverConfiguration: Sendable {
         self.concurrentCommits = concurrentCommits
         self.timeouts = timeouts
         self.readinessTimeout = readinessTimeout
+        self.clientAddresses = clientAddresses
     }
 }

@@ -40,6 +40,17 @@ extension Settings {
     /// (addresses or CIDRs whose `X-Forwarded-For` names the client). Nil when the mode is off.
     package func anonymousValidation() throws(SettingsError) -> AnonymousValidation? {
         guard try bool("IAP_VALIDATE_ANONYMOUS", default: true) else { return nil }
+        let proxies = try trustedProxies()
+        return AnonymousValidation(
+            perClientPerMinute: try int("IAP_VALIDATE_ANONYMOUS_PER_MINUTE", default: AnonymousValidation.defaultPerClient, in: 1...100_000),
+            totalPerMinute: try int("IAP_VALIDATE_ANONYMOUS_TOTAL_PER_MINUTE", default: AnonymousValidation.defaultTotal, in: 1...1_000_000),
+            trustedProxies: proxies
+        )
+    }
+
+    /// `TRUSTED_PROXIES`: comma-separated addresses or CIDRs of the load balancers whose `X-Forwarded-For` names the
+    /// client (the anonymous validate limit, the address a notification's row records); empty when unset.
+    package func trustedProxies() throws(SettingsError) -> [IPAddressRange] {
         var proxies: [IPAddressRange] = []
         for entry in (string("TRUSTED_PROXIES") ?? "").split(separator: ",") {
             guard let range = IPAddressRange(String(entry)) else {
@@ -47,11 +58,7 @@ extension Settings {
             }
             proxies.append(range)
         }
-        return AnonymousValidation(
-            perClientPerMinute: try int("IAP_VALIDATE_ANONYMOUS_PER_MINUTE", default: AnonymousValidation.defaultPerClient, in: 1...100_000),
-            totalPerMinute: try int("IAP_VALIDATE_ANONYMOUS_TOTAL_PER_MINUTE", default: AnonymousValidation.defaultTotal, in: 1...1_000_000),
-            trustedProxies: proxies
-        )
+        return proxies
     }
 
     /// `PURCHASE_INTENT_TTL_SECONDS` (default 86400): how long a purchase intent waits for its transaction.

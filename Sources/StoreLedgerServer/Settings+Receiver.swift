@@ -3,7 +3,8 @@ import StoreLedgerStore
 
 extension Settings {
     /// The receiver's settings: `HOST`, `PORT`, `RECEIVER_MAX_BODY_BYTES`, `RECEIVER_STORE_TIMEOUT_MS`,
-    /// `RECEIVER_CONCURRENT_COMMITS` and the listener's timeouts (``httpTimeouts()``).
+    /// `RECEIVER_CONCURRENT_COMMITS`, the listener's timeouts (``httpTimeouts()``) and `TRUSTED_PROXIES`
+    /// (``trustedProxies()``, for the address a notification's row records).
     package func receiver() throws(SettingsError) -> ReceiverConfiguration {
         ReceiverConfiguration(
             host: string("HOST") ?? "0.0.0.0",
@@ -11,7 +12,8 @@ extension Settings {
             maximumBodySize: try int("RECEIVER_MAX_BODY_BYTES", default: 64 * 1024, in: 1024...(16 << 20)),
             storeTimeout: .milliseconds(try int("RECEIVER_STORE_TIMEOUT_MS", default: 5000, in: 100...60000)),
             concurrentCommits: try int("RECEIVER_CONCURRENT_COMMITS", default: EventLog.defaultConcurrentCommits, in: 1...256),
-            timeouts: try httpTimeouts()
+            timeouts: try httpTimeouts(),
+            clientAddresses: ClientAddressResolver(trustedProxies: try trustedProxies())
         )
     }
 

@@ -78,7 +78,7 @@ package struct ReceiverController: Sendable {
             environmentHint: hint,
             route: request.uri.path,
             body: body,
-            remoteAddress: context.remoteAddress.map(Self.describe),
+            remoteAddress: recordedAddress(request, context: context),
             contentType: request.headers[.contentType],
             userAgent: request.headers[.userAgent],
             requestID: context.requestID
@@ -105,6 +105,15 @@ package struct ReceiverController: Sendable {
             headers: [.contentType: "application/json; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(string: json))
         )
+    }
+
+    /// The address a notification's row records: the peer's `ip:port`, or, when the peer is a trusted proxy, the
+    /// sender's address from `X-Forwarded-For` (``ReceiverConfiguration/clientAddresses``), so investigators see
+    /// Apple's address rather than the load balancer's.
+    private func recordedAddress(_ request: Request, context: StoreLedgerRequestContext) -> String? {
+        guard let peer = context.remoteAddress else { return nil }
+        let client = configuration.clientAddresses.clientAddress(peer: peer, headers: request.headers)
+        return client == peer.ipAddress ? Self.describe(peer) : client
     }
 
     /// `ip:port` without NIO's decoration.

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
@@ -99,6 +100,32 @@ struct ReceiverTests {
                 }
             }
             #expect(try await db.scalar("SELECT count(*) FROM events") == 0)
+        }
+    }
+
+    /// Behind the TLS-terminating load balancer every deployment has, the row records the sender's address from
+    /// `X-Forwarded-For` when the peer is a trusted proxy; from anyone else the header is ignored.
+    @Test func behindATrustedProxyTheRowRecordsTheSendersAddress() async throws {
+        try await TestDatabase.withFresh { db in
+            var trusting = ReceiverConfiguration.underTest
+            trusting.clientAddresses = ClientAddressResolver(trustedProxies: [try #require(IPAddressRange("127.0.0.0/8"))])
+            for configuration in [trusting, .underTest] {
+                try await app(db, configuration: configuration).test(.live) { client in
+                    for forwarded in [["X-Forwarded-For": "203.0.113.9"], [:]] {
+                        var headers: HTTPFields = [.contentType: "application/json"]
+                        for (name, value) in forwarded { headers[HTTPField.Name(name)!] = value }
+                        try await client.execute(
+                            uri: "/notifications/apple", method: .post, headers: headers, body: ByteBuffer(string: #"{"signedPayload":"x.y.z"}"#)
+                        ) { #expect($0.status == .ok) }
+                    }
+                }
+            }
+            let rows = try await db.client.query("SELECT remote_address FROM events ORDER BY id", logger: db.logger).decode(String?.self).readToEnd()
+            #expect(rows.count == 4)
+            #expect(rows.first == "203.0.113.9", "trusted proxy, forwarded: the sender")
+            for (index, row) in rows.enumerated().dropFirst() {
+                #expect(row?.hasPrefix("127.0.0.1:") == true, "\(index): the peer (no header, or an untrusted peer's header)")
+            }
         }
     }
 
