@@ -48,17 +48,21 @@ struct TransactionLimitsTests {
     /// the session after the idle limit and frees its locks, and the client, should it come back, is told.
     @Test func theServerEndsATransactionItsClientLeftIdle() async throws {
         try await TestDatabase.withFresh { db in
-            let limits = TransactionLimits(lockWait: .seconds(30), statement: .seconds(30), idle: .seconds(1))
+            // Idle 3 s, the client silent for 10: wide enough that a loaded machine still sees the lock held first.
+            let limits = TransactionLimits(lockWait: .seconds(30), statement: .seconds(30), idle: .seconds(3))
+            let (locked, taken) = AsyncStream<Void>.makeStream()
             let holding = Task {
+                defer { taken.finish() }  // never leaves the test waiting, should the lock not be taken
                 try await db.client.inTransaction(logger: db.logger, limits: limits) { connection in
                     try await connection.query("SELECT pg_advisory_xact_lock(4343)", logger: db.logger).readToEnd()
-                    try await Task.sleep(for: .seconds(3))
+                    taken.yield()
+                    try await Task.sleep(for: .seconds(10))
                 }
             }
-            let held = try await eventually { try await Self.advisoryLocks(4343, db) == 1 }
-            #expect(held)
+            for await _ in locked { break }
+            #expect(try await Self.advisoryLocks(4343, db) == 1)
             // Free again while the client still sleeps: the server ended its transaction.
-            let freed = try await eventually(within: .seconds(3)) { try await Self.advisoryLocks(4343, db) == 0 }
+            let freed = try await eventually(within: .seconds(8)) { try await Self.advisoryLocks(4343, db) == 0 }
             #expect(freed)
             let ended = await #expect(throws: StoreError.self) { try await holding.value }
             #expect(ended?.code == .notCommitted)
