@@ -35,11 +35,11 @@ enum ServerHarness {
     }
 
     /// Settings that build every part against `db` without binding a fixed port or touching the repository's `.local`;
-    /// the receiver waits as long as it may for a loaded machine's commit.
+    /// the receiver waits as long as it may for a loaded machine's commit (and its requests longer than that).
     static func baseVariables(_ db: TestDatabase) -> [String: String] {
         [
             "DATABASE_URL": db.url.connectionString, "PORT": "0", "ADMIN_PORT": "off", "APP_BUNDLE_ID": "com.example.app",
-            "DATABASE_MAX_CONNECTIONS": "4", "RECEIVER_STORE_TIMEOUT_MS": "60000",
+            "DATABASE_MAX_CONNECTIONS": "4", "RECEIVER_STORE_TIMEOUT_MS": "60000", "HTTP_REQUEST_TIMEOUT_SECONDS": "120",
         ]
     }
 
