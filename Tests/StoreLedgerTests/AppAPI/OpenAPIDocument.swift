@@ -1,4 +1,5 @@
 import Foundation
+import StoreLedgerTestSupport
 
 /// `docs/openapi.json`, with a validator for the JSON Schema subset it uses (type, properties, required,
 /// additionalProperties, items, enum, const, minimum, minLength, maxItems, pattern, format date-time/uuid, $ref), so
@@ -8,9 +9,7 @@ struct OpenAPIDocument {
 
     /// Loads the repository's document.
     static func load() throws -> OpenAPIDocument {
-        let repository = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let data = try Data(contentsOf: repository.appendingPathComponent("docs/openapi.json"))
+        let data = try Data(contentsOf: ThrowawayCluster.repositoryRoot.appendingPathComponent("docs/openapi.json"))
         return OpenAPIDocument(root: try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:])
     }
 

@@ -21,8 +21,7 @@ struct MonitoringAssetsTests {
     /// The signing PKI of the notifications these tests send.
     static let pki = try! TestPKI()
     /// The repository's root.
-    static let repository = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let repository = ThrowawayCluster.repositoryRoot
     /// The dashboard, relative to the root.
     static let dashboardPath = "deploy/grafana/storeledger.json"
     /// The alert rules, relative to the root.

@@ -12,9 +12,7 @@ import Testing
 struct ServerSettingsTests {
     /// The keys of the README's configuration table (every backticked name in a row's first cell).
     static func readmeKeys() throws -> Set<String> {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: ThrowawayCluster.repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
         guard let start = readme.range(of: "## Configuration") else { return [] }
         let section = readme[start.upperBound...].prefix { _ in true }
         let end = section.range(of: "\n## ")?.lowerBound ?? section.endIndex
@@ -110,9 +108,7 @@ struct ServerSettingsTests {
 
     @Test("the Kubernetes config map's settings read as they are meant: its apps accept Production, its proxies parse")
     func theKubernetesConfigMapReads() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let text = try String(contentsOf: root.appendingPathComponent("deploy/k8s/configmap.yaml"), encoding: .utf8)
+        let text = try String(contentsOf: ThrowawayCluster.repositoryRoot.appendingPathComponent("deploy/k8s/configmap.yaml"), encoding: .utf8)
         // The `data:` block's `  KEY: value` lines (values plain or double-quoted).
         var variables: [String: String] = [:]
         for line in text.split(separator: "\n") where line.hasPrefix("  ") && !line.hasPrefix("   ") {
