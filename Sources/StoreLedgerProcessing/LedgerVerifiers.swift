@@ -33,7 +33,7 @@ package struct LedgerVerifiers: Sendable {
     /// notification would then be refused as the wrong environment.
     package var productionRefusalWarning: String? {
         guard !environments.contains(.production) else { return nil }
-        let source = verifier.configuration.environmentsSource ?? "\(Self.environmentsKey)=\(environments.map(\.rawValue).joined(separator: ","))"
+        let source = verifier.configuration.environmentsSource ?? Self.listed(environments)
         return "Production data is rejected (\(source)): real purchases and notifications will be refused as the wrong environment; "
             + "for a live app set APP_APPLE_ID (or APPS=bundle.id:appAppleId) and leave \(Self.environmentsKey) unset or list Production"
     }
@@ -56,7 +56,7 @@ package struct LedgerVerifiers: Sendable {
         trust: TrustConfiguration = .appleRootCAG3,
         allowXcodeEnvironment: Bool = false
     ) throws(VerificationError) {
-        let source = environmentsSource ?? "\(Self.environmentsKey)=\(environments.map(\.rawValue).joined(separator: ","))"
+        let source = environmentsSource ?? Self.listed(environments)
         // Xcode data has no App Store signature (anyone can make it), and entitlements do not look at environments: in
         // a deployment that takes real money, it would let any client post itself a subscription.
         if allowXcodeEnvironment && environments.contains(.production) {
@@ -124,7 +124,12 @@ package struct LedgerVerifiers: Sendable {
                     + "set APP_APPLE_ID (or APPS=bundle.id:appAppleId), or accept Sandbox only"
             )
         }
-        return (environments, "\(environmentsKey)=\(environments.map(\.rawValue).joined(separator: ","))")
+        return (environments, listed(environments))
+    }
+
+    /// How a setting that lists `environments` is quoted in reasons and warnings: `APPLE_ENVIRONMENTS=Production,Sandbox`.
+    private static func listed(_ environments: [AppStoreEnvironment]) -> String {
+        "\(environmentsKey)=\(environments.map(\.rawValue).joined(separator: ","))"
     }
 
     /// Verifies a notification (and its nested JWS) by the rules of the environment it is signed for.
