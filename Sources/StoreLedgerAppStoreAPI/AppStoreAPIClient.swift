@@ -129,7 +129,7 @@ package struct AppStoreAPIClient: Sendable {
             request.body = .bytes(ByteBuffer(bytes: data))
         }
         let allowed = Self.deadline.map { min(configuration.requestTimeout, ContinuousClock.now.duration(to: $0)) } ?? configuration.requestTimeout
-        let timeout = TimeAmount.nanoseconds(max(1, allowed.components.seconds * 1_000_000_000 + allowed.components.attoseconds / 1_000_000_000))
+        let timeout = TimeAmount(max(allowed, .nanoseconds(1)))
         let status: Int
         let bytes: ByteBuffer
         let retryAfter: Duration?

@@ -82,7 +82,7 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
         context.fireChannelRead(data)
     }
 
-    /// Counts the answers, to know whether a 408 may still be written (an interim `100 Continue` is no answer).
+    /// Counts the answers, to know whether the late answer may still be written (an interim `100 Continue` is no answer).
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
         case .head(let head): if head.status.kind != .informational { responseHeadsWritten += 1 }
@@ -127,7 +127,7 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
             ])
         // A route still reading this request's body gets an error instead of the bytes so far.
         context.fireErrorCaught(APIError(lateStatus, code: "request_timeout", message: "the request did not arrive in time; send it again"))
-        // 408 only when it cannot be mistaken for the answer to an earlier request: every earlier request is answered
+        // The late answer only when it cannot be mistaken for the answer to an earlier request: every earlier request is answered
         // and nothing has been written for this one.
         let earlier = headArrived ? headsReceived - 1 : headsReceived
         guard headArrived, responseHeadsWritten == earlier, responseEndsWritten == earlier else {

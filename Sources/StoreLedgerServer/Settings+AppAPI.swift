@@ -40,11 +40,10 @@ extension Settings {
     /// (addresses or CIDRs whose `X-Forwarded-For` names the client). Nil when the mode is off.
     package func anonymousValidation() throws(SettingsError) -> AnonymousValidation? {
         guard try bool("IAP_VALIDATE_ANONYMOUS", default: true) else { return nil }
-        let proxies = try trustedProxies()
         return AnonymousValidation(
             perClientPerMinute: try int("IAP_VALIDATE_ANONYMOUS_PER_MINUTE", default: AnonymousValidation.defaultPerClient, in: 1...100_000),
             totalPerMinute: try int("IAP_VALIDATE_ANONYMOUS_TOTAL_PER_MINUTE", default: AnonymousValidation.defaultTotal, in: 1...1_000_000),
-            trustedProxies: proxies
+            trustedProxies: try trustedProxies()
         )
     }
 

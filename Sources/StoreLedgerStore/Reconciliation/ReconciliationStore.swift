@@ -28,7 +28,8 @@ package struct ReconciliationStore: Sendable {
     package func appendUnlessKnown(
         _ signedPayload: String, notificationUUID uuid: String?, environmentHint: EnvironmentHint, environmentName: String, logger: Logger
     ) async throws -> Bool {
-        let body = try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload], options: [.withoutEscapingSlashes])
+        let body = ByteBuffer(
+            bytes: try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload], options: [.withoutEscapingSlashes]))
         return try await client.inTransaction(logger: logger, sessions: sessions) { [sessions] connection in
             if let uuid {
                 try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("reconcile/" + uuid), 0))", logger: logger).readToEnd()
@@ -37,7 +38,7 @@ package struct ReconciliationStore: Sendable {
                     SELECT EXISTS (SELECT 1 FROM notifications WHERE notification_uuid = \(uuid))
                         OR EXISTS (SELECT 1 FROM reconciled_notifications WHERE notification_uuid = \(uuid))
                         OR EXISTS (SELECT 1 FROM events e JOIN event_queue q ON q.event_id = e.id AND q.event_received_at = e.received_at
-                                   WHERE e.body_sha256 = sha256(\(ByteBuffer(bytes: body))) AND q.state IN ('pending', 'processing'))
+                                   WHERE e.body_sha256 = sha256(\(body)) AND q.state IN ('pending', 'processing'))
                     """,
                     logger: logger
                 ).decode(Bool.self).readToEnd()
@@ -45,7 +46,7 @@ package struct ReconciliationStore: Sendable {
             }
             let appended = try await EventLog.append(
                 NewEvent(
-                    source: .reconciliation, environmentHint: environmentHint, route: "reconciliation", body: ByteBuffer(bytes: body),
+                    source: .reconciliation, environmentHint: environmentHint, route: "reconciliation", body: body,
                     contentType: "application/json"
                 ),
                 on: connection, sessions: sessions, logger: logger
