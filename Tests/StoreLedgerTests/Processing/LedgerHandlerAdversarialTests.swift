@@ -19,9 +19,11 @@ struct LedgerHandlerAdversarialTests {
         case forgedNestedTransaction, wrongBundle, unsignedXcodeData
     }
 
-    /// A SUBSCRIBED notification for `bundleID` in `environment`.
-    static func subscribed(bundleID: BundleID = "com.example.app", environment: AppStoreEnvironment = .sandbox) -> NotificationFact {
-        var builder = SubscriptionLifecycleBuilder(originalTransactionID: "9000", environment: environment, bundleID: bundleID)
+    /// A SUBSCRIBED notification of `originalTransactionID` for `bundleID` in `environment`.
+    static func subscribed(
+        _ originalTransactionID: OriginalTransactionID = "9000", bundleID: BundleID = "com.example.app", environment: AppStoreEnvironment = .sandbox
+    ) -> NotificationFact {
+        var builder = SubscriptionLifecycleBuilder(originalTransactionID: originalTransactionID, environment: environment, bundleID: bundleID)
         builder.subscribe()
         guard case .notification(let fact) = builder.facts[0] else { fatalError("subscribe() makes a notification") }
         return fact
@@ -62,14 +64,18 @@ struct LedgerHandlerAdversarialTests {
             code = "wrongApp"
         case .unsignedXcodeData: fact = subscribed(environment: AppStoreEnvironment(rawValue: "Xcode"))
         }
-        let outer = TestSigner(pki: pki)
+        return (try envelope(fact, outer: TestSigner(pki: pki), nested: nestedSigner, variant: outerVariant), code)
+    }
+
+    /// The body Apple would POST for `fact`: its transaction signed by `nested` (default `outer`), its renewal info and
+    /// the notification by `outer`, the notification's JWS shaped as `variant` says.
+    static func envelope(_ fact: NotificationFact, outer: TestSigner, nested: TestSigner? = nil, variant: JWSVariant = .genuine) throws -> String {
         var payload = fact.payload
         var data = payload.data ?? NotificationData()
-        data.signedTransactionInfo = try (nestedSigner ?? outer).sign(try #require(fact.transaction))
+        data.signedTransactionInfo = try (nested ?? outer).sign(try #require(fact.transaction))
         data.signedRenewalInfo = try outer.sign(try #require(fact.renewalInfo))
         payload.data = data
-        let jws = try outer.sign(payload, variant: outerVariant)
-        return (#"{"signedPayload":"\#(jws)"}"#, code)
+        return #"{"signedPayload":"\#(try outer.sign(payload, variant: variant))"}"#
     }
 
     @Test(arguments: Forgery.allCases)
@@ -125,18 +131,9 @@ struct LedgerHandlerAdversarialTests {
 
     /// A genuine SUBSCRIBED notification body whose transaction carries `offer` as its offer identifier.
     static func notification(_ originalTransactionID: String, offer: String) throws -> String {
-        var builder = SubscriptionLifecycleBuilder(
-            originalTransactionID: OriginalTransactionID(originalTransactionID), environment: .sandbox, bundleID: "com.example.app")
-        builder.subscribe()
-        guard case .notification(let fact) = builder.facts[0], var transaction = fact.transaction else { fatalError("subscribe() makes one") }
-        transaction.offerIdentifier = OfferID(offer)
-        let signer = TestSigner(pki: Self.trusted)
-        var payload = fact.payload
-        var data = payload.data ?? NotificationData()
-        data.signedTransactionInfo = try signer.sign(transaction)
-        data.signedRenewalInfo = try signer.sign(try #require(fact.renewalInfo))
-        payload.data = data
-        return #"{"signedPayload":"\#(try signer.sign(payload))"}"#
+        var fact = subscribed(OriginalTransactionID(originalTransactionID))
+        fact.transaction?.offerIdentifier = OfferID(offer)
+        return try envelope(fact, outer: TestSigner(pki: trusted))
     }
 
     /// A genuine notification whose transaction holds a NUL character (`\u0000`: JSON allows it, PostgreSQL stores
