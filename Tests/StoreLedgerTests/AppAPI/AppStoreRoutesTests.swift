@@ -15,15 +15,19 @@ import Testing
 struct AppStoreRoutesTests {
     static let pki = try! TestPKI()
 
-    /// Runs `body` with a fake App Store Server API and the app API wired to it.
+    /// Runs `body` with a fake App Store Server API and the app API wired to it (the client's longest backoff and the
+    /// requests' budget as given, else the fake's and the service's defaults).
     func withAPI(
-        configured: Bool = true, maximumAttempts: Int = 3,
+        configured: Bool = true, maximumAttempts: Int = 3, maximumBackoff: Duration? = nil,
+        appStoreBudget: Duration = AppAPIDependencies.defaultAppStoreBudget,
         _ body: @Sendable (AppAPIHarness, FakeAppStoreServer, any TestClientProtocol) async throws -> Void
     ) async throws {
         try await FakeAppStoreServer.withRunning { fake in
             try await TestDatabase.withFresh { db in
-                let client = configured ? try await AppStoreAPIClient(configuration: fake.configuration(maximumAttempts: maximumAttempts)) : nil
-                let harness = try await AppAPIHarness(db, pki: Self.pki, appStore: client)
+                var configuration = fake.configuration(maximumAttempts: maximumAttempts)
+                if let maximumBackoff { configuration.maximumBackoff = maximumBackoff }
+                let client = configured ? try await AppStoreAPIClient(configuration: configuration) : nil
+                let harness = try await AppAPIHarness(db, pki: Self.pki, appStore: client, appStoreBudget: appStoreBudget)
                 try await harness.app.test(.router) { http in try await body(harness, fake, http) }
             }
         }
@@ -133,27 +137,19 @@ struct AppStoreRoutesTests {
     /// An app's request waits for the lookups it causes, and its client gives up after a minute or less: the calls to
     /// Apple stop retrying when the request's budget runs out, and the answer is a 503 within it.
     @Test func anUpstreamThatKeepsFailingIsGivenUpOnWithinTheRequestsBudget() async throws {
-        try await FakeAppStoreServer.withRunning { fake in
-            try await TestDatabase.withFresh { db in
-                var configuration = fake.configuration(maximumAttempts: 10)
-                configuration.maximumBackoff = .seconds(1)
-                let client = try await AppStoreAPIClient(configuration: configuration)
-                let harness = try await AppAPIHarness(db, pki: Self.pki, appStore: client, appStoreBudget: .milliseconds(1_500))
-                try await harness.app.test(.router) { http in
-                    await fake.state.addTransaction(try Self.appleTransaction("8250"), id: "8250", environment: .sandbox)
-                    // Each answer asks for a second's wait: ten attempts would take nine seconds.
-                    await fake.state.inject(Array(repeating: .rateLimited(retryAfterSeconds: 1), count: 10))
-                    let started = ContinuousClock.now
-                    let response = try await http.execute(
-                        uri: "/api/iap/validate", method: .post, headers: AppAPIHarness.serviceHeaders, body: try Self.validateBody("8250"))
-                    #expect(response.status == .serviceUnavailable)
-                    // Within the budget (and far from the nine seconds ten attempts take), with room for a loaded machine.
-                    #expect(started.duration(to: .now) < .seconds(5))
-                    // The first attempt and at most one retry a second later (none when the first answer came late): the
-                    // next would start past the budget.
-                    #expect((1...2).contains(await fake.state.requests.count))
-                }
-            }
+        try await withAPI(maximumAttempts: 10, maximumBackoff: .seconds(1), appStoreBudget: .milliseconds(1_500)) { _, fake, http in
+            await fake.state.addTransaction(try Self.appleTransaction("8250"), id: "8250", environment: .sandbox)
+            // Each answer asks for a second's wait: ten attempts would take nine seconds.
+            await fake.state.inject(Array(repeating: .rateLimited(retryAfterSeconds: 1), count: 10))
+            let started = ContinuousClock.now
+            let response = try await http.execute(
+                uri: "/api/iap/validate", method: .post, headers: AppAPIHarness.serviceHeaders, body: try Self.validateBody("8250"))
+            #expect(response.status == .serviceUnavailable)
+            // Within the budget (and far from the nine seconds ten attempts take), with room for a loaded machine.
+            #expect(started.duration(to: .now) < .seconds(5))
+            // The first attempt and at most one retry a second later (none when the first answer came late): the
+            // next would start past the budget.
+            #expect((1...2).contains(await fake.state.requests.count))
         }
     }
 
