@@ -10,24 +10,30 @@ import Testing
 struct EventPartitionsTests {
     static func date(_ text: String) -> Date { ISO8601DateFormatter().date(from: text)! }
 
+    /// Appends an event as if received at `receivedAt` (an RFC 3339 time), its queue row in `state` (finished now,
+    /// unless pending or processing) with `reason`.
+    static func appendReceived(_ db: TestDatabase, at receivedAt: String, body: String, state: String = "pending", reason: String? = nil) async throws
+    {
+        try await db.client.query(
+            """
+            WITH e AS (
+                INSERT INTO events (received_at, source, body, body_sha256)
+                VALUES (\(receivedAt)::timestamptz, 'apple_notification', \(ByteBuffer(string: body)), sha256(\(ByteBuffer(string: body))))
+                RETURNING id, received_at
+            ) INSERT INTO event_queue (event_id, event_received_at, state, reject_reason, finished_at)
+              SELECT id, received_at, \(state), \(reason), CASE WHEN \(state) IN ('pending', 'processing') THEN NULL ELSE now() END FROM e
+            """,
+            logger: db.logger
+        ).readToEnd()
+    }
+
     @Test func oldMonthsAreDetachedOnlyWhenTheirEventsAreFinished() async throws {
         try await TestDatabase.withFresh { db in
             let partitions = EventPartitions(client: db.client)
             #expect(try await partitions.ensure(monthsAhead: 1, from: Self.date("2025-01-15T00:00:00Z"), logger: db.logger) == 2)
             #expect(try await partitions.ensure(monthsAhead: 1, from: Self.date("2025-01-15T00:00:00Z"), logger: db.logger) == 0)
             // Two old events in January 2025 (as if received then), one still pending.
-            for body in ["a", "b"] {
-                try await db.client.query(
-                    """
-                    WITH e AS (
-                        INSERT INTO events (received_at, source, body, body_sha256)
-                        VALUES ('2025-01-10T00:00:00Z', 'apple_notification', \(ByteBuffer(string: body)), sha256(\(ByteBuffer(string: body))))
-                        RETURNING id, received_at
-                    ) INSERT INTO event_queue (event_id, event_received_at) SELECT id, received_at FROM e
-                    """,
-                    logger: db.logger
-                )
-            }
+            for body in ["a", "b"] { try await Self.appendReceived(db, at: "2025-01-10T00:00:00Z", body: body) }
             let listed = try await partitions.list(logger: db.logger)
             #expect(listed.first?.name == "events_2025_01")
             #expect(listed.first?.rows == 2)
@@ -74,17 +80,7 @@ struct EventPartitionsTests {
                 ("2025-02-12T00:00:00Z", "e", "rejected", "badSignature: the signature does not verify"),
             ]
             for (receivedAt, body, state, reason) in events {
-                try await db.client.query(
-                    """
-                    WITH e AS (
-                        INSERT INTO events (received_at, source, body, body_sha256)
-                        VALUES (\(receivedAt)::timestamptz, 'apple_notification', \(ByteBuffer(string: body)), sha256(\(ByteBuffer(string: body))))
-                        RETURNING id, received_at
-                    ) INSERT INTO event_queue (event_id, event_received_at, state, reject_reason, finished_at)
-                      SELECT id, received_at, \(state), \(reason), now() FROM e
-                    """,
-                    logger: db.logger
-                )
+                try await Self.appendReceived(db, at: receivedAt, body: body, state: state, reason: reason)
             }
             // January: one done, one rejected for its bytes: detached.
             #expect(try await partitions.detach(before: Self.date("2025-02-01T00:00:00Z"), drop: false, logger: db.logger) == ["events_2025_01"])
