@@ -9,7 +9,10 @@ import NIOHTTPTypes
 /// and a request head that arrives byte by byte is invisible to it.
 ///
 /// It sits behind the HTTP decoder, where requests have boundaries; its ``ByteObserver`` sits in front of the decoder
-/// and tells it when bytes arrive, so the clock starts at a request's first byte, not at its complete head. When the
+/// and tells it when bytes arrive, so the clock starts at a request's first byte, not at its complete head. A request
+/// pipelined behind one not yet answered starts its clock when that answer has been written: the time it waits is the
+/// server's, not the sender's, and a deadline passing meanwhile would close the connection before the earlier answer
+/// (the 200 of a notification already committed) was sent. When the
 /// deadline passes it fails the request's body stream (a route reading it gets an error, never a truncated body),
 /// answers its ``lateStatus`` (408, or 503 on the public port, where Apple retries a 5xx and perhaps no 4xx) when a
 /// request head arrived and nothing is being answered on the connection, and closes it.
@@ -44,6 +47,8 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     private let expirations = Counter(label: "storeledger_http_request_timeouts_total")
     /// The running deadline of the request being received, if any.
     private var deadline: Scheduled<Void>?
+    /// Whether bytes of a request arrived while an earlier one was still unanswered: its clock starts at that answer.
+    private var startWhenAnswered = false
     /// Whether the head of the request being received has been decoded.
     private var headArrived = false
     private var headsReceived = 0
@@ -87,7 +92,12 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
         switch unwrapOutboundIn(data) {
         case .head(let head): if head.status.kind != .informational { responseHeadsWritten += 1 }
         case .body: break
-        case .end: responseEndsWritten += 1
+        case .end:
+            responseEndsWritten += 1
+            if startWhenAnswered, responseEndsWritten == earlierRequests {
+                startWhenAnswered = false
+                startIfNeeded(context)
+            }
         }
         context.write(data, promise: promise)
     }
@@ -103,8 +113,15 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
         stop()
     }
 
+    /// The requests before the one being received (or, between requests, every request so far).
+    private var earlierRequests: Int { headArrived ? headsReceived - 1 : headsReceived }
+
     private func startIfNeeded(_ context: ChannelHandlerContext) {
         guard deadline == nil else { return }
+        guard responseEndsWritten == earlierRequests else {
+            startWhenAnswered = true
+            return
+        }
         deadline = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
             expire(context)
         }
@@ -113,6 +130,7 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     private func stop() {
         deadline?.cancel()
         deadline = nil
+        startWhenAnswered = false
     }
 
     private func expire(_ context: ChannelHandlerContext) {
@@ -129,7 +147,7 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
         context.fireErrorCaught(APIError(lateStatus, code: "request_timeout", message: "the request did not arrive in time; send it again"))
         // The late answer only when it cannot be mistaken for the answer to an earlier request: every earlier request is answered
         // and nothing has been written for this one.
-        let earlier = headArrived ? headsReceived - 1 : headsReceived
+        let earlier = earlierRequests
         guard headArrived, responseHeadsWritten == earlier, responseEndsWritten == earlier else {
             context.close(promise: nil)
             return

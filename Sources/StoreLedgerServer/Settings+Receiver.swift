@@ -5,20 +5,9 @@ extension Settings {
     /// The receiver's settings: `HOST`, `PORT`, `RECEIVER_MAX_BODY_BYTES`, `RECEIVER_STORE_TIMEOUT_MS`,
     /// `RECEIVER_CONCURRENT_COMMITS`, the listener's timeouts (``httpTimeouts()``) and `TRUSTED_PROXIES`
     /// (``trustedProxies()``, for the address a notification's row records).
-    ///
-    /// The store timeout must end at least a second before the request timeout: a request pipelined behind one being
-    /// stored starts its own deadline meanwhile, and a deadline that passes before the earlier answer was written
-    /// closes the connection, losing the 200 of a notification already committed (Apple sends it again: a duplicate).
     package func receiver() throws(SettingsError) -> ReceiverConfiguration {
         let storeMilliseconds = try int("RECEIVER_STORE_TIMEOUT_MS", default: 5000, in: 100...60000)
         let timeouts = try httpTimeouts()
-        guard Duration.milliseconds(storeMilliseconds) + .seconds(1) <= timeouts.request else {
-            throw SettingsError(
-                .malformed,
-                "RECEIVER_STORE_TIMEOUT_MS=\(storeMilliseconds) must end at least a second before HTTP_REQUEST_TIMEOUT_SECONDS "
-                    + "(\(timeouts.request)): a request waiting behind one being stored would time out before that one's answer",
-                key: "RECEIVER_STORE_TIMEOUT_MS")
-        }
         return ReceiverConfiguration(
             host: string("HOST") ?? "0.0.0.0",
             port: try int("PORT", default: 8080, in: 0...65535),

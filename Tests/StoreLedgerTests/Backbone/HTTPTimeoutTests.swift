@@ -116,6 +116,32 @@ struct HTTPTimeoutTests {
         }
     }
 
+    /// A request pipelined behind one still being stored waits for that answer before its own clock starts: the time
+    /// it waits is the server's. Before, its deadline passed while the first was stored, and the connection was closed
+    /// before the first notification's 200 was written.
+    @Test func aRequestPipelinedBehindOneBeingStoredStartsItsClockAtThatAnswer() async throws {
+        try await TestDatabase.withFresh { db in
+            try await withReceiver(db, timeouts: HTTPTimeouts(idle: .seconds(10), request: .milliseconds(300))) { port in
+                let first = RawConnection.post("/notifications/apple", body: Self.body)
+                // The second says `Connection: close`, so that the server closes once it answered both.
+                let head = String(RawConnection.post("/notifications/apple", body: Self.body).dropLast(Self.body.count).dropLast())
+                let second = head + "Connection: close\r\n\r\n" + Self.body
+                let split = second.index(second.endIndex, offsetBy: -Self.body.count / 2)
+                let outcome = try await RawConnection.run(port: port, bound: .seconds(20)) { writer in
+                    // The first is stored only once the lock goes: 700 ms, past the second's 300 ms had its clock run.
+                    try await db.withTableLocked("events", mode: "EXCLUSIVE") {
+                        try await writer.write(ByteBuffer(string: first + second[..<split]))
+                        try await Task.sleep(for: .milliseconds(700))
+                    }
+                    try await writer.write(ByteBuffer(string: String(second[split...])))
+                }
+                #expect(outcome.received.components(separatedBy: "HTTP/1.1 200 OK").count - 1 == 2, "\(outcome.received)")
+                #expect(!outcome.received.contains("503"), "\(outcome.received)")
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM events") == 2)
+        }
+    }
+
     @Test func theAdminPortClosesIdleAndDrippingConnectionsToo() async throws {
         try await TestDatabase.withFresh { db in
             // Idle alone (the dripped head decodes to nothing, so only the idle timer runs), then the request deadline alone.

@@ -60,8 +60,6 @@ struct ServerSettingsTests {
         ("PORT", "http", [:]),
         ("RECEIVER_MAX_BODY_BYTES", "12", [:]),
         ("RECEIVER_STORE_TIMEOUT_MS", "soon", [:]),
-        // A store deadline as long as the request deadline: a pipelined request would time out before the earlier answer.
-        ("RECEIVER_STORE_TIMEOUT_MS", "15000", ["HTTP_REQUEST_TIMEOUT_SECONDS": "15"]),
         ("HTTP_IDLE_TIMEOUT_SECONDS", "0", [:]),
         ("HTTP_REQUEST_TIMEOUT_SECONDS", "forever", [:]),
         ("WORKER_CONCURRENCY", "-2", [:]),
