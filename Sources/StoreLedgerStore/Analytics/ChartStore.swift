@@ -246,9 +246,10 @@ package struct ChartStore: Sendable {
         WHERE revocation_type IS DISTINCT FROM 'FAMILY_REVOKE' AND ownership IS DISTINCT FROM 'FAMILY_SHARED' AND revoked_at IS NOT NULL
         GROUP BY 2, 3, 4, 5, 7
         """,
-        // analytics.trials (migration 0014) over the snapshot: a subscription whose first period is a free trial;
-        // converted = its first paid period exists and was not refunded; pending = no paid period, still giving
-        // access, auto-renew on; abandoned = no paid period and auto-renew off. By the trial's start month.
+        // analytics.trials (migrations 0014, 0027) over the snapshot: a subscription whose first period is a free
+        // trial, the purchaser's (a Family Sharing member's copy is none); converted = its first paid period exists
+        // and was not refunded; pending = no paid period, still giving access, auto-renew on; abandoned = no paid
+        // period and auto-renew off. By the trial's start month.
         """
         INSERT INTO console_chart_months (source, month, environment, bundle_id, product_id, all_products, trials_started, trials_converted,
                                           trials_pending, trials_abandoned)
@@ -273,7 +274,7 @@ package struct ChartStore: Sendable {
                   AND ri.signed_at <= least(f.period_end, now())
                 ORDER BY ri.signed_at DESC, ri.fact_sha256 DESC LIMIT 1
             ) r ON true
-            WHERE f.period_number = 1 AND f.is_trial AND f.period_start IS NOT NULL
+            WHERE f.period_number = 1 AND f.is_trial AND f.ownership IS DISTINCT FROM 'FAMILY_SHARED' AND f.period_start IS NOT NULL
         ) t
         GROUP BY 2, 3, 4, 5
         """,

@@ -327,6 +327,42 @@ struct AnalyticsViewTests {
         }
     }
 
+    /// A Family Sharing member's copy of S3 (its own original transaction, the purchaser's trial then paid month) is
+    /// no trial and no conversion of its own: the trial cohort, the month's new trials and conversions, and the
+    /// console's trials chart are those without it. It is still a subscription that started in the month.
+    @Test func aFamilyMembersCopyOfATrialIsNoTrialOrConversion() async throws {
+        try await TestDatabase.withFresh { db in
+            try await seed(db)
+            try await db.client.query(
+                """
+                INSERT INTO transactions (fact_sha256, payload, standalone, first_event_id)
+                SELECT sha256(convert_to(j::text, 'UTF8')), j, true, 1
+                FROM (SELECT payload || jsonb_build_object('originalTransactionId', '3500', 'transactionId', '35' || right(transaction_id, 2),
+                                                           'inAppOwnershipType', 'FAMILY_SHARED') AS j
+                      FROM transactions WHERE original_transaction_id = '3000') AS x
+                """, logger: db.logger)
+            #expect(try await db.scalar("SELECT count(*) FROM analytics.subscription_periods WHERE original_transaction_id = '3500'") == 2)
+            let cohorts = try await texts(
+                db,
+                "SELECT to_char(cohort_month, 'YYYY-MM-DD') || ' ' || trials || ' ' || converted || ' ' || pending || ' ' || conversion_rate FROM analytics.trial_conversion"
+            )
+            #expect(cohorts == ["2025-02-01 2 1 0 0.5000"])
+            let february = try await texts(
+                db,
+                """
+                SELECT sum(new_subscriptions) || ' ' || sum(new_trials) || ' ' || sum(new_paid_direct) || ' ' || sum(trial_conversions) || ' ' || sum(new_paid)
+                FROM analytics.new_subscriptions_by_month WHERE month = '2025-02-01' AND environment = 'Production'
+                """)
+            #expect(february == ["3 2 0 1 1"], "S3, S4 and the member's copy started; the trials of S3 and S4; S3 converted")
+            let charts = ChartStore(client: db.client)
+            _ = try await charts.refresh(logger: db.logger)
+            let month = try #require(Calendar.utc.date(from: DateComponents(year: 2025, month: 2, day: 1)))
+            let chart = try await charts.trials(ChartFilter(fromMonth: month, toMonth: month, environment: "Production"), logger: db.logger)
+            #expect(chart.map(\.trials) == [2])
+            #expect(chart.map(\.converted) == [1])
+        }
+    }
+
     /// A family member's copy revoked without a revocationType (every payload before Apple added the field) is no
     /// refund: the purchaser's own transaction carries the refund. It is listed, refunding nothing, and no month counts it.
     @Test func aFamilySharedRevocationWithoutARevocationTypeRefundsNothing() async throws {

@@ -120,8 +120,8 @@ struct ChartViewReference: Sendable {
                 SELECT g.m::date AS month
                 FROM generate_series(\(from)::timestamptz AT TIME ZONE 'UTC', \(to)::timestamptz AT TIME ZONE 'UTC', interval '1 month') AS g(m)
             ), trials AS MATERIALIZED (
-                -- analytics.trials (migration 0014) over the snapshot: a subscription whose first period is a free
-                -- trial; converted = its first paid period exists and was not refunded; pending = no paid period, still
+                -- analytics.trials (migrations 0014, 0027) over the snapshot: a subscription whose first period is a
+                -- free trial, the purchaser's; converted = its first paid period exists and was not refunded; pending = no paid period, still
                 -- giving access, auto-renew on; abandoned = no paid period and auto-renew off.
                 SELECT date_trunc('month', f.period_start AT TIME ZONE 'UTC')::date AS cohort_month, f.original_transaction_id,
                        c.transaction_id IS NOT NULL AND c.revoked_at IS NULL AS converted,
@@ -140,7 +140,7 @@ struct ChartViewReference: Sendable {
                       AND ri.signed_at <= least(f.period_end, now())
                     ORDER BY ri.signed_at DESC, ri.fact_sha256 DESC LIMIT 1
                 ) r ON true
-                WHERE f.period_number = 1 AND f.is_trial
+                WHERE f.period_number = 1 AND f.is_trial AND f.ownership IS DISTINCT FROM 'FAMILY_SHARED'
                   AND (\(environment)::text IS NULL OR f.environment = \(environment))
                   AND (\(product)::text IS NULL OR f.product_id = \(product))
                   AND (\(app)::text IS NULL OR f.bundle_id = \(app))
