@@ -5,13 +5,15 @@ package import StoreLedgerHTTP
 
 extension Settings {
     /// How app-facing callers authenticate: `AUTH_JWT_SECRET`, `AUTH_JWT_PUBLIC_KEY` (PEM; `\n` escapes are
-    /// accepted so it fits one line), `AUTH_JWT_ISSUER`, `AUTH_JWT_AUDIENCE`, `ADMIN_API_KEY`.
+    /// accepted so it fits one line), `AUTH_JWT_ISSUER`, `AUTH_JWT_AUDIENCE`, `AUTH_JWT_USER_CLAIM` (default `sub`),
+    /// `ADMIN_API_KEY`.
     package func authentication() -> AuthenticationConfiguration {
         AuthenticationConfiguration(
             jwtSecret: string("AUTH_JWT_SECRET"),
             jwtPublicKeyPEM: string("AUTH_JWT_PUBLIC_KEY").map { $0.replacingOccurrences(of: "\\n", with: "\n") },
             jwtIssuer: string("AUTH_JWT_ISSUER"),
             jwtAudience: string("AUTH_JWT_AUDIENCE"),
+            jwtUserClaim: string("AUTH_JWT_USER_CLAIM") ?? "sub",
             adminAPIKey: string("ADMIN_API_KEY")
         )
     }

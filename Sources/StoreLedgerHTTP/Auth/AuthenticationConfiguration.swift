@@ -2,7 +2,8 @@
 ///
 /// Environment keys (read by the `storeledger` command): `AUTH_JWT_SECRET` (HS256 shared secret),
 /// `AUTH_JWT_PUBLIC_KEY` (PEM public key; ES256 or RS256), `AUTH_JWT_ISSUER` and `AUTH_JWT_AUDIENCE` (checked when
-/// set), `ADMIN_API_KEY` (a server-to-server key; more live in the `api_keys` table).
+/// set), `AUTH_JWT_USER_CLAIM` (the claim holding the user id, default `sub`), `ADMIN_API_KEY` (a server-to-server
+/// key; more live in the `api_keys` table).
 package struct AuthenticationConfiguration: Sendable {
     /// The HS256 secret for users' bearer JWTs.
     package var jwtSecret: String?
@@ -12,17 +13,22 @@ package struct AuthenticationConfiguration: Sendable {
     package var jwtIssuer: String?
     /// The required `aud`, if any.
     package var jwtAudience: String?
+    /// The claim that holds the user id: `sub` by default; another for tokens an existing sign-in server signs its
+    /// own way (`id`, `user_id`). A string, or a whole number taken as its digits.
+    package var jwtUserClaim: String
     /// A server-to-server API key accepted besides the `api_keys` table.
     package var adminAPIKey: String?
 
     /// Creates a configuration.
     package init(
-        jwtSecret: String? = nil, jwtPublicKeyPEM: String? = nil, jwtIssuer: String? = nil, jwtAudience: String? = nil, adminAPIKey: String? = nil
+        jwtSecret: String? = nil, jwtPublicKeyPEM: String? = nil, jwtIssuer: String? = nil, jwtAudience: String? = nil,
+        jwtUserClaim: String = "sub", adminAPIKey: String? = nil
     ) {
         self.jwtSecret = jwtSecret
         self.jwtPublicKeyPEM = jwtPublicKeyPEM
         self.jwtIssuer = jwtIssuer
         self.jwtAudience = jwtAudience
+        self.jwtUserClaim = jwtUserClaim
         self.adminAPIKey = adminAPIKey
     }
 

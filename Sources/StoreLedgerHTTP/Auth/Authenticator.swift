@@ -96,10 +96,13 @@ package struct Authenticator: Sendable {
         if let audience = configuration.jwtAudience, !(claims.aud?.value.contains(audience) ?? false) {
             throw APIError(.unauthorized, code: "invalid_token", message: "the bearer token is meant for another audience (aud)")
         }
-        guard !claims.sub.value.isEmpty else {
-            throw APIError(.unauthorized, code: "invalid_token", message: "the bearer token has an empty subject (sub)")
+        let claim = configuration.jwtUserClaim
+        guard let user = claims.identifiers[claim], !user.isEmpty else {
+            throw APIError(
+                .unauthorized, code: "invalid_token",
+                message: "the bearer token names no user in its \(claim) claim (a non-empty string or a whole number)")
         }
-        return UserID(claims.sub.value)
+        return UserID(user)
     }
 
     /// The `alg` of a compact JWS's header, nil when the header is not base64url JSON with a string `alg`.

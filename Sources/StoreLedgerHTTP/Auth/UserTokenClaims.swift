@@ -1,17 +1,16 @@
 import Foundation
 import JWTKit
 
-/// The claims StoreLedger reads from a user's bearer JWT: `sub` is the user id; `exp` is required; `nbf`,
-/// `iss` and `aud` are checked when present or configured. `exp` and `nbf` are checked with ``clockSkewLeeway``:
-/// the host app's sign-in server and StoreLedger keep their own clocks, and a token issued with `nbf` = `iat` by a
-/// server a second ahead would otherwise be refused the moment it is used (RFC 7519 allows "a small leeway").
+/// The claims StoreLedger reads from a user's bearer JWT: the user id is the member ``AuthenticationConfiguration``
+/// names (`sub` by default); `exp` is required; `nbf`, `iss` and `aud` are checked when present or configured. `exp`
+/// and `nbf` are checked with ``clockSkewLeeway``: the host app's sign-in server and StoreLedger keep their own clocks,
+/// and a token issued with `nbf` = `iat` by a server a second ahead would otherwise be refused the moment it is used
+/// (RFC 7519 allows "a small leeway").
 struct UserTokenClaims: JWTPayload {
     /// How far the issuer's clock may be from this server's: a token is taken until `exp` + this, and from
     /// `nbf` − this.
     static let clockSkewLeeway: TimeInterval = 60
 
-    /// The user id.
-    var sub: SubjectClaim
     /// Expiry (required: a token that never expires is refused).
     var exp: ExpirationClaim
     /// Not valid before.
@@ -20,6 +19,46 @@ struct UserTokenClaims: JWTPayload {
     var iss: IssuerClaim?
     /// Audience.
     var aud: AudienceClaim?
+    /// The top-level members that can name a user, by name: strings as they are, and whole numbers as their decimal
+    /// digits (a sign-in server that signs `{"id": 42}` or a numeric `sub` names user "42").
+    var identifiers: [String: String]
+
+    /// A claim's name.
+    private struct Name: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(_ name: String) { stringValue = name }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// Reads the time and scope claims, and every member that can name a user.
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Name.self)
+        exp = try container.decode(ExpirationClaim.self, forKey: Name("exp"))
+        nbf = try container.decodeIfPresent(NotBeforeClaim.self, forKey: Name("nbf"))
+        iss = try container.decodeIfPresent(IssuerClaim.self, forKey: Name("iss"))
+        aud = try container.decodeIfPresent(AudienceClaim.self, forKey: Name("aud"))
+        var identifiers: [String: String] = [:]
+        for name in container.allKeys {
+            if let text = try? container.decode(String.self, forKey: name) {
+                identifiers[name.stringValue] = text
+            } else if let number = try? container.decode(Int64.self, forKey: name) {
+                identifiers[name.stringValue] = String(number)
+            }
+        }
+        self.identifiers = identifiers
+    }
+
+    /// Writes the claims read (`JWTPayload` is `Codable`; StoreLedger never signs user tokens).
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Name.self)
+        for (name, value) in identifiers { try container.encode(value, forKey: Name(name)) }
+        try container.encode(exp, forKey: Name("exp"))
+        try container.encodeIfPresent(nbf, forKey: Name("nbf"))
+        try container.encodeIfPresent(iss, forKey: Name("iss"))
+        try container.encodeIfPresent(aud, forKey: Name("aud"))
+    }
 
     /// Checks the time claims, with ``clockSkewLeeway`` either way.
     func verify(using algorithm: some JWTAlgorithm) async throws {

@@ -5,8 +5,10 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import JWTKit
+import Logging
 import NIOCore
 import PostgresNIO
+import StoreLedgerCore
 import StoreLedgerHTTP
 import StoreLedgerStore
 import StoreLedgerTestSupport
@@ -80,6 +82,40 @@ struct AppAPIAuthenticationTests {
                 #expect(notYetValid.0 == .unauthorized)
                 #expect(notYetValid.1 == "token_expired")
             }
+        }
+    }
+
+    /// An existing sign-in server's tokens name the user their own way: `{"id": 42}` (an Express backend's
+    /// `jwt.sign({id})`), `user_id`, a numeric `sub`. `AUTH_JWT_USER_CLAIM` names the claim; a whole number is the
+    /// user of its digits; a claim that is absent, empty, fractional or not a string is refused.
+    @Test func theUserIdIsTheConfiguredClaimAStringOrAWholeNumber() async throws {
+        let secret = "a-host-sign-in-secret-of-at-least-32-bytes"
+        func authenticate(_ claims: String, userClaim: String = "sub") async throws -> Result<Caller?, APIError> {
+            let authenticator = try await Authenticator(
+                configuration: AuthenticationConfiguration(jwtSecret: secret, jwtUserClaim: userClaim), apiKeys: nil)
+            let expiry = Int(Date().timeIntervalSince1970) + 600
+            let token = try Self.token(alg: "HS256", claims: #"{\#(claims),"exp":\#(expiry)}"#) { input in
+                Data(HMAC<SHA256>.authenticationCode(for: input, using: SymmetricKey(data: Data(secret.utf8))))
+            }
+            do throws(APIError) {
+                return .success(try await authenticator.authenticate([.authorization: "Bearer \(token)"], logger: Logger(label: "test")))
+            } catch {
+                return .failure(error)
+            }
+        }
+        #expect(try await authenticate(#""sub":"alice""#).get() == .user(UserID("alice")))
+        #expect(try await authenticate(#""sub":42"#).get() == .user(UserID("42")))
+        #expect(try await authenticate(#""id":42,"iat":1"#, userClaim: "id").get() == .user(UserID("42")))
+        #expect(try await authenticate(#""token_type":"access","user_id":"u-7""#, userClaim: "user_id").get() == .user(UserID("u-7")))
+        let refused = [(#""id":42"#, "sub"), (#""sub":"""#, "sub"), (#""sub":4.5"#, "sub"), (#""sub":true"#, "sub"), (#""sub":"alice""#, "id")]
+        for (claims, userClaim) in refused {
+            guard case .failure(let error) = try await authenticate(claims, userClaim: userClaim) else {
+                Issue.record("\(claims) with the user in \(userClaim) was accepted")
+                continue
+            }
+            #expect(error.status == .unauthorized, "\(claims)")
+            #expect(error.code == "invalid_token", "\(claims)")
+            #expect(error.message.contains(userClaim), "\(claims): \(error.message)")
         }
     }
 
@@ -166,9 +202,12 @@ struct AppAPIAuthenticationTests {
 
     /// A compact JWS whose header says `alg` over claims for `user`, signed by `sign` (whatever algorithm it really uses).
     static func token(alg: String, user: String, sign: (Data) throws -> Data) throws -> String {
-        let header = base64URL(Data(#"{"alg":"\#(alg)","typ":"JWT"}"#.utf8))
-        let claims = base64URL(Data(#"{"sub":"\#(user)","exp":\#(Int(Date().timeIntervalSince1970) + 600)}"#.utf8))
-        let input = "\(header).\(claims)"
+        try token(alg: alg, claims: #"{"sub":"\#(user)","exp":\#(Int(Date().timeIntervalSince1970) + 600)}"#, sign: sign)
+    }
+
+    /// A compact JWS whose header says `alg` over the JSON `claims`, signed by `sign`.
+    static func token(alg: String, claims: String, sign: (Data) throws -> Data) throws -> String {
+        let input = "\(base64URL(Data(#"{"alg":"\#(alg)","typ":"JWT"}"#.utf8))).\(base64URL(Data(claims.utf8)))"
         return "\(input).\(base64URL(try sign(Data(input.utf8))))"
     }
 
