@@ -56,7 +56,7 @@ extension SignedDataVerifier {
         } else {
             claims = try jws.claims()
         }
-        let signedDate = claims.signedDate.map { Date(timeIntervalSince1970: $0 / 1000) }
+        let signedDate = claims.signingDate.map { Date(timeIntervalSince1970: $0 / 1000) }
         let stated = environmentOf(claims)
 
         if let environment = stated.map(AppStoreEnvironment.init(rawValue:)), environment.isLocalTestEnvironment {

@@ -62,6 +62,8 @@ struct SignedPayloadClaims: Decodable, Sendable {
 
     /// `signedDate` in epoch milliseconds, possibly fractional.
     var signedDate: Double?
+    /// `receiptCreationDate`: when the App Store signed an app transaction, which has no `signedDate`.
+    var receiptCreationDate: Double?
     /// `environment`.
     var environment: String?
     /// `receiptType`: an app transaction's environment.
@@ -88,7 +90,7 @@ struct SignedPayloadClaims: Decodable, Sendable {
     var externalPurchaseToken: ExternalPurchaseToken?
 
     private enum CodingKeys: String, CodingKey {
-        case signedDate, environment, receiptType, bundleId, appAppleId
+        case signedDate, receiptCreationDate, environment, receiptType, bundleId, appAppleId
         case notificationUUID, notificationType, subtype, version
         case data, summary, appData, externalPurchaseToken
     }
@@ -97,6 +99,7 @@ struct SignedPayloadClaims: Decodable, Sendable {
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         signedDate = container.lenientDouble(.signedDate)
+        receiptCreationDate = container.lenientDouble(.receiptCreationDate)
         environment = container.lenientString(.environment)
         receiptType = container.lenientString(.receiptType)
         bundleId = container.lenientString(.bundleId)
@@ -110,6 +113,10 @@ struct SignedPayloadClaims: Decodable, Sendable {
         appData = container.lenientObject(Section.self, .appData)
         externalPurchaseToken = container.lenientObject(ExternalPurchaseToken.self, .externalPurchaseToken)
     }
+
+    /// When Apple signed the payload, in epoch milliseconds: `signedDate`, or an app transaction's
+    /// `receiptCreationDate` (Apple's libraries check an app transaction's chain at that date).
+    var signingDate: Double? { signedDate ?? receiptCreationDate }
 
     /// Where a notification says which app and environment it is for: `data`, `summary`, `appData` or
     /// `externalPurchaseToken`, whichever is present.

@@ -161,6 +161,29 @@ struct TestPKIVerificationTests {
         _ = try await verifier.verifyTransaction(inTime)
     }
 
+    @Test("an app transaction's chain is checked at its receiptCreationDate, the date Apple signed it (it has no signedDate)")
+    func appTransactionCheckedAtItsReceiptCreationDate() async throws {
+        let pki = try TestPKI(
+            .leafValid(Date(timeIntervalSince1970: 1_704_067_200)...Date(timeIntervalSince1970: 1_719_792_000))
+        )
+        let verifier = try verifier(trusting: pki)
+        let signer = pki.signer()
+        func appTransaction(createdAt milliseconds: Int64) throws -> String {
+            try signer.sign(json: [
+                "receiptType": "Sandbox", "bundleId": signer.bundleID, "appAppleId": signer.appAppleID,
+                "originalApplicationVersion": "1.0", "receiptCreationDate": milliseconds,
+            ])
+        }
+        // Signed while the leaf was valid: it still verifies now that the leaf has expired.
+        let verified = try await verifier.verifyAppTransaction(try appTransaction(createdAt: 1_710_000_000_000))
+        #expect(verified.environment == .sandbox)
+        // Signed after the leaf expired: untrusted.
+        let late = await #expect(throws: VerificationError.self) {
+            try await verifier.verifyAppTransaction(try appTransaction(createdAt: 1_720_000_000_000))
+        }
+        #expect(late?.code == .untrustedChain)
+    }
+
     @Test("a forged nested transaction inside a genuinely signed notification is rejected")
     func forgedNestedTransaction() async throws {
         let signer = Self.pki.signer()
