@@ -4,7 +4,8 @@ package import StoreLedgerVerification
 
 extension Settings {
     /// The apps whose signed data is accepted: `APPS` (`bundle.id:appAppleId,…`), else `APP_BUNDLE_ID`
-    /// (comma-separated for several) with `APP_APPLE_ID`. `defaultBundleID` applies when none is set.
+    /// (comma-separated for several) with `APP_APPLE_ID` (one app's: refused beside several bundle ids).
+    /// `defaultBundleID` applies when none is set.
     package func apps(defaultBundleID: String? = nil) throws(SettingsError) -> [AppIdentity] {
         if let list = string("APPS") {
             var apps: [AppIdentity] = []
@@ -38,7 +39,17 @@ extension Settings {
                 .missing, "APP_BUNDLE_ID is not set: name the app whose notifications this ledger accepts (or APPS=bundle.id:appAppleId,…)",
                 key: "APP_BUNDLE_ID")
         }
-        return bundles.split(separator: ",").map { AppIdentity(bundleID: $0.trimmingCharacters(in: .whitespaces), appAppleID: appleID) }
+        let listed = bundles.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        // One Apple ID given to several apps would accept Sandbox and reject every other app's Production data once
+        // it is live (each app has its own appAppleId), after the receiver acknowledged it.
+        if let appleID, listed.count > 1 {
+            throw SettingsError(
+                .malformed,
+                "APP_APPLE_ID=\(appleID) names one app, but APP_BUNDLE_ID lists \(listed.count): give each app its own Apple ID "
+                    + "with APPS=\(listed.map { "\($0):<appAppleId>" }.joined(separator: ","))",
+                key: "APP_APPLE_ID")
+        }
+        return listed.map { AppIdentity(bundleID: $0, appAppleID: appleID) }
     }
 
     /// The verifiers: the apps (``apps(defaultBundleID:)``), `APPLE_ENVIRONMENTS` (default Production and Sandbox

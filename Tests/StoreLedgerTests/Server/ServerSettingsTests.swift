@@ -73,6 +73,8 @@ struct ServerSettingsTests {
         ("APP_APPLE_ID", "abc", [:]),
         ("APPS", ":123", [:]),
         ("APPLE_ENVIRONMENTS", "Staging", [:]),
+        // One app's Apple ID for two apps: the second app's Production data would be rejected once live.
+        ("APP_APPLE_ID", "1234", ["APP_BUNDLE_ID": "com.example.app,com.example.other"]),
         ("APPLE_ROOT_CAS_DER_BASE64", "not base64!", [:]),
         ("ALLOW_XCODE_DATA", "perhaps", [:]),
         ("IAP_VALIDATE_ANONYMOUS", "maybe", [:]),
