@@ -2,7 +2,7 @@ import Foundation
 package import Logging
 package import PostgresNIO
 import StoreLedgerCore
-import StoreLedgerStore
+package import StoreLedgerStore
 
 /// Rebuilds the facts and the read model from the event log, without downtime.
 ///
@@ -41,13 +41,24 @@ package struct Rebuilder: Sendable {
     /// How many batches are written at once, each in its own transaction (the rebuild then holds this many
     /// connections besides the one that reads).
     package let applyConcurrency: Int
+    /// The limits of the rebuild's transactions (``defaultTransactionLimits``).
+    package let transactionLimits: TransactionLimits
+
+    /// The rebuild's transactions may wait 5 minutes for a lock (the swap waits for workers' batches, each bounded by
+    /// its lease), run a statement for an hour (the swap's merge of a large ledger takes minutes), and sit idle for a
+    /// minute: a rebuild that stalls or vanishes inside one (a paused VM, a stopped process, a sleeping laptop) is
+    /// ended by the server then, its locks released. Without it, a stalled swap held every worker's claims off, and a
+    /// stalled batch held the subscriptions it locked, until TCP gave up on the session hours later, or never.
+    package static let defaultTransactionLimits = TransactionLimits(lockWait: .seconds(300), statement: .seconds(3600), idle: .seconds(60))
 
     /// Creates a rebuilder.
     package init(
         client: PostgresClient, handler: LedgerHandler, batchSize: Int = 500, catchUpThreshold: Int = 100, acceptNewRejections: Bool = false,
-        acceptArchivedEvents: Bool = false, verificationConcurrency: Int? = nil, applyConcurrency: Int = 2
+        acceptArchivedEvents: Bool = false, verificationConcurrency: Int? = nil, applyConcurrency: Int = 2,
+        transactionLimits: TransactionLimits = Rebuilder.defaultTransactionLimits
     ) {
         self.applyConcurrency = max(1, applyConcurrency)
+        self.transactionLimits = transactionLimits
         self.acceptNewRejections = acceptNewRejections
         self.acceptArchivedEvents = acceptArchivedEvents
         self.verificationConcurrency = max(1, verificationConcurrency ?? ProcessInfo.processInfo.activeProcessorCount)
@@ -61,11 +72,13 @@ package struct Rebuilder: Sendable {
     }
 
     /// Runs the rebuild. `progress` gets a line per batch; `beforeSwap` runs after catch-up, before the swap
-    /// (tests use it to deliver events "during" a rebuild).
+    /// (tests use it to deliver events "during" a rebuild); `duringSwap` runs inside the swap's transaction once the
+    /// live tables are locked (tests use it to stall the swap).
     package func run(
         dryRun: Bool, logger: Logger,
         progress: @Sendable (RebuildProgress) -> Void = { _ in },
-        beforeSwap: @Sendable () async throws -> Void = {}
+        beforeSwap: @Sendable () async throws -> Void = {},
+        duringSwap: @Sendable () async throws -> Void = {}
     ) async throws -> RebuildReport {
         let archived = try await client.withConnection { try await EventPage.countArchived(on: $0, logger: logger) }
         if archived > 0 {
@@ -81,7 +94,8 @@ package struct Rebuilder: Sendable {
         let shadow = UUID()
         try await client.withConnection { try await ShadowSchema.create(for: shadow, on: $0, logger: logger) }
         do {
-            let report = try await rebuild(shadow, dryRun: dryRun, logger: logger, progress: progress, beforeSwap: beforeSwap)
+            let report = try await rebuild(
+                shadow, dryRun: dryRun, logger: logger, progress: progress, beforeSwap: beforeSwap, duringSwap: duringSwap)
             try await client.withConnection { try await ShadowSchema.drop(ifHeldBy: shadow, on: $0, logger: logger) }
             return report
         } catch {
@@ -91,7 +105,8 @@ package struct Rebuilder: Sendable {
     }
 
     private func rebuild(
-        _ shadow: UUID, dryRun: Bool, logger: Logger, progress: @Sendable (RebuildProgress) -> Void, beforeSwap: @Sendable () async throws -> Void
+        _ shadow: UUID, dryRun: Bool, logger: Logger, progress: @Sendable (RebuildProgress) -> Void,
+        beforeSwap: @Sendable () async throws -> Void, duringSwap: @Sendable () async throws -> Void
     ) async throws -> RebuildReport {
         let start = ContinuousClock.now
         var state = (last: Int64(0), processed: 0, rejected: 0)
@@ -130,8 +145,9 @@ package struct Rebuilder: Sendable {
         try await beforeSwap()
         // The swap: block writers of the live derived tables, replay the tail, compare and merge, commit.
         let last = state.last
-        let (differences, changed, tail, tailRejected) = try await client.inTransaction(logger: logger) { connection in
+        let (differences, changed, tail, tailRejected) = try await client.inTransaction(logger: logger, limits: transactionLimits) { connection in
             try await ShadowSchema.lockLiveTables(on: connection, logger: logger)
+            try await duringSwap()
             // Checked inside the swap's transaction: a crash or another rebuild's start after this point waits for it
             // or ends it too.
             try await checkHolder(shadow, on: connection, logger: logger)
@@ -239,7 +255,10 @@ package struct Rebuilder: Sendable {
             for page in sideBySide {
                 group.addTask {
                     do {
-                        return (try await client.inTransaction(logger: logger) { try await apply(page, into: shadow, on: $0, logger: logger) }, nil)
+                        let rejected = try await client.inTransaction(logger: logger, limits: transactionLimits) {
+                            try await apply(page, into: shadow, on: $0, logger: logger)
+                        }
+                        return (rejected, nil)
                     } catch let error as PSQLError where sideBySide.count > 1 && error.serverInfo?[.sqlState] == "40P01" {
                         logger.notice("rebuild: a batch met a deadlock; applying it again", metadata: ["last_event": "\(page.lastID)"])
                         return (0, page)
@@ -255,7 +274,9 @@ package struct Rebuilder: Sendable {
         }
         var later = 0
         for page in retry.sorted(by: { $0.lastID < $1.lastID }) + after {
-            later += try await client.inTransaction(logger: logger) { try await apply(page, into: shadow, on: $0, logger: logger) }
+            later += try await client.inTransaction(logger: logger, limits: transactionLimits) {
+                try await apply(page, into: shadow, on: $0, logger: logger)
+            }
         }
         return rejected + later
     }

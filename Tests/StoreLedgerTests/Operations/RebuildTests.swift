@@ -137,6 +137,47 @@ struct RebuildTests {
 }
 
 extension RebuildTests {
+    /// A rebuild that stalls inside its swap (a paused VM, a stopped process) holds every worker's claims off only
+    /// until its transaction's idle limit: the server ends the session, its locks go, and workers go on. Before, the
+    /// swap had no limits, and workers waited until TCP gave up on the session, hours later, or never.
+    @Test func aSwapThatStallsIsEndedByTheServerAndWorkersGoOn() async throws {
+        struct StallOver: Error {}
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.pki)
+            let facts = Self.workload()
+            try await pipeline.append(Array(facts.dropLast()))
+            try await pipeline.drain()
+            let limits = TransactionLimits(lockWait: .seconds(10), statement: .seconds(60), idle: .seconds(1))
+            let stalling = Rebuilder(client: db.client, handler: pipeline.handler, batchSize: 13, transactionLimits: limits)
+            let locked = AnsweredFlag()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    await #expect(throws: (any Error).self) {
+                        _ = try await stalling.run(
+                            dryRun: false, logger: db.logger,
+                            duringSwap: {
+                                locked.set()
+                                // Stalled for 15 s; then it gives up rather than write to a session the server ended.
+                                try await Task.sleep(for: .seconds(15))
+                                throw StallOver()
+                            })
+                    }
+                }
+                #expect(try await eventually(within: .seconds(20)) { locked.isSet })
+                // While the swap holds the live tables, a worker claims nothing; once the server ends the stalled
+                // session (1 s idle), the new event is processed, long before the stall is over.
+                try await pipeline.append(Array(facts.suffix(1)))
+                let processed = try await eventually(within: .seconds(8), every: .milliseconds(100)) {
+                    try await pipeline.drain()
+                    return try await db.scalar("SELECT count(*) FROM event_queue WHERE state = 'done'") == facts.count
+                }
+                #expect(processed, "the worker waited for the stalled swap")
+                try await group.waitForAll()
+            }
+            try await expectSameAsFromScratch(db, pipeline, facts: facts)
+        }
+    }
+
     @Test func aRebuildWithOtherTrustThanTheWorkersRefusesToDropVerifiedFacts() async throws {
         try await TestDatabase.withFresh { db in
             let pipeline = try LedgerPipeline(db, pki: Self.pki)
