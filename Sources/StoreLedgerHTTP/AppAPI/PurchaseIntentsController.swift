@@ -55,19 +55,20 @@ package struct PurchaseIntentsController: Sendable {
 
     func create(_ request: Request, context: StoreLedgerRequestContext) async throws -> Response {
         struct Body: Decodable {
-            var user_id: String?
+            /// A string, or a host app's numeric user id (`{"user_id": 42}` is user "42").
+            var user_id: FlexibleIdentifier?
             var product_id: String
         }
         let body = try await JSONBody.decode(Body.self, from: request, context: context)
         let user: UserID
         switch context.caller {
         case .user(let id):
-            if let named = body.user_id, named != id.rawValue {
+            if let named = body.user_id?.value, named != id.rawValue {
                 throw APIError(.forbidden, code: "forbidden", message: "a signed-in user can create intents only for themself")
             }
             user = id
         default:
-            guard let named = body.user_id, !named.isEmpty else {
+            guard let named = body.user_id?.value, !named.isEmpty else {
                 throw APIError(.badRequest, code: "invalid_request", message: "user_id and product_id required")
             }
             user = UserID(named)

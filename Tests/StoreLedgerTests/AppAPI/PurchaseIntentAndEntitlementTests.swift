@@ -176,6 +176,27 @@ struct PurchaseIntentAndEntitlementTests {
         }
     }
 
+    /// A host app (seed 003's is a Rails app) sends its numeric user id as a JSON number: it names the user of its
+    /// digits, as a numeric `sub` does. Before, it was a 400 for its type.
+    @Test func aNumericUserIDNamesTheUserOfItsDigits() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            try await harness.app.test(.router) { client in
+                let created = try await client.execute(
+                    uri: "/v1/purchase-intents", method: .post, headers: AppAPIHarness.serviceHeaders,
+                    body: try AppAPIHarness.body(["user_id": 42, "product_id": "p"]))
+                #expect(created.status == .created)
+                #expect(try AppAPIHarness.json(created)["user_id"] as? String == "42")
+                for user in [-1, 4.5] as [Any] {
+                    let refused = try await client.execute(
+                        uri: "/v1/purchase-intents", method: .post, headers: AppAPIHarness.serviceHeaders,
+                        body: try AppAPIHarness.body(["user_id": user, "product_id": "p"]))
+                    #expect(refused.status == .badRequest, "\(user)")
+                }
+            }
+        }
+    }
+
     @Test func aSignedInUserCreatesIntentsOnlyForThemselfAndSeesOnlyTheirOwn() async throws {
         try await TestDatabase.withFresh { db in
             let harness = try await AppAPIHarness(db, pki: Self.pki)
