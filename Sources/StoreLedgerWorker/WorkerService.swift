@@ -280,7 +280,8 @@ package struct WorkerService<Handler: EventHandler>: Service {
                     // Counted as done even when it fails: a try waits up to a second for the log's lock, with every
                     // append queued behind it, and partitions are made months ahead; the next is an interval later.
                     lastPartitionCheck = .now
-                    let created = try await log.ensurePartitions(logger: logger)
+                    // Bounded like the rest: a database gone silent must not stop this loop's lease rescue for good.
+                    let created = try await withDeadline(configuration.lease) { [logger] in try await log.ensurePartitions(logger: logger) }
                     if created > 0 { logger.info("created event partitions", metadata: ["count": "\(created)"]) }
                 }
             } catch {
