@@ -71,6 +71,32 @@ struct FailoverTests {
         }
     }
 
+    /// A crash can put the id sequence back below a value drawn by an append that never committed (its advance was
+    /// written to the WAL but not flushed): no committed event is gone, and that is no restore. Made here by moving the
+    /// sequence back by hand after ids were drawn and not used.
+    @Test func aSequencePutBackByACrashIsNoRestore() async throws {
+        try await TestDatabase.withFresh(maximumConnections: 1) { db in
+            let body = ByteBuffer(string: #"{"signedPayload":"h.p.s"}"#)
+            let log = EventLog(client: db.client)
+            var last: Int64 = 0
+            for _ in 0..<5 { last = try await log.append(NewEvent(source: .appleNotification, body: body), logger: db.logger).id.rawValue }
+            // Appends that drew their ids and had not committed when a worker's sweep read the mark.
+            try await db.client.withConnection { connection in
+                try await connection.query("SELECT nextval('events_id_seq') FROM generate_series(1, 40)", logger: db.logger).readToEnd()
+            }
+            let history = DatabaseHistory(client: db.client)
+            let mark = try await history.checkRewind(seen: 0, logger: db.logger)
+            #expect(mark.highWater == last)
+            // The crash: the sequence's advance was not flushed, so it is back where the last commit left it.
+            try await db.client.withConnection { connection in
+                try await connection.query("SELECT setval('events_id_seq', \(last))", logger: db.logger).readToEnd()
+            }
+            let after = try await history.checkRewind(seen: mark.highWater, logger: db.logger)
+            #expect(!after.rewound)
+            #expect(try await history.changes(logger: db.logger).isEmpty)
+        }
+    }
+
     func exercise(primary: ThrowawayCluster, standbyCreated: (ThrowawayCluster) -> Void) async throws {
         let logger = TestDatabase.makeLogger()
         let signer = TestSigner(pki: Self.pki, bundleID: "com.example.app")
