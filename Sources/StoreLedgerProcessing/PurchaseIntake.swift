@@ -74,11 +74,13 @@ package struct PurchaseIntake: Sendable {
             }
             var link: UserLinkChange?
             if let owner, !originalID.isEmpty {
-                link = try await UserLinkStore.link(
+                let change = try await UserLinkStore.link(
                     environment: environment, originalTransactionID: originalID, to: owner,
                     appAccountToken: transaction.appAccountToken?.rawValue.lowercased(), eventID: claimed.id,
                     reason: origin.route ?? source.rawValue, on: connection, logger: logger
                 )
+                try await WebhookOutbox.announce(change, of: transaction, causedBy: claimed.id, on: connection, logger: logger)
+                link = change
             }
             let entitlement = try await EntitlementStore.entitlement(
                 environment: environment, transactionID: transaction.transactionID?.rawValue ?? originalID, at: Date(),

@@ -20,13 +20,16 @@ package struct WebhookEvent: Sendable, Equatable {
     package var entitled: Bool
     /// The current period's end.
     package var expiresAt: Date?
-    /// When Apple signed the fact that caused the change.
+    /// When Apple signed the fact that caused the change (a change of owner: when it was made).
     package var occurredAt: Date
+    /// The owner the purchase had before a `<kind>.transferred` event; nil for every other event.
+    package var previousUserID: String?
 
-    /// Creates an event; the id is derived from what changed, so the same change always has the same id.
+    /// Creates an event; the id is derived from what changed, so the same change always has the same id: from `identity`
+    /// when given (with the type), else from the event's fields.
     package init(
         type: String, appAccountToken: String?, productID: String?, environment: String, originalTransactionID: String,
-        transactionID: String?, entitled: Bool, expiresAt: Date?, occurredAt: Date
+        transactionID: String?, entitled: Bool, expiresAt: Date?, occurredAt: Date, previousUserID: String? = nil, identity: [String]? = nil
     ) {
         self.type = type
         self.appAccountToken = appAccountToken
@@ -37,8 +40,9 @@ package struct WebhookEvent: Sendable, Equatable {
         self.entitled = entitled
         self.expiresAt = expiresAt
         self.occurredAt = occurredAt
+        self.previousUserID = previousUserID
         self.id = Self.stableID(
-            [
+            identity.map { [type] + $0 } ?? [
                 type, environment, originalTransactionID, transactionID ?? "", productID ?? "", entitled ? "1" : "0",
                 expiresAt.map { String(Int64($0.timeIntervalSince1970 * 1000)) } ?? "", String(Int64(occurredAt.timeIntervalSince1970 * 1000)),
             ]

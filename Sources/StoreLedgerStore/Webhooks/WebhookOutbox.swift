@@ -64,6 +64,7 @@ package enum WebhookOutbox {
         var entitled: Bool
         var expires_at: Date?
         var occurred_at: Date
+        var previous_user_id: String?
 
         init(_ event: WebhookEvent) {
             id = event.id.uuidString.lowercased()
@@ -76,7 +77,43 @@ package enum WebhookOutbox {
             entitled = event.entitled
             expires_at = event.expiresAt
             occurred_at = event.occurredAt
+            previous_user_id = event.previousUserID
         }
+    }
+
+    /// Announces a purchase's change of owner (``UserLinkChange``), made by `eventID` in this transaction, with the
+    /// row of `transaction` as it stands: `<kind>.linked` when it had no owner, `<kind>.transferred` (beside
+    /// `previous_user_id`, who no longer has it) when it had another. The row's projection announces only what Apple's
+    /// facts change; a host that grants access from webhooks learns this way who holds the purchase now. Nothing when
+    /// the owner is unchanged or no endpoint is active.
+    package static func announce(
+        _ change: UserLinkChange, of transaction: TransactionPayload, causedBy eventID: EventID, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        let (kind, previous): (String, String?)
+        switch change {
+        case .unchanged: return
+        case .linked: (kind, previous) = ("linked", nil)
+        case .transferred(let from): (kind, previous) = ("transferred", from.rawValue)
+        }
+        func event<Row: ProjectedRow & StoredRow>(_ key: Row.Key, _: Row.Type) async throws -> WebhookEvent? {
+            guard let row = try await ReadModelStore.currentIfWebhooksActive([key], on: connection, logger: logger)?[key] as Row? else { return nil }
+            return WebhookEvent(
+                type: "\(Row.kind).\(kind)", appAccountToken: row.appAccountToken?.rawValue, productID: row.productID?.rawValue,
+                environment: row.environment.rawValue, originalTransactionID: row.familyTransactionID,
+                transactionID: row.currentTransactionID?.rawValue, entitled: row.entitled, expiresAt: row.expiresAt?.date, occurredAt: Date(),
+                previousUserID: previous, identity: [row.environment.rawValue, row.familyTransactionID, previous ?? "", String(eventID.rawValue)]
+            )
+        }
+        let announced: WebhookEvent?
+        if let key = transaction.subscriptionKey {
+            announced = try await event(key, SubscriptionState.self)
+        } else if let key = transaction.purchaseKey {
+            announced = try await event(key, PurchaseState.self)
+        } else {
+            announced = nil
+        }
+        if let announced { try await enqueue([announced], on: connection, logger: logger) }
     }
 
     /// The webhook events a row's projection implies: none when nothing a subscriber cares about changed, else one

@@ -230,6 +230,39 @@ struct AppStorePaymentsTests {
         }
     }
 
+    /// A host that grants access from webhooks hears who holds a purchase: its first owner (`subscription.linked`) and
+    /// each transfer (`subscription.transferred`, with the owner who no longer has it). The row's projection announces
+    /// only what Apple's facts change, so before, a restore on another account said nothing to the host.
+    @Test func linksAndTransfersAreAnnouncedToWebhooks() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            _ = try await WebhookEndpoints(client: db.client).add(url: "https://hooks.example.com/a", logger: db.logger)
+            let jws = try harness.subscription("5600")
+            try await harness.app.test(.router) { client in
+                let alice = try await AppAPIHarness.headers(user: "alice")
+                let bob = try await AppAPIHarness.headers(user: "bob")
+                for (headers, path, body) in [
+                    (alice, Self.transactionPath, try AppAPIHarness.body(["signed_transaction": jws])),
+                    (alice, Self.transactionPath, try AppAPIHarness.body(["signed_transaction": jws])),  // unchanged: nothing
+                    (bob, "/api/v1/payments/appstore/restore", try AppAPIHarness.body(["transactions": [jws]])),
+                ] {
+                    let response = try await client.execute(uri: path, method: .post, headers: headers, body: body)
+                    #expect(response.status == .ok)
+                }
+            }
+            let rows = try await db.client.query(
+                """
+                SELECT type || ' ' || coalesce(user_id, '-') || ' ' || coalesce(payload->>'previous_user_id', '-') || ' ' || entitled::text
+                       || ' ' || original_transaction_id
+                FROM webhook_events WHERE type LIKE '%.linked' OR type LIKE '%.transferred' ORDER BY created_at, occurred_at
+                """, logger: db.logger
+            ).decode(String.self).readToEnd()
+            #expect(rows == ["subscription.linked alice - true 5600", "subscription.transferred bob alice true 5600"])
+            let events = try await db.scalar("SELECT count(*) FROM webhook_events")
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_deliveries") == events)
+        }
+    }
+
     @Test func badBodiesGetAClearJSONError() async throws {
         try await TestDatabase.withFresh { db in
             let harness = try await AppAPIHarness(db, pki: Self.pki)
