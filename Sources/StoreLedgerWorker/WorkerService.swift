@@ -255,7 +255,7 @@ package struct WorkerService<Handler: EventHandler>: Service {
         let log = EventLog(client: client, sessions: sessions)
         let history = DatabaseHistory(client: client)
         var lastPartitionCheck: ContinuousClock.Instant?
-        // The largest event id this worker has seen issued: lower later, the database was put back in place.
+        // The log's high-water mark as this worker last saw it: lower later, the database was put back in place.
         var highWater: Int64 = 0
         while !stopping.isSet && !Task.isCancelled {
             do {

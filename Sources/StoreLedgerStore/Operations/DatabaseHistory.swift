@@ -57,7 +57,7 @@ package struct DatabaseHistory: Sendable {
         }
     }
 
-    /// Compares the log's high-water mark (the largest id of a committed event) with `seen`, the highest this process saw: a
+    /// Compares the log's high-water mark (the largest committed event id, or a recorded change's id floor) with `seen`, the highest this process saw: a
     /// mark lower than that means the database was put back in place (a snapshot restored, which keeps the system
     /// identifier and timeline ``check(logger:)`` compares), and it is recorded as a change of history (the id
     /// sequence moved on, a window to reconcile). Returns whether it was, and the mark now, to remember for next time.

@@ -64,6 +64,11 @@ struct FailoverTests {
             #expect(change.lastEventID == kept)
             #expect(change.eventIDFloor == rewind.highWater)
             #expect(change.previous == change.current)
+            // Recorded once: before any event commits past the new floor, neither this worker (its mark now the floor)
+            // nor another that saw the old mark records it again.
+            #expect(try await !history.checkRewind(seen: rewind.highWater, logger: db.logger).rewound)
+            #expect(try await !history.checkRewind(seen: mark.highWater, logger: db.logger).rewound)
+            #expect(try await history.changes(logger: db.logger).count == 1)
             let next = try await log.append(NewEvent(source: .appleNotification, body: body), logger: db.logger).id.rawValue
             #expect(next > mark.highWater)
             // Once recorded, the same mark is no change again (another worker that saw it too records nothing).
@@ -93,6 +98,26 @@ struct FailoverTests {
             }
             let after = try await history.checkRewind(seen: mark.highWater, logger: db.logger)
             #expect(!after.rewound)
+            #expect(try await history.changes(logger: db.logger).isEmpty)
+        }
+    }
+
+    /// Detaching a month of the log for archiving takes its events out of `events` (their queue rows stay): when no
+    /// event has arrived since, the log's largest id goes down, and that is no restore. Made here by deleting the rows
+    /// as a detach takes them away, without partitions of past months.
+    @Test func aDetachedMonthIsNoRestore() async throws {
+        try await TestDatabase.withFresh(maximumConnections: 1) { db in
+            let body = ByteBuffer(string: #"{"signedPayload":"h.p.s"}"#)
+            let log = EventLog(client: db.client)
+            for _ in 0..<5 { _ = try await log.append(NewEvent(source: .appleNotification, body: body), logger: db.logger) }
+            let history = DatabaseHistory(client: db.client)
+            let mark = try await history.checkRewind(seen: 0, logger: db.logger)
+            try await db.client.withConnection { connection in
+                try await connection.query("SET session_replication_role = replica", logger: db.logger).readToEnd()
+                try await connection.query("DELETE FROM events", logger: db.logger).readToEnd()
+                try await connection.query("RESET session_replication_role", logger: db.logger).readToEnd()
+            }
+            #expect(try await !history.checkRewind(seen: mark.highWater, logger: db.logger).rewound)
             #expect(try await history.changes(logger: db.logger).isEmpty)
         }
     }
