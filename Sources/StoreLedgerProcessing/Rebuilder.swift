@@ -43,22 +43,28 @@ package struct Rebuilder: Sendable {
     package let applyConcurrency: Int
     /// The limits of the rebuild's transactions (``defaultTransactionLimits``).
     package let transactionLimits: TransactionLimits
+    /// The pause before a swap that could not take its locks in time is tried again.
+    package let swapRetryPause: Duration
 
-    /// The rebuild's transactions may wait 5 minutes for a lock (the swap waits for workers' batches, each bounded by
-    /// its lease), run a statement for an hour (the swap's merge of a large ledger takes minutes), and sit idle for a
-    /// minute: a rebuild that stalls or vanishes inside one (a paused VM, a stopped process, a sleeping laptop) is
-    /// ended by the server then, its locks released. Without it, a stalled swap held every worker's claims off, and a
-    /// stalled batch held the subscriptions it locked, until TCP gave up on the session hours later, or never.
-    package static let defaultTransactionLimits = TransactionLimits(lockWait: .seconds(300), statement: .seconds(3600), idle: .seconds(60))
+    /// The rebuild's transactions may sit idle (the rebuild between two statements) for 5 minutes: a rebuild that stalls
+    /// or vanishes inside one (a paused VM, a stopped process, a sleeping laptop) is ended by the server then, its
+    /// locks released. Without it, a stalled swap held every worker's claims off, and a stalled batch held the
+    /// subscriptions it locked, until TCP gave up on the session hours later, or never. The swap's own work between
+    /// statements (announcing every changed row to webhooks) stays far below that. A lock is waited for 5 minutes (the
+    /// swap waits for workers' batches, each bounded by its lease; a swap that waited longer is tried again, up to
+    /// ``swapAttempts`` times, its shadow kept), and a statement may run for a day (a safety net: the swap's merge of
+    /// a large ledger takes minutes).
+    package static let defaultTransactionLimits = TransactionLimits(lockWait: .seconds(300), statement: .seconds(86_400), idle: .seconds(300))
 
     /// Creates a rebuilder.
     package init(
         client: PostgresClient, handler: LedgerHandler, batchSize: Int = 500, catchUpThreshold: Int = 100, acceptNewRejections: Bool = false,
         acceptArchivedEvents: Bool = false, verificationConcurrency: Int? = nil, applyConcurrency: Int = 2,
-        transactionLimits: TransactionLimits = Rebuilder.defaultTransactionLimits
+        transactionLimits: TransactionLimits = Rebuilder.defaultTransactionLimits, swapRetryPause: Duration = .seconds(10)
     ) {
         self.applyConcurrency = max(1, applyConcurrency)
         self.transactionLimits = transactionLimits
+        self.swapRetryPause = swapRetryPause
         self.acceptNewRejections = acceptNewRejections
         self.acceptArchivedEvents = acceptArchivedEvents
         self.verificationConcurrency = max(1, verificationConcurrency ?? ProcessInfo.processInfo.activeProcessorCount)
@@ -124,28 +130,60 @@ package struct Rebuilder: Sendable {
         // between those read are kept, and the swap reads them again.
         var gaps: [ClosedRange<Int64>] = []
         var phase = "replay"
+        var swapAttempts = 0
         while true {
-            let end = try await client.withConnection { try await EventPage.highestID(on: $0, logger: logger) }
-            let pending = try await client.withConnection { try await EventPage.count(after: state.last, through: end, on: $0, logger: logger) }
-            if phase == "catch-up" && pending < catchUpThreshold { break }
-            let target = state.processed + pending
-            // `applyConcurrency` batches are written side by side, each in its own transaction, while the next ones
-            // are read and verified.
-            var pages = try await readAndPrepare(applyConcurrency, after: state.last, through: end, logger: logger)
-            while let lastID = pages.last?.lastID {
-                async let upcoming = lastID < end ? readAndPrepare(applyConcurrency, after: lastID, through: end, logger: logger) : []
-                gaps += Self.gaps(after: state.last, in: pages.lazy.flatMap { $0.events.lazy.map(\.id.rawValue) })
-                let rejected = try await applySideBySide(pages, into: shadow, logger: logger)
-                state = (lastID, state.processed + pages.reduce(0) { $0 + $1.events.count }, state.rejected + rejected)
-                report(phase, target: target)
-                pages = try await upcoming
+            while true {
+                let end = try await client.withConnection { try await EventPage.highestID(on: $0, logger: logger) }
+                let pending = try await client.withConnection { try await EventPage.count(after: state.last, through: end, on: $0, logger: logger) }
+                if phase == "catch-up" && pending < catchUpThreshold { break }
+                let target = state.processed + pending
+                // `applyConcurrency` batches are written side by side, each in its own transaction, while the next ones
+                // are read and verified.
+                var pages = try await readAndPrepare(applyConcurrency, after: state.last, through: end, logger: logger)
+                while let lastID = pages.last?.lastID {
+                    async let upcoming = lastID < end ? readAndPrepare(applyConcurrency, after: lastID, through: end, logger: logger) : []
+                    gaps += Self.gaps(after: state.last, in: pages.lazy.flatMap { $0.events.lazy.map(\.id.rawValue) })
+                    let rejected = try await applySideBySide(pages, into: shadow, logger: logger)
+                    state = (lastID, state.processed + pages.reduce(0) { $0 + $1.events.count }, state.rejected + rejected)
+                    report(phase, target: target)
+                    pages = try await upcoming
+                }
+                if phase == "replay" { phase = "catch-up" } else if pending == 0 { break }
             }
-            if phase == "replay" { phase = "catch-up" } else if pending == 0 { break }
+            if swapAttempts == 0 { try await beforeSwap() }
+            swapAttempts += 1
+            do {
+                let (differences, changed, tail, tailRejected) = try await swap(
+                    shadow, after: state.last, gaps: gaps, dryRun: dryRun, logger: logger, duringSwap: duringSwap)
+                state.processed += tail
+                state.rejected += tailRejected
+                report("swap", target: state.processed)
+                return RebuildReport(
+                    eventsReplayed: state.processed, eventsRejected: state.rejected, differences: differences, rowsChanged: changed,
+                    swapped: !dryRun
+                )
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55P03" && swapAttempts < Self.swapAttempts {
+                // A lock the swap needs is held past the lock limit (a long transaction, a VACUUM that will not yield):
+                // nothing was swapped and the shadow is whole; catch up with what arrived meanwhile and try again.
+                logger.warning(
+                    "rebuild: the swap could not lock the live tables in time; catching up and trying again",
+                    metadata: ["attempt": "\(swapAttempts)", "of": "\(Self.swapAttempts)"])
+                try await Task.sleep(for: swapRetryPause)
+            }
         }
-        try await beforeSwap()
-        // The swap: block writers of the live derived tables, replay the tail, compare and merge, commit.
-        let last = state.last
-        let (differences, changed, tail, tailRejected) = try await client.inTransaction(logger: logger, limits: transactionLimits) { connection in
+    }
+
+    /// How many times the swap is tried when a lock it needs is not granted within the lock limit.
+    static let swapAttempts = 5
+
+    /// The swap, in one transaction: block writers of the live derived tables, replay the events after `last` and those
+    /// in `gaps`, compare, and (unless `dryRun`) merge into the live tables and announce the changes. Returns the
+    /// differences, the rows changed per table, and how many events it replayed and of them rejected.
+    private func swap(
+        _ shadow: UUID, after last: Int64, gaps: [ClosedRange<Int64>], dryRun: Bool, logger: Logger,
+        duringSwap: @Sendable () async throws -> Void
+    ) async throws -> (differences: [ShadowSchema.Difference], changed: [String: Int], tail: Int, tailRejected: Int) {
+        try await client.inTransaction(logger: logger, limits: transactionLimits) { connection in
             try await ShadowSchema.lockLiveTables(on: connection, logger: logger)
             try await duringSwap()
             // Checked inside the swap's transaction: a crash or another rebuild's start after this point waits for it
@@ -183,12 +221,6 @@ package struct Rebuilder: Sendable {
             try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
             return (differences, changed, tail, tailRejected)
         }
-        state.processed += tail
-        state.rejected += tailRejected
-        report("swap", target: state.processed)
-        return RebuildReport(
-            eventsReplayed: state.processed, eventsRejected: state.rejected, differences: differences, rowsChanged: changed, swapped: !dryRun
-        )
     }
 
     /// The ids missing between `after` and each of `ids` in turn (ascending): the ranges a read in id order passed over.

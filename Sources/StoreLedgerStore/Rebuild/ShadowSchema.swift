@@ -138,7 +138,7 @@ package enum ShadowSchema {
         // Claims take this lock shared, so while the swap holds it workers claim nothing they would only wait with.
         try await connection.query("SELECT pg_advisory_xact_lock(\(swapLockKey))", logger: logger).readToEnd()
         let list = tables.map { "public.\($0.name)" }.joined(separator: ", ")
-        try await connection.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(list) IN SHARE ROW EXCLUSIVE MODE"), logger: logger)
+        try await connection.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(list) IN SHARE ROW EXCLUSIVE MODE"), logger: logger).readToEnd()
     }
 
     /// One row that differs between live and shadow.

@@ -178,6 +178,44 @@ extension RebuildTests {
         }
     }
 
+    /// A swap that cannot take the live tables within its lock limit (a long transaction, a VACUUM holding one) keeps
+    /// its shadow, catches up and tries again, rather than throw away the whole replay.
+    @Test func aSwapThatCannotLockInTimeIsTriedAgainWithItsShadowKept() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.pki)
+            let facts = Self.workload()
+            try await pipeline.append(facts)
+            try await pipeline.drain()
+            let limits = TransactionLimits(lockWait: .milliseconds(300), statement: .seconds(60), idle: .seconds(60))
+            let rebuilder = Rebuilder(
+                client: db.client, handler: pipeline.handler, batchSize: 13, transactionLimits: limits, swapRetryPause: .milliseconds(200))
+            let swapped = Mutex(0)
+            let holder = Mutex<Task<Void, any Error>?>(nil)
+            let report = try await rebuilder.run(
+                dryRun: false, logger: db.logger,
+                beforeSwap: {
+                    // Held for 1 s from just before the swap, past two of its lock waits with their pauses.
+                    holder.withLock {
+                        $0 = Task {
+                            try await db.withTableLocked("subscriptions", mode: "SHARE UPDATE EXCLUSIVE") { try await Task.sleep(for: .seconds(1)) }
+                        }
+                    }
+                    let held = try await eventually(within: .seconds(10), every: .milliseconds(10)) {
+                        try await db.scalar(
+                            "SELECT count(*) FROM pg_locks WHERE relation = 'subscriptions'::regclass AND mode = 'ShareUpdateExclusiveLock' AND granted"
+                        ) == 1
+                    }
+                    #expect(held)
+                },
+                duringSwap: { swapped.withLock { $0 += 1 } })
+            try await holder.withLock { $0 }?.value
+            #expect(report.swapped)
+            #expect(report.eventsReplayed == facts.count)
+            #expect(swapped.withLock { $0 } == 1, "only the attempt that took the locks gets past them")
+            try await expectSameAsFromScratch(db, pipeline, facts: facts)
+        }
+    }
+
     @Test func aRebuildWithOtherTrustThanTheWorkersRefusesToDropVerifiedFacts() async throws {
         try await TestDatabase.withFresh { db in
             let pipeline = try LedgerPipeline(db, pki: Self.pki)
