@@ -2,6 +2,7 @@ import Foundation
 package import StoreLedgerAppStoreAPI
 package import StoreLedgerCore
 package import StoreLedgerHTTP
+import StoreLedgerVerification
 
 extension Settings {
     /// How app-facing callers authenticate: `AUTH_JWT_SECRET`, `AUTH_JWT_PUBLIC_KEY` (PEM; `\n` escapes are
@@ -68,11 +69,16 @@ extension Settings {
     }
 
     /// The App Store Server API configuration (`APPSTORE_ISSUER_ID`, `APPSTORE_KEY_ID`, `APPSTORE_PRIVATE_KEY`,
-    /// `APP_BUNDLE_ID`, `APPSTORE_API_URL`, `APPSTORE_API_SANDBOX_URL`), nil when no credential is set.
+    /// `APP_BUNDLE_ID` or else the first app of `APPS`, `APPSTORE_API_URL`, `APPSTORE_API_SANDBOX_URL`), nil when no
+    /// credential is set.
     package func appStoreAPI() throws(SettingsError) -> AppStoreAPIConfiguration? {
         let keys = ["APPSTORE_ISSUER_ID", "APPSTORE_KEY_ID", "APPSTORE_PRIVATE_KEY", "APP_BUNDLE_ID", "APPSTORE_API_URL", "APPSTORE_API_SANDBOX_URL"]
         var variables: [String: String] = [:]
         for key in keys { variables[key] = string(key) }
+        // Apps given their Apple IDs with APPS have no APP_BUNDLE_ID: the API's tokens name the first of them.
+        if variables["APP_BUNDLE_ID"] == nil, string("APPS") != nil {
+            variables["APP_BUNDLE_ID"] = try apps().first?.bundleID
+        }
         do {
             return try AppStoreAPIConfiguration.fromSettings(variables)
         } catch {

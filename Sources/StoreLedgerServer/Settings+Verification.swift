@@ -39,7 +39,10 @@ extension Settings {
                 .missing, "APP_BUNDLE_ID is not set: name the app whose notifications this ledger accepts (or APPS=bundle.id:appAppleId,…)",
                 key: "APP_BUNDLE_ID")
         }
-        let listed = bundles.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let listed = bundles.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !listed.isEmpty else {
+            throw SettingsError(.malformed, "APP_BUNDLE_ID=\(bundles) names no bundle id", key: "APP_BUNDLE_ID")
+        }
         // One Apple ID given to several apps would accept Sandbox and reject every other app's Production data once
         // it is live (each app has its own appAppleId), after the receiver acknowledged it.
         if let appleID, listed.count > 1 {

@@ -1,10 +1,12 @@
 import Configuration
 import Foundation
+import StoreLedgerAppStoreAPI
 import StoreLedgerHTTP
 import StoreLedgerProcessing
 import StoreLedgerServer
 import StoreLedgerStore
 import StoreLedgerTestSupport
+import StoreLedgerVerification
 import Testing
 
 /// Every setting goes through the one reader the builders are given, and a bad one names its key.
@@ -104,6 +106,20 @@ struct ServerSettingsTests {
                 #expect(error.map { String(describing: $0).contains(key) } == true, "\(key)=\(value): \(error.map { String(describing: $0) } ?? "")")
             }
         }
+    }
+
+    @Test("a stray comma in APP_BUNDLE_ID names no app; APPS alone names the App Store Server API's app")
+    func bundleListsAndTheAppStoreAPIsApp() throws {
+        let strayComma = Settings(reader: ServerHarness.reader(["APP_BUNDLE_ID": "com.example.app, ", "APP_APPLE_ID": "1234"]))
+        #expect(try strayComma.apps() == [AppIdentity(bundleID: "com.example.app", appAppleID: 1234)])
+        let blank = Settings(reader: ServerHarness.reader(["APP_BUNDLE_ID": " , "]))
+        #expect(throws: SettingsError.self) { try blank.apps() }
+        let listed = Settings(
+            reader: ServerHarness.reader([
+                "APPS": "com.example.app:1234,com.example.other:5678", "APPSTORE_ISSUER_ID": "issuer", "APPSTORE_KEY_ID": "key",
+                "APPSTORE_PRIVATE_KEY": "pem",
+            ]))
+        #expect(try listed.appStoreAPI()?.bundleID == "com.example.app")
     }
 
     @Test("the Kubernetes config map's settings read as they are meant: its apps accept Production, its proxies parse")
