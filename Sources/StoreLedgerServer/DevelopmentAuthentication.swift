@@ -14,7 +14,7 @@ package enum DevelopmentAuthentication {
     package static func configuration(
         _ settings: Settings, file: URL = defaultSecretFile, logger: Logger
     ) async throws -> AuthenticationConfiguration {
-        var configuration = settings.authentication()
+        var configuration = try settings.authentication()
         guard !configuration.isConfigured else { return configuration }
         let secret: String
         if let stored = try? String(contentsOf: file, encoding: .utf8), stored.utf8.count >= 32 {

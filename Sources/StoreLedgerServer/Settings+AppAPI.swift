@@ -6,15 +6,22 @@ import StoreLedgerVerification
 
 extension Settings {
     /// How app-facing callers authenticate: `AUTH_JWT_SECRET`, `AUTH_JWT_PUBLIC_KEY` (PEM; `\n` escapes are
-    /// accepted so it fits one line), `AUTH_JWT_ISSUER`, `AUTH_JWT_AUDIENCE`, `AUTH_JWT_USER_CLAIM` (default `sub`),
+    /// accepted so it fits one line), `AUTH_JWT_ISSUER`, `AUTH_JWT_AUDIENCE`, `AUTH_JWT_USER_CLAIM` (default `sub`;
+    /// never another registered claim, which names no user: `iss` or `aud` would make every user of an issuer one),
     /// `ADMIN_API_KEY`.
-    package func authentication() -> AuthenticationConfiguration {
-        AuthenticationConfiguration(
+    package func authentication() throws(SettingsError) -> AuthenticationConfiguration {
+        let userClaim = (string("AUTH_JWT_USER_CLAIM") ?? "sub").trimmingCharacters(in: .whitespaces)
+        guard !userClaim.isEmpty, userClaim == "sub" || !["iss", "aud", "exp", "nbf", "iat", "jti"].contains(userClaim) else {
+            throw SettingsError(
+                .malformed, "AUTH_JWT_USER_CLAIM=\(userClaim) names no user: use sub, or the claim your sign-in server puts the user id in",
+                key: "AUTH_JWT_USER_CLAIM")
+        }
+        return AuthenticationConfiguration(
             jwtSecret: string("AUTH_JWT_SECRET"),
             jwtPublicKeyPEM: string("AUTH_JWT_PUBLIC_KEY").map { $0.replacingOccurrences(of: "\\n", with: "\n") },
             jwtIssuer: string("AUTH_JWT_ISSUER"),
             jwtAudience: string("AUTH_JWT_AUDIENCE"),
-            jwtUserClaim: string("AUTH_JWT_USER_CLAIM") ?? "sub",
+            jwtUserClaim: userClaim,
             adminAPIKey: string("ADMIN_API_KEY")
         )
     }

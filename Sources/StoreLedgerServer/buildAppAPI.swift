@@ -19,7 +19,7 @@ package func buildAppAPI(
 ) async throws -> AppAPI? {
     let settings = Settings(reader: reader)
     let logger = context.logger
-    let authentication = authentication ?? settings.authentication()
+    let authentication = try authentication ?? settings.authentication()
     let anonymousValidation = try settings.anonymousValidation()
     let asksApple = try settings.appStoreAPI() != nil
     guard authentication.isConfigured || (anonymousValidation != nil && asksApple) else {

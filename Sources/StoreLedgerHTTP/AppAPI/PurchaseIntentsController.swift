@@ -6,7 +6,7 @@ import StoreLedgerStore
 /// Purchase intents (seed 003): `POST /v1/purchase-intents` `{user_id, product_id}` → `{correlation_id, …}`, the
 /// UUID the app passes to StoreKit as appAccountToken; `GET /v1/purchase-intents/{id}` → pending, completed or
 /// expired. Server-to-server callers (API key) name the user; a signed-in user may create intents only for
-/// themself (the token's `sub`; a different `user_id` is refused).
+/// themself (the token's user id; a different `user_id` is refused).
 package struct PurchaseIntentsController: Sendable {
     /// The shared dependencies.
     package let dependencies: AppAPIDependencies
@@ -55,8 +55,8 @@ package struct PurchaseIntentsController: Sendable {
 
     func create(_ request: Request, context: StoreLedgerRequestContext) async throws -> Response {
         struct Body: Decodable {
-            /// A string, or a host app's numeric user id (`{"user_id": 42}` is user "42").
-            var user_id: FlexibleIdentifier?
+            /// A string, or a host app's numeric user id (`{"user_id": 42}` is user "42"), as in a user's JWT.
+            var user_id: UserIDValue?
             var product_id: String
         }
         let body = try await JSONBody.decode(Body.self, from: request, context: context)

@@ -19,16 +19,21 @@ struct UserTokenClaims: JWTPayload {
     var iss: IssuerClaim?
     /// Audience.
     var aud: AudienceClaim?
-    /// The top-level members that can name a user, by name: strings as they are, and whole numbers as their decimal
-    /// digits (a sign-in server that signs `{"id": 42}` or a numeric `sub` names user "42").
+    /// The top-level members that can name a user (``UserIDValue``), by name: a sign-in server that signs `{"id": 42}`
+    /// or a numeric `sub` names user "42".
     var identifiers: [String: String]
 
     /// A claim's name.
     private struct Name: CodingKey {
+        /// The name.
         let stringValue: String
+        /// None: claims are named.
         var intValue: Int? { nil }
+        /// The claim `name`.
         init(_ name: String) { stringValue = name }
+        /// The claim `stringValue`.
         init?(stringValue: String) { self.stringValue = stringValue }
+        /// None: claims are named.
         init?(intValue: Int) { nil }
     }
 
@@ -41,19 +46,15 @@ struct UserTokenClaims: JWTPayload {
         aud = try container.decodeIfPresent(AudienceClaim.self, forKey: Name("aud"))
         var identifiers: [String: String] = [:]
         for name in container.allKeys {
-            if let text = try? container.decode(String.self, forKey: name) {
-                identifiers[name.stringValue] = text
-            } else if let number = try? container.decode(Int64.self, forKey: name) {
-                identifiers[name.stringValue] = String(number)
-            }
+            if let user = try? container.decode(UserIDValue.self, forKey: name) { identifiers[name.stringValue] = user.value }
         }
         self.identifiers = identifiers
     }
 
-    /// Writes the claims read (`JWTPayload` is `Codable`; StoreLedger never signs user tokens).
+    /// Writes the claims read, the identifiers as strings (`JWTPayload` is `Codable`; StoreLedger never signs user tokens).
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Name.self)
-        for (name, value) in identifiers { try container.encode(value, forKey: Name(name)) }
+        for (name, value) in identifiers where !["exp", "nbf", "iss", "aud"].contains(name) { try container.encode(value, forKey: Name(name)) }
         try container.encode(exp, forKey: Name("exp"))
         try container.encodeIfPresent(nbf, forKey: Name("nbf"))
         try container.encodeIfPresent(iss, forKey: Name("iss"))

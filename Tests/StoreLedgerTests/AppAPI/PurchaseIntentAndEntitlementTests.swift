@@ -187,7 +187,12 @@ struct PurchaseIntentAndEntitlementTests {
                     body: try AppAPIHarness.body(["user_id": 42, "product_id": "p"]))
                 #expect(created.status == .created)
                 #expect(try AppAPIHarness.json(created)["user_id"] as? String == "42")
-                for user in [-1, 4.5] as [Any] {
+                // A string is taken as it is, as a JWT's is: " 42" is not "42".
+                let spaced = try await client.execute(
+                    uri: "/v1/purchase-intents", method: .post, headers: AppAPIHarness.serviceHeaders,
+                    body: try AppAPIHarness.body(["user_id": " 42", "product_id": "p"]))
+                #expect(try AppAPIHarness.json(spaced)["user_id"] as? String == " 42")
+                for user in [4.5, true, ""] as [Any] {
                     let refused = try await client.execute(
                         uri: "/v1/purchase-intents", method: .post, headers: AppAPIHarness.serviceHeaders,
                         body: try AppAPIHarness.body(["user_id": user, "product_id": "p"]))

@@ -86,6 +86,8 @@ struct ServerSettingsTests {
         ("PRODUCT_CATALOG", "/nonexistent/catalog.json", ["ADMIN_API_KEY": "k"]),
         ("PURCHASE_INTENT_TTL_SECONDS", "1", ["ADMIN_API_KEY": "k"]),
         ("AUTH_JWT_SECRET", "short", [:]),
+        // The issuer is every user's: as the user id it would make them one user.
+        ("AUTH_JWT_USER_CLAIM", "iss", ["AUTH_JWT_SECRET": "a-host-sign-in-secret-of-at-least-32-bytes"]),
         ("APPSTORE_KEY_ID", "", ["APPSTORE_ISSUER_ID": "issuer", "APPSTORE_PRIVATE_KEY": "key"]),
         ("APPSTORE_PRIVATE_KEY", "not a key", ["APPSTORE_ISSUER_ID": "issuer", "APPSTORE_KEY_ID": "key"]),
     ]
