@@ -25,8 +25,9 @@ package struct CustomerLookupStore: Sendable {
         self.client = client
     }
 
-    /// The purchases `key` names as a user id, an appAccountToken (any case), an originalTransactionId or a
-    /// transactionId, with their state now; empty when it names none. Sorted by environment, kind (subscriptions
+    /// The purchases `key` names as a user id (their owner now, or an earlier one: `user_link_history`), an
+    /// appAccountToken (any case), an originalTransactionId or a transactionId, with their state now; empty when it
+    /// names none. Sorted by environment, kind (subscriptions
     /// first), purchase date and original transaction id; `limit` of them from `offset` in that order, with how many
     /// there are in all (a token shared by thousands of subscriptions is read a page at a time).
     package func purchases(
@@ -70,6 +71,11 @@ package struct CustomerLookupStore: Sendable {
                 SELECT environment, original_transaction_id, 4, NULL, NULL
                 FROM transactions
                 WHERE environment = ANY(\(environments)) AND transaction_id = \(key) AND original_transaction_id IS NOT NULL
+                UNION ALL
+                -- Purchases the user held once and that moved to another account (restored or synced there): "why did
+                -- this user lose premium?" finds them by the user's id, their current owner beside them.
+                SELECT environment, original_transaction_id, 5, NULL, NULL
+                FROM user_link_history WHERE to_user_id = \(key)
             ), matched AS (
                 -- One row per key found (hashed, not sorted: a token shared by 100,000 subscriptions), with the
                 -- best way it was found (user id, then appAccountToken, originalTransactionId, transactionId).
@@ -111,7 +117,7 @@ package struct CustomerLookupStore: Sendable {
             SELECT e.kind, e.environment, e.original_transaction_id, e.transaction_id, e.product_id, e.bundle_id, e.product_type,
                    e.user_id, e.app_account_token, e.entitled_now, e.entitlement, e.reason, e.status_now, e.status,
                    e.purchased_at, e.expires_at, e.ends_at, e.revoked_at, e.auto_renew, e.ownership,
-                   (ARRAY['user id', 'appAccountToken', 'originalTransactionId', 'transactionId'])[f.rank], c.total
+                   (ARRAY['user id', 'appAccountToken', 'originalTransactionId', 'transactionId', 'user id (an earlier owner)'])[f.rank], c.total
             FROM counted c
             LEFT JOIN found f ON true
             LEFT JOIN LATERAL (

@@ -175,6 +175,24 @@ struct ConsoleCustomerTests {
             #expect(subtypes.contains("user-42 → user-7 (restore)"))
             #expect(html.contains(#"<span class="when" data-field="signed-date">2025-03-02 00:00:00 UTC</span>"#))
             #expect(try Self.captures(#"<a class="raw-event" href="/console/events/([0-9]+)">"#, in: html).suffix(2) == ["\(event)", "\(event)"])
+            // Then user-9 restored it: support asked about user-7, who no longer holds it and owns no token. The search
+            // by their id finds it (the one customer it names is its owner now, whose page shows the transfer).
+            try await db.client.query(
+                """
+                INSERT INTO user_link_history (environment, original_transaction_id, from_user_id, to_user_id, change, reason, event_id, recorded_at)
+                VALUES ('Sandbox', '70001', 'user-7', 'user-9', 'transferred', 'restore', \(event), '2025-03-03T00:00:00Z');
+                """, logger: db.logger)
+            try await db.client.query(
+                "INSERT INTO user_links (environment, original_transaction_id, user_id, event_id) VALUES ('Sandbox', '70001', 'user-9', \(event))",
+                logger: db.logger)
+            let search = try await browser.get("/console/customers?q=user-7")
+            #expect(search.status == .seeOther)
+            #expect(search.location == "/console/customers/user-9")
+            let owner = try await browser.get("/console/customers/user-9").html
+            #expect(owner.contains(#"<dd class="mono" data-field="original-transaction-id">70001</dd>"#))
+            #expect(owner.contains("user-7 → user-9 (restore)"))
+            let page = try await CustomerLookupStore(client: db.client).purchases(matching: "user-7", logger: db.logger)
+            #expect(page.purchases.map(\.matchedBy) == ["user id (an earlier owner)"])
         }
     }
 
