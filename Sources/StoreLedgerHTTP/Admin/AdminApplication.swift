@@ -12,8 +12,8 @@ package enum AdminApplication {
     /// console under `/console` when `console` is given (`CONSOLE=on`; every `/console` path is a 404 otherwise).
     package static func router(
         registry: PrometheusCollectorRegistry, client: PostgresClient, migrator: Migrator, console: ConsoleController? = nil
-    ) -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
+    ) -> Router<StoreLedgerRequestContext> {
+        let router = Router(context: StoreLedgerRequestContext.self)
         router.get("/metrics") { _, _ in
             var bytes: [UInt8] = []
             registry.emit(into: &bytes)

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOPosix
 import StoreLedgerStore
 
 extension ConsoleController {
@@ -23,12 +24,24 @@ extension ConsoleController {
     }
 
     /// `POST /console/login`: a console user's name and password, or an API key. 403 without the form's CSRF token;
-    /// 401 with `#login-error` when the credentials are wrong; else a new session and 303 to the customers page.
+    /// 429 with `Retry-After` past the sign-in attempts allowed (``signIns``); 401 with `#login-error` when the
+    /// credentials are wrong; else a new session and 303 to the customers page. The password is hashed on NIO's thread
+    /// pool, not on the tasks' cooperative threads, which the rest of the process (a receiver storing Apple's
+    /// notifications, in `serve`) shares.
     func login(_ request: Request, context: some RequestContext) async throws -> Response {
         guard let form = try await checkedForm(request, expected: request.cookies[Self.loginCookie]?.value, session: nil) else {
             return forbidden(nil, "The sign-in form's security token is missing or wrong: reload the sign-in page and try again.")
         }
         let logger = context.logger
+        let peer = (context as? any RemoteAddressRequestContext)?.remoteAddress
+        let client = ClientAddressResolver.limitKey(ClientAddressResolver().clientAddress(peer: peer, headers: request.headers))
+        if case .limited(let seconds) = signIns.acquire(client, now: Date()) {
+            logger.notice("console sign-in rate-limited", metadata: ["client": "\(client)", "retry_after": "\(seconds)"])
+            var response = loginForm(
+                request, status: .tooManyRequests, error: "Too many sign-in attempts: try again in \(seconds) s.", username: "")
+            response.headers[.retryAfter] = String(seconds)
+            return response
+        }
         let principal: String
         let role: ConsoleRole
         if let key = form["api_key"]?.trimmingCharacters(in: .whitespacesAndNewlines), !key.isEmpty {
@@ -44,9 +57,16 @@ extension ConsoleController {
             let name = form["username"]?.trimmingCharacters(in: .whitespaces) ?? ""
             let password = form["password"] ?? ""
             let credentials = ConsoleUserStore.isValidName(name) ? try await users.credentials(of: name, logger: logger) : nil
-            guard let credentials, ConsolePassword.verify(password, against: credentials.passwordHash) else {
-                if credentials == nil { ConsolePassword.verifyNothing(password) }
-                logger.notice("console sign-in refused", metadata: ["user": "\(name)"])
+            let verified = try await NIOThreadPool.singleton.runIfActive {
+                guard let credentials else {
+                    ConsolePassword.verifyNothing(password)
+                    return false
+                }
+                return ConsolePassword.verify(password, against: credentials.passwordHash)
+            }
+            guard let credentials, verified else {
+                // Not the name typed when it names no user: it may be a password typed in the wrong field.
+                logger.notice("console sign-in refused", metadata: ["user": "\(credentials == nil ? "(unknown)" : name)"])
                 return loginForm(request, status: .unauthorized, error: "Wrong name or password.", username: name)
             }
             (principal, role) = (name, credentials.role)

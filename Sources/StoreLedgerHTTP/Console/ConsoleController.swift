@@ -40,6 +40,14 @@ package struct ConsoleController: Sendable {
     /// A chart page takes a missing or outdated snapshot while it waits only on a ledger of at most this many
     /// transactions (well under a second); on a larger one it says the charts are being prepared, or shows the last.
     package var firstSnapshotWaitTransactions = 2_000
+    /// Sign-in attempts allowed per client address and in all, per minute (``signInsPerAddressPerMinute``,
+    /// ``signInsPerMinute``): a password is hashed 600,000 times for each, so unlimited guesses would be both a
+    /// brute force and a way to keep the process's cores busy.
+    package var signIns = ClientRateLimiter(perClient: signInsPerAddressPerMinute, total: signInsPerMinute)
+    /// Sign-in attempts per client address per minute.
+    package static let signInsPerAddressPerMinute = 10
+    /// Sign-in attempts per minute from everyone together.
+    package static let signInsPerMinute = 30
 
     /// Creates the console over `client`; fails when its templates are missing from the build.
     package init(configuration: ConsoleConfiguration, client: PostgresClient) throws(ConsoleError) {

@@ -24,6 +24,7 @@ struct ConsoleTests {
     /// (operator) and `victor` (viewer), both with password `correct horse`.
     func withConsole(
         _ configuration: ConsoleConfiguration = ConsoleConfiguration(enabled: true, sessionHours: 12, adminAPIKey: ConsoleTests.adminKey),
+        signIns: ClientRateLimiter? = nil,
         _ body: @Sendable @escaping (TestDatabase, any TestClientProtocol) async throws -> Void
     ) async throws {
         try await TestDatabase.withFresh { db in
@@ -34,7 +35,8 @@ struct ConsoleTests {
             #expect(
                 try await users.create(
                     name: "victor", role: .viewer, passwordHash: try ConsolePassword.hash("correct horse", rounds: 1_000), logger: db.logger))
-            let console = try ConsoleController(configuration: configuration, client: db.client)
+            var console = try ConsoleController(configuration: configuration, client: db.client)
+            if let signIns { console.signIns = signIns }
             let router = AdminApplication.router(
                 registry: PrometheusCollectorRegistry(), client: db.client, migrator: Migrator(migrations: try Migration.bundled()), console: console
             )
@@ -190,6 +192,23 @@ struct ConsoleTests {
             #expect(
                 try await browser.post("/console/login", [("csrf_token", otherToken), ("username", "alice"), ("password", "correct horse")]).status
                     == .forbidden)
+        }
+    }
+
+    /// Each sign-in hashes a password 600,000 times: past the attempts allowed per address, the answer is 429 with
+    /// `Retry-After`, the right password included, until the allowance refills.
+    @Test func signInAttemptsPastTheAllowanceAre429() async throws {
+        try await withConsole(signIns: ClientRateLimiter(perClient: 3, total: 100)) { _, client in
+            let browser = ConsoleBrowser(client)
+            for _ in 0..<3 {
+                let wrong = try await browser.signIn("alice", "wrong horse")
+                #expect(wrong.status == .unauthorized)
+            }
+            let limited = try await browser.signIn("alice", "correct horse")
+            #expect(limited.status == .tooManyRequests)
+            #expect(Int(limited.headers[.retryAfter] ?? "") ?? 0 >= 1)
+            #expect(limited.html.contains("Too many sign-in attempts"))
+            #expect(browser.cookies["storeledger_console"] == nil)
         }
     }
 
