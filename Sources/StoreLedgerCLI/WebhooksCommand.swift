@@ -2,13 +2,13 @@ import ArgumentParser
 import Logging
 import StoreLedgerStore
 
-/// `storeledger webhooks add URL | list | remove URL`: where entitlement events are delivered.
+/// `storeledger webhooks add URL | list | retry URL | remove URL`: where entitlement events are delivered.
 struct WebhooksCommand: AsyncParsableCommand {
     /// The command's name and subcommands.
     static let configuration = CommandConfiguration(
         commandName: "webhooks",
         abstract: "Manage outgoing webhook endpoints (events signed with HMAC-SHA256; see docs/webhooks.md).",
-        subcommands: [Add.self, List.self, Remove.self]
+        subcommands: [Add.self, List.self, Retry.self, Remove.self]
     )
 
     /// `webhooks add URL`.
@@ -48,6 +48,26 @@ struct WebhooksCommand: AsyncParsableCommand {
                         "\(endpoint.id)\t\(endpoint.active ? "active" : "removed")\t\(endpoint.pending) pending\t\(endpoint.failed) failed\t\(endpoint.url)"
                     )
                 }
+            }
+        }
+    }
+
+    /// `webhooks retry URL`.
+    struct Retry: AsyncParsableCommand {
+        /// The subcommand's help.
+        static let configuration = CommandConfiguration(
+            abstract: "Deliver an endpoint's failed deliveries again, from now, with a new series of attempts (its consumer is back).")
+
+        @Argument(help: "The active endpoint's URL.")
+        var url: String
+
+        /// Makes the endpoint's failed deliveries due again.
+        func run() async throws {
+            try await WebhooksCommand.withEndpoints { endpoints, logger in
+                guard let retried = try await endpoints.retryFailed(url: url, logger: logger) else {
+                    throw CommandFailure("no active endpoint \(url)")
+                }
+                print("\(retried) failed deliveries to \(url) are due again")
             }
         }
     }

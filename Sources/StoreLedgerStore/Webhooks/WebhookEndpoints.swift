@@ -85,6 +85,32 @@ package struct WebhookEndpoints: Sendable {
         }
     }
 
+    /// Makes every `failed` delivery to the active endpoint at `url` due again now, with a new series of attempts (the
+    /// attempt log keeps the old ones; numbers start again at 1): for a consumer that was down past the last attempt,
+    /// once it is back. Returns how many deliveries it made due, or nil when no endpoint at `url` is active. Deliveries
+    /// already pruned (`WEBHOOK_RETENTION_DAYS` after they failed) are gone.
+    package func retryFailed(url: String, logger: Logger) async throws -> Int? {
+        let url = try Self.normalized(url)
+        return try await client.inTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                """
+                WITH endpoint AS (SELECT id FROM webhook_endpoints WHERE url = \(url) AND active),
+                retried AS (
+                    UPDATE webhook_deliveries d
+                    SET state = 'pending', attempts = 0, next_attempt_at = now(), last_error = NULL, last_status = NULL
+                    FROM endpoint e
+                    WHERE d.endpoint_id = e.id AND d.state = 'failed'
+                    RETURNING 1
+                )
+                SELECT (SELECT count(*) FROM endpoint), (SELECT count(*) FROM retried)
+                """,
+                logger: logger
+            ).decode((Int, Int).self).readToEnd()
+            guard let (endpoints, retried) = rows.first, endpoints > 0 else { return nil }
+            return retried
+        }
+    }
+
     /// Every endpoint with its delivery backlog.
     package func list(logger: Logger) async throws -> [Endpoint] {
         var endpoints: [Endpoint] = []

@@ -96,6 +96,8 @@ struct WebhookTests {
         var failures: Int
         var received: [(headers: HTTPFields, body: Data)] = []
         init(failures: Int) { self.failures = failures }
+        /// Answers 200 from now on.
+        func recover() { failures = 0 }
         func take(_ headers: HTTPFields, _ body: Data) -> HTTPResponse.Status {
             received.append((headers, body))
             if failures > 0 {
@@ -172,6 +174,29 @@ struct WebhookTests {
             #expect(
                 try await db.scalar("SELECT count(*) FROM webhook_delivery_attempts WHERE error IS NOT NULL")
                     == (try await db.scalar("SELECT count(*) FROM webhook_deliveries")) * 2)
+        }
+    }
+
+    /// A consumer that was down past the last attempt is back: `webhooks retry URL` makes its failed deliveries due again
+    /// with a new series of attempts, and they are delivered; an inactive or unknown URL is refused.
+    @Test func failedDeliveriesAreDeliveredAgainOnceRetried() async throws {
+        try await Self.withHook(failures: 1_000) { receiver, url, db, pipeline in
+            let endpoints = WebhookEndpoints(client: db.client)
+            _ = try await endpoints.add(url: url, logger: db.logger)
+            try await pipeline.append(SubscriptionLifecycles.renewThenExpire().facts)
+            try await pipeline.drain()
+            let dispatcher = WebhookDispatcher(
+                client: db.client, maximumAttempts: 1, initialBackoff: .milliseconds(1), timeout: .seconds(5), logger: db.logger)
+            try await dispatcher.deliverDue()
+            let failed = try await db.scalar("SELECT count(*) FROM webhook_deliveries WHERE state = 'failed'")
+            #expect(failed > 0)
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_deliveries WHERE state <> 'failed'") == 0)
+            await receiver.recover()
+            #expect(try await endpoints.retryFailed(url: url, logger: db.logger) == failed)
+            try await dispatcher.deliverDue()
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_deliveries WHERE state = 'delivered'") == failed)
+            #expect(try await endpoints.retryFailed(url: url, logger: db.logger) == 0)
+            #expect(try await endpoints.retryFailed(url: "https://hooks.example.com/unknown", logger: db.logger) == nil)
         }
     }
 
