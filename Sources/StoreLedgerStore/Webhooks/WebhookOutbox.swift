@@ -9,7 +9,9 @@ package enum WebhookOutbox {
     /// Enqueues `events` (already-known ids are skipped) and their deliveries, on the caller's connection. The user
     /// is resolved from `user_links`, else from the owner of the app account token. `entitled` is taken from
     /// `entitlements_at(now())` — whether the row grants anything now, the definition every route uses — so call this
-    /// after the rows are written; the events' own `entitled` (the fold's, clock-free) is replaced.
+    /// after the rows are written; the events' own `entitled` (the fold's, clock-free) is replaced. `ends_at` is added
+    /// from the same place: when access ends (a grace period's end, a revocation's date), which `expires_at`, the
+    /// period's end, is not.
     package static func enqueue(_ events: [WebhookEvent], on connection: PostgresConnection, logger: Logger) async throws {
         guard !events.isEmpty else { return }
         let encoder = JSONEncoder()
@@ -35,9 +37,11 @@ package enum WebhookOutbox {
                        nullif(i.token, ''), nullif(i.product, ''), i.environment, i.original, nullif(i.transaction, ''), now_.entitled,
                        CASE WHEN i.expires >= 0 THEN to_timestamp(i.expires) END, to_timestamp(i.occurred),
                        jsonb_set(i.payload, '{entitled}', to_jsonb(now_.entitled))
+                           || CASE WHEN now_.ends_at IS NULL THEN '{}'::jsonb
+                                   ELSE jsonb_build_object('ends_at', to_char(now_.ends_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')) END
                 FROM input i
                 CROSS JOIN LATERAL (
-                    SELECT coalesce(bool_or(e.entitled_now), false) AS entitled
+                    SELECT coalesce(bool_or(e.entitled_now), false) AS entitled, max(e.ends_at) AS ends_at
                     FROM entitlements_at(now()) e
                     WHERE e.kind = split_part(i.type, '.', 1) AND e.environment = i.environment AND e.original_transaction_id = i.original
                       AND (e.kind = 'subscription' OR e.transaction_id = i.transaction)

@@ -91,6 +91,30 @@ struct WebhookTests {
         }
     }
 
+    /// `expires_at` is the period's end; `ends_at` is when access ends, which a host storing "premium until" needs: in a
+    /// billing grace period the grace period's end (after `expires_at`), after a refund the revocation's date (before it).
+    @Test func eventsSayWhenAccessEndsBesideThePeriodsEnd() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.pki)
+            _ = try await WebhookEndpoints(client: db.client).add(url: "http://127.0.0.1:9/hook", logger: db.logger)
+            try await playInOrder(
+                SubscriptionLifecycles.graceThenRecover().facts + SubscriptionLifecycles.upgradeRefundReversed().facts, pipeline: pipeline)
+            func ends(_ type: String) async throws -> [String] {
+                try await db.client.query(
+                    """
+                    SELECT CASE WHEN (payload->>'ends_at')::timestamptz > (payload->>'expires_at')::timestamptz THEN 'after'
+                                WHEN (payload->>'ends_at')::timestamptz < (payload->>'expires_at')::timestamptz THEN 'before'
+                                WHEN payload->>'ends_at' IS NULL THEN 'absent' ELSE 'same' END
+                    FROM webhook_events WHERE type = \(type) ORDER BY occurred_at
+                    """, logger: db.logger
+                ).decode(String.self).readToEnd()
+            }
+            #expect(try await ends("subscription.billing_issue") == ["after"])
+            #expect(try await ends("subscription.refunded") == ["before"])
+            #expect(try await ends("subscription.started").allSatisfy { $0 == "same" })
+        }
+    }
+
     /// A loopback receiver that fails the first `failures` requests, then accepts, and keeps what it got.
     actor Receiver {
         var failures: Int
