@@ -11,7 +11,8 @@ package enum WebhookOutbox {
     /// `entitlements_at(now())` — whether the row grants anything now, the definition every route uses — so call this
     /// after the rows are written; the events' own `entitled` (the fold's, clock-free) is replaced. `ends_at` is added
     /// from the same place: when access ends (a grace period's end, a revocation's date), which `expires_at`, the
-    /// period's end, is not.
+    /// period's end, is not. `sequence` is the order of enqueueing (`webhook_event_sequence`): a receiver applies a
+    /// purchase's events in it, which `occurred_at` cannot order (a rebuild's repair carries its facts' instant).
     package static func enqueue(_ events: [WebhookEvent], on connection: PostgresConnection, logger: Logger) async throws {
         guard !events.isEmpty else { return }
         let encoder = JSONEncoder()
@@ -20,7 +21,9 @@ package enum WebhookOutbox {
         try await connection.query(
             """
             WITH input AS (
-                SELECT * FROM unnest(\(events.map { $0.id.uuidString.lowercased() })::uuid[], \(events.map(\.type))::text[],
+                -- A volatile nextval in the CTE: once per event, in order, the same value for its column and payload.
+                SELECT *, nextval('webhook_event_sequence') AS sequence
+                FROM unnest(\(events.map { $0.id.uuidString.lowercased() })::uuid[], \(events.map(\.type))::text[],
                                      \(events.map { $0.appAccountToken ?? "" })::text[], \(events.map { $0.productID ?? "" })::text[],
                                      \(events.map(\.environment))::text[], \(events.map(\.originalTransactionID))::text[],
                                      \(events.map { $0.transactionID ?? "" })::text[], \(events.map(\.entitled))::bool[],
@@ -30,7 +33,7 @@ package enum WebhookOutbox {
                 WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE active)
             ), inserted AS (
                 INSERT INTO webhook_events (id, type, user_id, app_account_token, product_id, environment, original_transaction_id,
-                                            transaction_id, entitled, expires_at, occurred_at, payload)
+                                            transaction_id, entitled, expires_at, occurred_at, payload, sequence)
                 SELECT i.id, i.type,
                        coalesce((SELECT l.user_id FROM user_links l WHERE l.environment = i.environment AND l.original_transaction_id = i.original),
                                 (SELECT t.user_id FROM app_account_tokens t WHERE t.app_account_token = lower(nullif(i.token, '')))),
@@ -39,6 +42,8 @@ package enum WebhookOutbox {
                        jsonb_set(i.payload, '{entitled}', to_jsonb(now_.entitled))
                            || CASE WHEN now_.ends_at IS NULL THEN '{}'::jsonb
                                    ELSE jsonb_build_object('ends_at', to_char(now_.ends_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')) END
+                           || jsonb_build_object('sequence', i.sequence),
+                       i.sequence
                 FROM input i
                 CROSS JOIN LATERAL (
                     SELECT coalesce(bool_or(e.entitled_now), false) AS entitled, max(e.ends_at) AS ends_at

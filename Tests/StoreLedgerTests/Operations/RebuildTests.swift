@@ -436,6 +436,38 @@ extension RebuildTests {
         }
     }
 
+    /// A repair announces the same facts as the wrong event it corrects, so the same `occurred_at`: `sequence` (the
+    /// order of enqueueing, in the payload) puts it after every earlier event of its purchase, so a receiver that applies
+    /// a purchase's events in that order ends with the repair.
+    @Test func aRepairIsSequencedAfterTheEventsItCorrects() async throws {
+        try await TestDatabase.withFresh { db in
+            _ = try await WebhookEndpoints(client: db.client).add(url: "https://hooks.example.com/storeledger", logger: db.logger)
+            let (pipeline, _) = try await Self.healthyLedger(db)
+            let damaged = try #require(
+                try await db.client.query(
+                    """
+                    UPDATE subscriptions SET status = 'revoked', entitled = false
+                    WHERE original_transaction_id = (SELECT min(original_transaction_id) FROM subscriptions WHERE entitled)
+                    RETURNING original_transaction_id
+                    """, logger: db.logger
+                ).decode(String.self).readToEnd().first)
+            let before = try await db.scalar("SELECT count(*) FROM webhook_events WHERE original_transaction_id = \(damaged)")
+            #expect(before > 0)
+            #expect(try await rebuilder(pipeline).run(dryRun: false, logger: db.logger).swapped)
+            let events = try await db.client.query(
+                """
+                SELECT sequence, (payload->>'sequence')::int8, occurred_at FROM webhook_events
+                WHERE original_transaction_id = \(damaged) ORDER BY sequence
+                """, logger: db.logger
+            ).decode((Int64, Int64, Date).self).readToEnd()
+            #expect(events.count == before + 1)
+            #expect(events.allSatisfy { $0.0 == $0.1 }, "the payload carries the column's sequence")
+            #expect(Set(events.map(\.0)).count == events.count)
+            let repair = try #require(events.last)
+            #expect(repair.2 == events.dropLast().map(\.2).max(), "the repair carries the facts' instant: occurred_at cannot order it")
+        }
+    }
+
     /// A month detached for archiving leaves its events' queue rows and facts: a rebuild, which replays only the log
     /// it has, would drop those facts, so it refuses unless told (a dry run goes on); requeueing such an event, whose
     /// body is gone, selects nothing.
