@@ -164,7 +164,8 @@ package struct CustomerLookupStore: Sendable {
 
     /// Every notification about the purchase, every transaction of it that arrived on its own, and every time it was
     /// linked to a user or moved to another (`user_link_history`: support's answer to "why did I lose premium?"), in
-    /// signed (recorded) order (notifications before a transaction at the same instant), at most ``timelineLimit``.
+    /// signed (recorded) order (notifications before a transaction at the same instant), at most ``timelineLimit``: the
+    /// latest, when there are more.
     package func timeline(environment: String, originalTransactionID: String, logger: Logger) async throws -> [TimelineEntry] {
         try await timelines(of: [(environment, originalTransactionID)], logger: logger)[0]
     }
@@ -208,7 +209,8 @@ package struct CustomerLookupStore: Sendable {
                     FROM user_link_history h
                     WHERE h.environment = k.environment AND h.original_transaction_id = k.original_transaction_id
                 ) entries
-                ORDER BY signed_at, kind_rank, event_id, notification_uuid
+                -- The newest entries when there are more: they explain the state now (why premium ended).
+                ORDER BY signed_at DESC, kind_rank DESC, event_id DESC, notification_uuid DESC
                 LIMIT \(Self.timelineLimit)
             ) e
             ORDER BY k.position, e.signed_at, e.kind_rank, e.event_id, e.notification_uuid

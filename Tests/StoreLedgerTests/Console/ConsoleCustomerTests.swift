@@ -196,6 +196,28 @@ struct ConsoleCustomerTests {
         }
     }
 
+    /// A purchase with more timeline entries than are shown keeps the latest: they explain the state now.
+    @Test func aLongTimelineShowsItsLatestEntries() async throws {
+        try await withLedger { db, browser, _ in
+            let limit = CustomerLookupStore.timelineLimit
+            try await db.client.query(
+                """
+                INSERT INTO user_link_history (environment, original_transaction_id, from_user_id, to_user_id, change, reason, event_id, recorded_at)
+                SELECT 'Sandbox', '70001', 'user-' || (i - 1), 'user-' || i, 'transferred', 'restore', e.id,
+                       timestamptz '2030-01-01T00:00:00Z' + make_interval(mins => i)
+                FROM generate_series(1, \(limit)::int) AS i, (SELECT min(id) AS id FROM events) e
+                """, logger: db.logger)
+            let entries = try await CustomerLookupStore(client: db.client).timeline(
+                environment: "Sandbox", originalTransactionID: "70001", logger: db.logger)
+            #expect(entries.count == limit)
+            #expect(entries.last?.subtype == "user-\(limit - 1) → user-\(limit) (restore)")
+            #expect(entries.first?.subtype == "user-0 → user-1 (restore)", "the oldest entries went, the transfers stayed")
+            #expect(zip(entries, entries.dropFirst()).allSatisfy { $0.signedAt <= $1.signedAt }, "oldest first, as always")
+            let html = try await browser.get("/console/customers/70001").html
+            #expect(html.contains("Only the latest entries are shown."))
+        }
+    }
+
     @Test func hostileValuesAreEscapedEverywhere() async throws {
         try await withLedger { db, browser, hostileEvent in
             try await db.client.query(
