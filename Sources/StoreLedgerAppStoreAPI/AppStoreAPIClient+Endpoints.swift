@@ -68,13 +68,24 @@ extension AppStoreAPIClient {
     /// Every notification in the window, following `paginationToken` while `hasMore`.
     package func notificationHistory(
         _ request: NotificationHistoryRequest, environment: AppStoreAPIHost, logger: Logger
-    ) async throws(AppStoreAPIError) -> [NotificationHistoryItem] {
+    ) async throws -> [NotificationHistoryItem] {
         var all: [NotificationHistoryItem] = []
+        try await notificationHistory(request, environment: environment, logger: logger) { all += $0 }
+        return all
+    }
+
+    /// Every notification in the window, handed to `eachPage` a page at a time as it arrives (following
+    /// `paginationToken` while `hasMore`): what a page held is dealt with before the next is asked for, so a failure on
+    /// a later page (Apple's rate limit on page 300 of a long window) loses nothing of the pages before it.
+    package func notificationHistory(
+        _ request: NotificationHistoryRequest, environment: AppStoreAPIHost, logger: Logger,
+        eachPage: ([NotificationHistoryItem]) async throws -> Void
+    ) async throws {
         var token: String?
         while true {
             let page = try await notificationHistoryPage(request, paginationToken: token, environment: environment, logger: logger)
-            all += page.notificationHistory
-            guard page.hasMore, let next = page.paginationToken, next != token else { return all }
+            try await eachPage(page.notificationHistory)
+            guard page.hasMore, let next = page.paginationToken, next != token else { return }
             token = next
         }
     }

@@ -132,7 +132,7 @@ package struct FakeAppStoreServer: Sendable {
                 await state.log(.init(method: request.method.rawValue, path: path, environment: environment, authorized: authorized))
                 guard authorized else { return error(401, code: nil, message: "Unauthorized") }
                 if environment == .production, await state.productionUnreleased { return error(401, code: nil, message: "Unauthorized") }
-                if let fault = await state.nextFault() {
+                if let fault = await state.nextFault(), fault.status != 0 {
                     var response = error(fault.status, code: fault.appleErrorCode, message: "injected")
                     if let seconds = fault.retryAfterSeconds { response.headers[.retryAfter] = String(seconds) }
                     return response

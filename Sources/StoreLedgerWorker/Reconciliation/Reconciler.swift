@@ -94,14 +94,17 @@ package struct Reconciler: Sendable {
                 onlyFailures: onlyFailures ? true : nil
             )
             do {
-                let items = try await appStore.notificationHistory(request, environment: environment, logger: logger)
-                result.listed += items.count
-                for item in items {
-                    let uuid = Self.notificationUUID(of: item.signedPayload)
-                    if uuid == nil {
-                        logger.warning("reconciliation: a listed notification has no readable notificationUUID; appending it for the worker to judge")
+                // Each page is appended before the next is asked for: a failure later in a long window keeps what was found.
+                try await appStore.notificationHistory(request, environment: environment, logger: logger) { items in
+                    result.listed += items.count
+                    for item in items {
+                        let uuid = Self.notificationUUID(of: item.signedPayload)
+                        if uuid == nil {
+                            logger.warning(
+                                "reconciliation: a listed notification has no readable notificationUUID; appending it for the worker to judge")
+                        }
+                        result.appended += try await append(item.signedPayload, uuid: uuid, environment: environment, logger: logger) ? 1 : 0
                     }
-                    result.appended += try await append(item.signedPayload, uuid: uuid, environment: environment, logger: logger) ? 1 : 0
                 }
             } catch {
                 logger.warning(

@@ -51,6 +51,34 @@ struct ReconcilerTests {
         }
     }
 
+    /// A long window's pages are appended as they arrive: Apple's rate limit on a later page fails the run, but what
+    /// the pages before it held is in the log (a second run lists them again and appends only the rest).
+    @Test func pagesBeforeAFailingPageAreKept() async throws {
+        try await FakeAppStoreServer.withRunning(bundleID: "com.example.app") { fake in
+            try await TestDatabase.withFresh { db in
+                let pipeline = try LedgerPipeline(db, pki: Self.pki)
+                let count = FakeAppStoreServer.pageSize * 2 + 5
+                let missed = try (0..<count).map { index in
+                    try pipeline.signer.signedNotification(
+                        type: "DID_RENEW", signedDate: Date(), transaction: pipeline.signer.transactionPayload(transactionID: "\(700 + index)"))
+                }
+                await fake.state.setNotificationHistory(
+                    missed.map { NotificationHistoryItem(signedPayload: $0, sendAttempts: nil) }, environment: .sandbox)
+                // Pages one and two answer; the third is refused for good (two attempts).
+                await fake.state.inject([.none, .none, .rateLimited(retryAfterSeconds: 0), .rateLimited(retryAfterSeconds: 0)])
+                let reconciler = Reconciler(
+                    client: db.client, appStore: try await AppStoreAPIClient(configuration: fake.configuration(maximumAttempts: 2)),
+                    environments: [.sandbox])
+                await #expect(throws: ReconciliationError.self) {
+                    _ = try await reconciler.run(from: Date().addingTimeInterval(-3600), to: Date(), onlyFailures: false, logger: db.logger)
+                }
+                #expect(try await db.scalar("SELECT count(*) FROM events WHERE source = 'reconciliation'") == FakeAppStoreServer.pageSize * 2)
+                let again = try await reconciler.run(from: Date().addingTimeInterval(-3600), to: Date(), onlyFailures: false, logger: db.logger)
+                #expect(again == .init(listed: count, appended: 5))
+            }
+        }
+    }
+
     @Test func aNotificationThatNeverVerifiesIsNotAppendedTwice() async throws {
         try await FakeAppStoreServer.withRunning(bundleID: "com.example.app") { fake in
             try await TestDatabase.withFresh { db in
