@@ -13,7 +13,7 @@ struct AuthenticatedJWS: Sendable {
     let claims: SignedPayloadClaims
     /// The payload read into its model, when the claims were read from it (``DecodedPayload``).
     let decoded: DecodedPayload?
-    /// The payload's `signedDate`, if any.
+    /// When Apple signed the payload, if it says: its `signedDate`, or an app transaction's `receiptCreationDate`.
     let signedDate: Date?
     /// The payload's environment, from where this kind of payload states it.
     let environment: String?

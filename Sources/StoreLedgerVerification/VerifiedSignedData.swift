@@ -9,7 +9,8 @@ package struct VerifiedSignedData: Hashable, Sendable {
     package let payloadJSON: Data
     /// The payload's environment (for app transactions, its `receiptType`).
     package let environment: AppStoreEnvironment?
-    /// The payload's `signedDate` (milliseconds, possibly fractional, as a `Date`).
+    /// When Apple signed the payload (milliseconds, possibly fractional, as a `Date`): its `signedDate`, or an app
+    /// transaction's `receiptCreationDate`.
     package let signedDate: Date?
     /// `true` when accepted as Xcode / LocalTesting data without any chain or signature check.
     package let isLocalTestData: Bool

@@ -90,6 +90,7 @@ struct AppAPIAuthenticationTests {
     /// user of its digits; a claim that is absent, empty, fractional or not a string is refused.
     @Test func theUserIdIsTheConfiguredClaimAStringOrAWholeNumber() async throws {
         let secret = "a-host-sign-in-secret-of-at-least-32-bytes"
+        /// The caller a token with these claims (and an expiry) proves, or the error it gets, with `userClaim` configured.
         func authenticate(_ claims: String, userClaim: String = "sub") async throws -> Result<Caller?, APIError> {
             let authenticator = try await Authenticator(
                 configuration: AuthenticationConfiguration(jwtSecret: secret, jwtUserClaim: userClaim), apiKeys: nil)

@@ -141,6 +141,7 @@ extension RebuildTests {
     /// until its transaction's idle limit: the server ends the session, its locks go, and workers go on. Before, the
     /// swap had no limits, and workers waited until TCP gave up on the session, hours later, or never.
     @Test func aSwapThatStallsIsEndedByTheServerAndWorkersGoOn() async throws {
+        /// Thrown by the stalled swap once the stall is over.
         struct StallOver: Error {}
         try await TestDatabase.withFresh { db in
             let pipeline = try LedgerPipeline(db, pki: Self.pki)

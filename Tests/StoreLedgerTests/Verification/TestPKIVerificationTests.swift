@@ -161,6 +161,8 @@ struct TestPKIVerificationTests {
         _ = try await verifier.verifyTransaction(inTime)
     }
 
+    /// An app transaction carries no signedDate: Apple documents receiptCreationDate as the date it signed it, and its
+    /// libraries check the chain then, so one signed while the leaf was valid still verifies after the leaf expired.
     @Test("an app transaction's chain is checked at its receiptCreationDate, the date Apple signed it (it has no signedDate)")
     func appTransactionCheckedAtItsReceiptCreationDate() async throws {
         let pki = try TestPKI(
@@ -168,6 +170,7 @@ struct TestPKIVerificationTests {
         )
         let verifier = try verifier(trusting: pki)
         let signer = pki.signer()
+        /// An app transaction as Apple signs one (no signedDate), created at `milliseconds`.
         func appTransaction(createdAt milliseconds: Int64) throws -> String {
             try signer.sign(json: [
                 "receiptType": "Sandbox", "bundleId": signer.bundleID, "appAppleId": signer.appAppleID,
