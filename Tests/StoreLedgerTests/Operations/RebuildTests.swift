@@ -187,18 +187,20 @@ extension RebuildTests {
             let facts = Self.workload()
             try await pipeline.append(facts)
             try await pipeline.drain()
-            let limits = TransactionLimits(lockWait: .milliseconds(300), statement: .seconds(60), idle: .seconds(60))
+            // The lock limit holds for the replay's batches too, which wait for each other's subscription locks: on a
+            // loaded machine a batch can take a second, so the limit is two.
+            let limits = TransactionLimits(lockWait: .seconds(2), statement: .seconds(60), idle: .seconds(60))
             let rebuilder = Rebuilder(
-                client: db.client, handler: pipeline.handler, batchSize: 13, transactionLimits: limits, swapRetryPause: .milliseconds(200))
+                client: db.client, handler: pipeline.handler, batchSize: 13, transactionLimits: limits, swapRetryPause: .milliseconds(500))
             let swapped = Mutex(0)
             let holder = Mutex<Task<Void, any Error>?>(nil)
             let report = try await rebuilder.run(
                 dryRun: false, logger: db.logger,
                 beforeSwap: {
-                    // Held for 1 s from just before the swap, past two of its lock waits with their pauses.
+                    // Held for 5 s from just before the swap, past two of its lock waits with their pauses.
                     holder.withLock {
                         $0 = Task {
-                            try await db.withTableLocked("subscriptions", mode: "SHARE UPDATE EXCLUSIVE") { try await Task.sleep(for: .seconds(1)) }
+                            try await db.withTableLocked("subscriptions", mode: "SHARE UPDATE EXCLUSIVE") { try await Task.sleep(for: .seconds(5)) }
                         }
                     }
                     let held = try await eventually(within: .seconds(10), every: .milliseconds(10)) {
