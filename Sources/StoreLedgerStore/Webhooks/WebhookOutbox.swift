@@ -73,6 +73,7 @@ package enum WebhookOutbox {
         var entitled: Bool
         var expires_at: Date?
         var occurred_at: Date
+        /// The owner before a `<kind>.transferred` event.
         var previous_user_id: String?
 
         init(_ event: WebhookEvent) {
@@ -106,6 +107,9 @@ package enum WebhookOutbox {
         case .transferred(let from): (kind, previous) = ("transferred", from.rawValue)
         }
         func event<Row: ProjectedRow & StoredRow>(_ key: Row.Key, _: Row.Type) async throws -> WebhookEvent? {
+            // The row's lock, as a projection takes it: a worker's projection of this row that has not committed yet
+            // comes first (its event's sequence before this one), and this reads what it wrote.
+            try await ReadModelStore.lock(["\(Row.kind)/\(key)"], on: connection, logger: logger)
             guard let row = try await ReadModelStore.currentIfWebhooksActive([key], on: connection, logger: logger)?[key] as Row? else { return nil }
             return WebhookEvent(
                 type: "\(Row.kind).\(kind)", appAccountToken: row.appAccountToken?.rawValue, productID: row.productID?.rawValue,

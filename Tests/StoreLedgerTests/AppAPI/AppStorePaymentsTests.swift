@@ -263,6 +263,51 @@ struct AppStorePaymentsTests {
         }
     }
 
+    /// A transfer announced while a worker's projection of the same row has not committed waits for it (the row's lock)
+    /// and carries what it wrote: otherwise the transfer, sequenced after the worker's event, would carry the older row.
+    @Test func aTransferWaitsForAProjectionOfItsRowInProgress() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            _ = try await WebhookEndpoints(client: db.client).add(url: "https://hooks.example.com/a", logger: db.logger)
+            let jws = try harness.subscription("5700")
+            try await harness.app.test(.router) { client in
+                let alice = try await AppAPIHarness.headers(user: "alice")
+                let bob = try await AppAPIHarness.headers(user: "bob")
+                _ = try await client.execute(
+                    uri: Self.transactionPath, method: .post, headers: alice, body: try AppAPIHarness.body(["signed_transaction": jws]))
+                let locked = AnsweredFlag()
+                let release = AnsweredFlag()
+                // The worker: the row's lock, its new period written, not committed yet.
+                async let worker: Void = db.client.inTransaction(logger: db.logger) { connection in
+                    try await connection.query(
+                        "SELECT pg_advisory_xact_lock(hashtextextended('subscription/Sandbox/5700', 0))", logger: db.logger
+                    ).readToEnd()
+                    try await connection.query(
+                        """
+                        UPDATE subscriptions SET expires_at = expires_at + interval '30 days'
+                        WHERE environment = 'Sandbox' AND original_transaction_id = '5700'
+                        """, logger: db.logger
+                    ).readToEnd()
+                    locked.set()
+                    for _ in 0..<1_000 where !release.isSet { try await Task.sleep(for: .milliseconds(10)) }
+                }
+                #expect(try await eventually(within: .seconds(10), every: .milliseconds(5)) { locked.isSet })
+                async let restored = client.execute(
+                    uri: "/api/v1/payments/appstore/restore", method: .post, headers: bob, body: try AppAPIHarness.body(["transactions": [jws]]))
+                try await Task.sleep(for: .milliseconds(500))
+                release.set()
+                try await worker
+                #expect(try await restored.status == .ok)
+            }
+            #expect(
+                try await db.scalar(
+                    """
+                    SELECT count(*) FROM webhook_events e JOIN subscriptions s USING (environment, original_transaction_id)
+                    WHERE e.type = 'subscription.transferred' AND e.expires_at = s.expires_at
+                    """) == 1)
+        }
+    }
+
     @Test func badBodiesGetAClearJSONError() async throws {
         try await TestDatabase.withFresh { db in
             let harness = try await AppAPIHarness(db, pki: Self.pki)
