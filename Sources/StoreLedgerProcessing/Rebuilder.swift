@@ -43,6 +43,9 @@ package struct Rebuilder: Sendable {
     package let applyConcurrency: Int
     /// The limits of the rebuild's transactions (``defaultTransactionLimits``).
     package let transactionLimits: TransactionLimits
+    /// How long the swap waits for the live tables' locks before it gives up and tries again later. While it waits
+    /// in the lock queue, every later writer of those tables waits behind it and workers claim nothing, so it is short.
+    package let swapLockWait: Duration
     /// The pause before a swap that could not take its locks in time is tried again.
     package let swapRetryPause: Duration
 
@@ -50,20 +53,22 @@ package struct Rebuilder: Sendable {
     /// or vanishes inside one (a paused VM, a stopped process, a sleeping laptop) is ended by the server then, its
     /// locks released. Without it, a stalled swap held every worker's claims off, and a stalled batch held the
     /// subscriptions it locked, until TCP gave up on the session hours later, or never. The swap's own work between
-    /// statements (announcing every changed row to webhooks) stays far below that. A lock is waited for 5 minutes (the
-    /// swap waits for workers' batches, each bounded by its lease; a swap that waited longer is tried again, up to
-    /// ``swapAttempts`` times, its shadow kept), and a statement may run for a day (a safety net: the swap's merge of
-    /// a large ledger takes minutes).
+    /// statements (announcing every changed row to webhooks) stays far below that. A replay batch waits 5 minutes for a
+    /// lock (live workers hold the subscriptions they project for at most their lease), the swap ``swapLockWait``
+    /// before it gives up and tries again, up to ``swapAttempts`` times, its shadow kept; a statement may run for a day
+    /// (a safety net: the swap's merge of a large ledger takes minutes).
     package static let defaultTransactionLimits = TransactionLimits(lockWait: .seconds(300), statement: .seconds(86_400), idle: .seconds(300))
 
     /// Creates a rebuilder.
     package init(
         client: PostgresClient, handler: LedgerHandler, batchSize: Int = 500, catchUpThreshold: Int = 100, acceptNewRejections: Bool = false,
         acceptArchivedEvents: Bool = false, verificationConcurrency: Int? = nil, applyConcurrency: Int = 2,
-        transactionLimits: TransactionLimits = Rebuilder.defaultTransactionLimits, swapRetryPause: Duration = .seconds(10)
+        transactionLimits: TransactionLimits = Rebuilder.defaultTransactionLimits, swapLockWait: Duration = .seconds(30),
+        swapRetryPause: Duration = .seconds(10)
     ) {
         self.applyConcurrency = max(1, applyConcurrency)
         self.transactionLimits = transactionLimits
+        self.swapLockWait = swapLockWait
         self.swapRetryPause = swapRetryPause
         self.acceptNewRejections = acceptNewRejections
         self.acceptArchivedEvents = acceptArchivedEvents
@@ -78,8 +83,8 @@ package struct Rebuilder: Sendable {
     }
 
     /// Runs the rebuild. `progress` gets a line per batch; `beforeSwap` runs after catch-up, before the swap
-    /// (tests use it to deliver events "during" a rebuild); `duringSwap` runs inside the swap's transaction once the
-    /// live tables are locked (tests use it to stall the swap).
+    /// (tests use it to deliver events "during" a rebuild), once; `duringSwap` runs inside the swap's transaction once
+    /// the live tables are locked, on each attempt that gets that far (tests use it to stall the swap).
     package func run(
         dryRun: Bool, logger: Logger,
         progress: @Sendable (RebuildProgress) -> Void = { _ in },
@@ -173,8 +178,8 @@ package struct Rebuilder: Sendable {
         }
     }
 
-    /// How many times the swap is tried when a lock it needs is not granted within the lock limit.
-    static let swapAttempts = 5
+    /// How many times the swap is tried when a lock it needs is not granted within ``swapLockWait``.
+    static let swapAttempts = 10
 
     /// The swap, in one transaction: block writers of the live derived tables, replay the events after `last` and those
     /// in `gaps`, compare, and (unless `dryRun`) merge into the live tables and announce the changes. Returns the
@@ -183,7 +188,9 @@ package struct Rebuilder: Sendable {
         _ shadow: UUID, after last: Int64, gaps: [ClosedRange<Int64>], dryRun: Bool, logger: Logger,
         duringSwap: @Sendable () async throws -> Void
     ) async throws -> (differences: [ShadowSchema.Difference], changed: [String: Int], tail: Int, tailRejected: Int) {
-        try await client.inTransaction(logger: logger, limits: transactionLimits) { connection in
+        var limits = transactionLimits
+        limits.lockWait = swapLockWait
+        return try await client.inTransaction(logger: logger, limits: limits) { connection in
             try await ShadowSchema.lockLiveTables(on: connection, logger: logger)
             try await duringSwap()
             // Checked inside the swap's transaction: a crash or another rebuild's start after this point waits for it

@@ -187,11 +187,11 @@ extension RebuildTests {
             let facts = Self.workload()
             try await pipeline.append(facts)
             try await pipeline.drain()
-            // The lock limit holds for the replay's batches too, which wait for each other's subscription locks: on a
-            // loaded machine a batch can take a second, so the limit is two.
-            let limits = TransactionLimits(lockWait: .seconds(2), statement: .seconds(60), idle: .seconds(60))
+            // The replay's batches, which wait for each other's subscription locks, keep a longer limit than the swap.
+            let limits = TransactionLimits(lockWait: .seconds(10), statement: .seconds(60), idle: .seconds(60))
             let rebuilder = Rebuilder(
-                client: db.client, handler: pipeline.handler, batchSize: 13, transactionLimits: limits, swapRetryPause: .milliseconds(500))
+                client: db.client, handler: pipeline.handler, batchSize: 13, transactionLimits: limits, swapLockWait: .milliseconds(500),
+                swapRetryPause: .milliseconds(500))
             let swapped = Mutex(0)
             let holder = Mutex<Task<Void, any Error>?>(nil)
             let report = try await rebuilder.run(
