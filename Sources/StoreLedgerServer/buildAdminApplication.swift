@@ -18,7 +18,9 @@ package func buildAdminApplication(
     context.logger.info("admin port: /metrics, /healthz, /readyz", metadata: ["address": "\(host):\(port)"])
     // The web console: on this listener only, under /console.
     let consoleConfiguration = console ? try settings.console() : .off
-    let consoleController = consoleConfiguration.enabled ? try ConsoleController(configuration: consoleConfiguration, client: context.client) : nil
+    var consoleController = consoleConfiguration.enabled ? try ConsoleController(configuration: consoleConfiguration, client: context.client) : nil
+    // Sign-in attempts are counted per client: behind the TLS proxy docs/console.md recommends, its X-Forwarded-For.
+    consoleController?.clientAddresses = ClientAddressResolver(trustedProxies: try settings.trustedProxies())
     if consoleController != nil {
         context.logger.notice("web console on the admin port", metadata: ["url": "http://\(host):\(port)/console"])
     }

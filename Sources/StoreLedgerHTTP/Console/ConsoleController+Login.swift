@@ -34,7 +34,7 @@ extension ConsoleController {
         }
         let logger = context.logger
         let peer = (context as? any RemoteAddressRequestContext)?.remoteAddress
-        let client = ClientAddressResolver.limitKey(ClientAddressResolver().clientAddress(peer: peer, headers: request.headers))
+        let client = ClientAddressResolver.limitKey(clientAddresses.clientAddress(peer: peer, headers: request.headers))
         if case .limited(let seconds) = signIns.acquire(client, now: Date()) {
             logger.notice("console sign-in rate-limited", metadata: ["client": "\(client)", "retry_after": "\(seconds)"])
             var response = loginForm(

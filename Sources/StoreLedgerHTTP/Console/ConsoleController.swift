@@ -44,10 +44,12 @@ package struct ConsoleController: Sendable {
     /// ``signInsPerMinute``): a password is hashed 600,000 times for each, so unlimited guesses would be both a
     /// brute force and a way to keep the process's cores busy.
     package var signIns = ClientRateLimiter(perClient: signInsPerAddressPerMinute, total: signInsPerMinute)
+    /// Who a sign-in comes from: the peer, or behind a trusted proxy (`TRUSTED_PROXIES`) its `X-Forwarded-For`.
+    package var clientAddresses = ClientAddressResolver()
     /// Sign-in attempts per client address per minute.
     package static let signInsPerAddressPerMinute = 10
     /// Sign-in attempts per minute from everyone together.
-    package static let signInsPerMinute = 30
+    package static let signInsPerMinute = 60
 
     /// Creates the console over `client`; fails when its templates are missing from the build.
     package init(configuration: ConsoleConfiguration, client: PostgresClient) throws(ConsoleError) {

@@ -24,7 +24,7 @@ struct ConsoleTests {
     /// (operator) and `victor` (viewer), both with password `correct horse`.
     func withConsole(
         _ configuration: ConsoleConfiguration = ConsoleConfiguration(enabled: true, sessionHours: 12, adminAPIKey: ConsoleTests.adminKey),
-        signIns: ClientRateLimiter? = nil,
+        signIns: ClientRateLimiter? = nil, trustedProxies: [IPAddressRange]? = nil,
         _ body: @Sendable @escaping (TestDatabase, any TestClientProtocol) async throws -> Void
     ) async throws {
         try await TestDatabase.withFresh { db in
@@ -37,10 +37,12 @@ struct ConsoleTests {
                     name: "victor", role: .viewer, passwordHash: try ConsolePassword.hash("correct horse", rounds: 1_000), logger: db.logger))
             var console = try ConsoleController(configuration: configuration, client: db.client)
             if let signIns { console.signIns = signIns }
+            if let trustedProxies { console.clientAddresses = ClientAddressResolver(trustedProxies: trustedProxies) }
             let router = AdminApplication.router(
                 registry: PrometheusCollectorRegistry(), client: db.client, migrator: Migrator(migrations: try Migration.bundled()), console: console
             )
-            try await Application(router: router).test(.router) { client in try await body(db, client) }
+            // Over a real socket when proxies are trusted: the peer address is what they are trusted by.
+            try await Application(router: router).test(trustedProxies == nil ? .router : .live) { client in try await body(db, client) }
         }
     }
 
@@ -209,6 +211,30 @@ struct ConsoleTests {
             #expect(Int(limited.headers[.retryAfter] ?? "") ?? 0 >= 1)
             #expect(limited.html.contains("Too many sign-in attempts"))
             #expect(browser.cookies["storeledger_console"] == nil)
+        }
+    }
+
+    /// Behind a trusted proxy each forwarded client has its own allowance: one guessing does not lock out the others.
+    @Test func behindATrustedProxyEachForwardedClientHasItsOwnSignInAllowance() async throws {
+        let loopback = try #require(IPAddressRange("127.0.0.1/32"))
+        try await withConsole(signIns: ClientRateLimiter(perClient: 2, total: 100), trustedProxies: [loopback]) { _, client in
+            func signIn(from address: String, _ password: String) async throws -> HTTPResponse.Status {
+                let page = try await client.execute(uri: "/console/login", method: .get)
+                let cookie = try #require(page.headers[.setCookie]?.split(separator: ";").first.map(String.init))
+                let csrf = try #require(ConsoleBrowser.csrf(in: page))
+                return try await client.execute(
+                    uri: "/console/login", method: .post,
+                    headers: [.cookie: cookie, .contentType: "application/x-www-form-urlencoded", HTTPField.Name("X-Forwarded-For")!: address],
+                    body: ByteBuffer(string: "csrf_token=\(csrf)&username=alice&password=\(password)")
+                ).status
+            }
+            var answers: [HTTPResponse.Status] = []
+            for (address, password) in [
+                ("203.0.113.1", "wrong"), ("203.0.113.1", "wrong"), ("203.0.113.1", "correct+horse"), ("203.0.113.2", "correct+horse"),
+            ] {
+                answers.append(try await signIn(from: address, password))
+            }
+            #expect(answers == [.unauthorized, .unauthorized, .tooManyRequests, .seeOther])
         }
     }
 
