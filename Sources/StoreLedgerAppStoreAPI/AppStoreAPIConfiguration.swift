@@ -63,7 +63,7 @@ package struct AppStoreAPIConfiguration: Sendable {
             throw AppStoreAPIError(
                 .configuration, "the App Store Server API needs \(missing.joined(separator: ", ")) (set: \(present.joined(separator: ", ")))")
         }
-        let bundle = value("APP_BUNDLE_ID")!.split(separator: ",").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        let bundle = value("APP_BUNDLE_ID")!.split(separator: ",").lazy.map { $0.trimmingCharacters(in: .whitespaces) }.first { !$0.isEmpty } ?? ""
         return AppStoreAPIConfiguration(
             issuerID: value("APPSTORE_ISSUER_ID")!, keyID: value("APPSTORE_KEY_ID")!,
             privateKeyPEM: value("APPSTORE_PRIVATE_KEY")!.replacingOccurrences(of: "\\n", with: "\n"), bundleID: bundle,

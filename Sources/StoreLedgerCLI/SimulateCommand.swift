@@ -3,6 +3,7 @@ import Foundation
 import StoreLedgerCore
 import StoreLedgerServer
 import StoreLedgerSimulation
+import StoreLedgerVerification
 
 /// `storeledger simulate`: plays App Store lifecycles, signs them with the local development CA and POSTs the
 /// notifications to a running receiver, so the whole pipeline can be watched without Apple.
@@ -190,8 +191,7 @@ struct SimulateCommand: AsyncParsableCommand {
         let settings = Bootstrap.settings
         let environment = parsedEnvironment ?? .sandbox
         let bundleID =
-            self.bundleID ?? settings.string("APP_BUNDLE_ID")?.split(separator: ",").first.map(String.init)
-            ?? developmentBundleID
+            try self.bundleID ?? settings.apps(defaultBundleID: developmentBundleID).first?.bundleID ?? developmentBundleID
         let appAppleID =
             try self.appAppleID ?? settings.string("APP_APPLE_ID").map { text in
                 guard let value = Int64(text) else { throw ValidationError("APP_APPLE_ID=\(text) is not a number") }

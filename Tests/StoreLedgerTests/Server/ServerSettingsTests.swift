@@ -122,6 +122,12 @@ struct ServerSettingsTests {
                 "APPSTORE_PRIVATE_KEY": "pem",
             ]))
         #expect(try listed.appStoreAPI()?.bundleID == "com.example.app")
+        let leadingComma = Settings(
+            reader: ServerHarness.reader([
+                "APP_BUNDLE_ID": " ,com.example.app", "APPSTORE_ISSUER_ID": "issuer", "APPSTORE_KEY_ID": "key", "APPSTORE_PRIVATE_KEY": "pem",
+            ]))
+        #expect(try leadingComma.appStoreAPI()?.bundleID == "com.example.app")
+        #expect(try leadingComma.apps().map(\.bundleID) == ["com.example.app"])
     }
 
     @Test("the Kubernetes config map's settings read as they are meant: its apps accept Production, its proxies parse")
