@@ -26,7 +26,7 @@ package actor FakeAppStoreState {
         /// 500 with errorCode 5000001 (retryable).
         package static let retryable = Fault(status: 500, appleErrorCode: 5_000_001)
         /// No fault: the request is answered as usual (to fail a later request and not this one).
-        package static let none = Fault(status: 0, appleErrorCode: nil)
+        package static let pass = Fault(status: 0, appleErrorCode: nil)
     }
 
     /// One request as the fake saw it.

@@ -42,7 +42,7 @@ package struct CustomerLookupStore: Sendable {
             """
             WITH keys AS (
                 -- Each branch says what it knows of the row it found (is it a subscription, its purchase date); the
-                -- two that only know a key (user links, transactions) leave them NULL for `sorted` to look up.
+                -- three that only know a key (user links, transactions, link history) leave them NULL for `sorted`.
                 SELECT environment, original_transaction_id, 1 AS rank, NULL::boolean AS is_subscription, NULL::timestamptz AS purchased_at
                 FROM user_links WHERE user_id = \(key)
                 UNION ALL
@@ -78,7 +78,7 @@ package struct CustomerLookupStore: Sendable {
                 FROM user_link_history WHERE to_user_id = \(key)
             ), matched AS (
                 -- One row per key found (hashed, not sorted: a token shared by 100,000 subscriptions), with the
-                -- best way it was found (user id, then appAccountToken, originalTransactionId, transactionId).
+                -- best way it was found (user id, then appAccountToken, originalTransactionId, transactionId, an earlier owner's id).
                 SELECT environment, original_transaction_id, min(rank) AS rank, bool_or(is_subscription) AS is_subscription,
                        min(purchased_at) AS purchased_at
                 FROM keys

@@ -65,7 +65,7 @@ struct ReconcilerTests {
                 await fake.state.setNotificationHistory(
                     missed.map { NotificationHistoryItem(signedPayload: $0, sendAttempts: nil) }, environment: .sandbox)
                 // Pages one and two answer; the third is refused for good (two attempts).
-                await fake.state.inject([.none, .none, .rateLimited(retryAfterSeconds: 0), .rateLimited(retryAfterSeconds: 0)])
+                await fake.state.inject([.pass, .pass, .rateLimited(retryAfterSeconds: 0), .rateLimited(retryAfterSeconds: 0)])
                 let reconciler = Reconciler(
                     client: db.client, appStore: try await AppStoreAPIClient(configuration: fake.configuration(maximumAttempts: 2)),
                     environments: [.sandbox])

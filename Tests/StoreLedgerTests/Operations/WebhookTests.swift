@@ -99,6 +99,7 @@ struct WebhookTests {
             _ = try await WebhookEndpoints(client: db.client).add(url: "http://127.0.0.1:9/hook", logger: db.logger)
             try await playInOrder(
                 SubscriptionLifecycles.graceThenRecover().facts + SubscriptionLifecycles.upgradeRefundReversed().facts, pipeline: pipeline)
+            /// Where `ends_at` falls against `expires_at` in each event of `type`, oldest first.
             func ends(_ type: String) async throws -> [String] {
                 try await db.client.query(
                     """
