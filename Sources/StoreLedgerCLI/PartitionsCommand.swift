@@ -30,7 +30,7 @@ struct PartitionsCommand: AsyncParsableCommand {
     struct Ensure: AsyncParsableCommand {
         /// The subcommand's help.
         static let configuration = CommandConfiguration(
-            abstract: "Create the partitions from this month through N months ahead (workers also do this daily).")
+            abstract: "Create the partitions from this month through N months ahead (workers also do this hourly).")
 
         @Option(help: "How many months ahead (0 to \(EventPartitions.maximumMonthsAhead)).")
         var monthsAhead = 3
