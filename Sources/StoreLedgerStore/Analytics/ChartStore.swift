@@ -149,11 +149,13 @@ package struct ChartStore: Sendable {
         "ANALYZE console_chart_periods",
         "ANALYZE console_chart_refunds",
         "DELETE FROM console_chart_months",
-        // Every period at the end of each month it gives access at (period_start <= end < active_until).
+        // Every period at the end of each month it gives access at (period_start <= end < active_until); a trial is the
+        // purchaser's own (migration 0030: a Family Sharing member's copy is no trial).
         """
         CREATE TEMPORARY TABLE console_chart_ends ON COMMIT DROP AS
         SELECT (b.b - interval '1 month')::date AS month, p.environment, p.original_transaction_id, p.transaction_id, p.period_start,
-               p.bundle_id, p.product_id, p.currency, p.is_paid, p.is_trial, p.monthly_revenue
+               p.bundle_id, p.product_id, p.currency, p.is_paid, p.is_trial AND p.ownership IS DISTINCT FROM 'FAMILY_SHARED' AS is_trial,
+               p.monthly_revenue
         FROM console_chart_periods p
         CROSS JOIN LATERAL generate_series(
             date_trunc('month', p.period_start AT TIME ZONE 'UTC'),
@@ -162,7 +164,8 @@ package struct ChartStore: Sendable {
         WHERE b.b AT TIME ZONE 'UTC' >= p.period_start AND b.b AT TIME ZONE 'UTC' < p.active_until
         UNION ALL
         SELECT date_trunc('month', now() AT TIME ZONE 'UTC')::date, p.environment, p.original_transaction_id, p.transaction_id,
-               p.period_start, p.bundle_id, p.product_id, p.currency, p.is_paid, p.is_trial, p.monthly_revenue
+               p.period_start, p.bundle_id, p.product_id, p.currency, p.is_paid, p.is_trial AND p.ownership IS DISTINCT FROM 'FAMILY_SHARED',
+               p.monthly_revenue
         FROM console_chart_periods p
         WHERE p.period_start <= now() AND p.active_until > now()
         """,

@@ -354,6 +354,10 @@ struct AnalyticsViewTests {
                 FROM analytics.new_subscriptions_by_month WHERE month = '2025-02-01' AND environment = 'Production'
                 """)
             #expect(february == ["3 2 0 1 1"], "S3, S4 and the member's copy started; the trials of S3 and S4; S3 converted")
+            // On 2025-02-06 S3 and S4 are in their trials, and so is the member's copy, which gives access but is no trial.
+            let instant = try await texts(
+                db, "SELECT active_subscriptions || ' ' || trials FROM analytics.mrr_at('2025-02-06 00:00Z') WHERE environment = 'Production'")
+            #expect(instant == ["6 2"])
             let charts = ChartStore(client: db.client)
             _ = try await charts.refresh(logger: db.logger)
             let month = try #require(Calendar.utc.date(from: DateComponents(year: 2025, month: 2, day: 1)))

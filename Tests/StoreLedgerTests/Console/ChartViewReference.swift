@@ -21,8 +21,8 @@ struct ChartViewReference: Sendable {
                 SELECT g.m::date AS month, least((g.m + interval '1 month') AT TIME ZONE 'UTC', now()) AS at_time
                 FROM generate_series(\(from)::timestamptz AT TIME ZONE 'UTC', \(to)::timestamptz AT TIME ZONE 'UTC', interval '1 month') AS g(m)
             ), periods AS MATERIALIZED (
-                SELECT environment, original_transaction_id, transaction_id, period_start, active_until, is_paid, is_trial, currency,
-                       monthly_revenue
+                SELECT environment, original_transaction_id, transaction_id, period_start, active_until, is_paid,
+                       is_trial AND ownership IS DISTINCT FROM 'FAMILY_SHARED' AS is_trial, currency, monthly_revenue
                 FROM analytics.subscription_periods
                 WHERE (\(environment)::text IS NULL OR environment = \(environment))
                   AND (\(app)::text IS NULL OR bundle_id = \(app))
