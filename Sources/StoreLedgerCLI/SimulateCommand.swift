@@ -190,13 +190,11 @@ struct SimulateCommand: AsyncParsableCommand {
         }
         let settings = Bootstrap.settings
         let environment = parsedEnvironment ?? .sandbox
-        let bundleID =
-            try self.bundleID ?? settings.apps(defaultBundleID: developmentBundleID).first?.bundleID ?? developmentBundleID
+        // The app the verifier accepts (APPS, else APP_BUNDLE_ID with APP_APPLE_ID), unless named here.
+        let configured = try settings.apps(defaultBundleID: developmentBundleID)
+        let bundleID = self.bundleID ?? configured.first?.bundleID ?? developmentBundleID
         let appAppleID =
-            try self.appAppleID ?? settings.string("APP_APPLE_ID").map { text in
-                guard let value = Int64(text) else { throw ValidationError("APP_APPLE_ID=\(text) is not a number") }
-                return value
-            } ?? Self.defaultAppAppleID
+            self.appAppleID ?? configured.first(where: { $0.bundleID == bundleID })?.appAppleID ?? Self.defaultAppAppleID
 
         let seed = self.seed ?? UInt64.random(in: 0...UInt64.max)
         let runRate = rate ?? (random ? 10 : nil)

@@ -62,6 +62,9 @@ package struct PurchaseIntake: Sendable {
             guard case .signedData(let claimed, .transaction(let transaction), _) = prepared else {
                 return .rejected(reason: "malformed: the signed data is not a transaction")
             }
+            // The row's lock before the link's: a projection takes them in that order (the row, then `user_links`),
+            // and so must a restore that projected nothing, or the two would deadlock.
+            if let key = ReadModelStore.lockKey(of: transaction) { try await ReadModelStore.lock([key], on: connection, logger: logger) }
             let environment = transaction.environment?.rawValue ?? ""
             let originalID = transaction.originalTransactionID?.rawValue ?? transaction.transactionID?.rawValue ?? ""
             var owner = user

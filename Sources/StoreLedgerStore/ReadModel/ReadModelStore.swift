@@ -24,6 +24,14 @@ package enum ReadModelStore {
         ).readToEnd()
     }
 
+    /// The lock key of the row `transaction` belongs to (`subscription/…` or `purchase/…`, as projections lock rows),
+    /// nil when it names neither.
+    package static func lockKey(of transaction: TransactionPayload) -> String? {
+        if let key = transaction.subscriptionKey { return "\(SubscriptionState.kind)/\(key)" }
+        if let key = transaction.purchaseKey { return "\(PurchaseState.kind)/\(key)" }
+        return nil
+    }
+
     /// Writes many rows of one kind: upserts the projected states in one statement and deletes, in one more, the rows
     /// whose state is nil (facts that no longer make a row).
     package static func write<State: StoredRow>(_ states: [State.Key: State?], on connection: PostgresConnection, logger: Logger) async throws {

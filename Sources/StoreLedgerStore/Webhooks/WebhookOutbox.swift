@@ -106,10 +106,11 @@ package enum WebhookOutbox {
         case .linked: (kind, previous) = ("linked", nil)
         case .transferred(let from): (kind, previous) = ("transferred", from.rawValue)
         }
+        // The row's lock, as a projection takes it: a worker's projection of this row that has not committed yet comes
+        // first (its event's sequence before this one), and this reads what it wrote. (The intake took it already,
+        // before the link; taking it again is free.)
+        if let key = ReadModelStore.lockKey(of: transaction) { try await ReadModelStore.lock([key], on: connection, logger: logger) }
         func event<Row: ProjectedRow & StoredRow>(_ key: Row.Key, _: Row.Type) async throws -> WebhookEvent? {
-            // The row's lock, as a projection takes it: a worker's projection of this row that has not committed yet
-            // comes first (its event's sequence before this one), and this reads what it wrote.
-            try await ReadModelStore.lock(["\(Row.kind)/\(key)"], on: connection, logger: logger)
             guard let row = try await ReadModelStore.currentIfWebhooksActive([key], on: connection, logger: logger)?[key] as Row? else { return nil }
             return WebhookEvent(
                 type: "\(Row.kind).\(kind)", appAccountToken: row.appAccountToken?.rawValue, productID: row.productID?.rawValue,

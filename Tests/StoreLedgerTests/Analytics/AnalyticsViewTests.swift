@@ -364,6 +364,20 @@ struct AnalyticsViewTests {
             let chart = try await charts.trials(ChartFilter(fromMonth: month, toMonth: month, environment: "Production"), logger: db.logger)
             #expect(chart.map(\.trials) == [2])
             #expect(chart.map(\.converted) == [1])
+            // A trial over the end of February, and a member's copy of it: mrr_by_product counts the purchaser's alone.
+            try await db.client.query(
+                """
+                INSERT INTO transactions (fact_sha256, payload, standalone, first_event_id)
+                SELECT sha256(convert_to(j::text, 'UTF8')), j, true, 1
+                FROM (SELECT payload || jsonb_build_object('originalTransactionId', v.id, 'transactionId', v.id, 'inAppOwnershipType', v.owner,
+                                                           'purchaseDate', 1740441600000, 'expiresDate', 1741046400000) AS j
+                      FROM transactions, (VALUES ('3600', 'PURCHASED'), ('3601', 'FAMILY_SHARED')) AS v(id, owner)
+                      WHERE transaction_id = '3001') AS x
+                """, logger: db.logger)
+            #expect(
+                try await db.scalar(
+                    "SELECT coalesce(sum(trials), 0)::int8 FROM analytics.mrr_by_product WHERE month = '2025-02-01' AND environment = 'Production'")
+                    == 1)
         }
     }
 

@@ -263,8 +263,10 @@ struct AppStorePaymentsTests {
         }
     }
 
-    /// A transfer announced while a worker's projection of the same row has not committed waits for it (the row's lock)
-    /// and carries what it wrote: otherwise the transfer, sequenced after the worker's event, would carry the older row.
+    /// A transfer announced while another projection of the same row has not committed waits for it (the row's lock)
+    /// and carries what it wrote: otherwise the transfer, sequenced after that event, would carry the older row. The
+    /// restore takes the row's lock before its link's, as a projection does (an app's post: the row, then `user_links`),
+    /// so the two never deadlock.
     @Test func aTransferWaitsForAProjectionOfItsRowInProgress() async throws {
         try await TestDatabase.withFresh { db in
             let harness = try await AppAPIHarness(db, pki: Self.pki)
@@ -290,11 +292,22 @@ struct AppStorePaymentsTests {
                     ).readToEnd()
                     locked.set()
                     for _ in 0..<1_000 where !release.isSet { try await Task.sleep(for: .milliseconds(10)) }
+                    // Then its link, as an app's post links after projecting: the restore must not hold it.
+                    try await connection.query(
+                        "SELECT user_id FROM user_links WHERE environment = 'Sandbox' AND original_transaction_id = '5700' FOR UPDATE",
+                        logger: db.logger
+                    ).readToEnd()
                 }
                 #expect(try await eventually(within: .seconds(10), every: .milliseconds(5)) { locked.isSet })
                 async let restored = client.execute(
                     uri: "/api/v1/payments/appstore/restore", method: .post, headers: bob, body: try AppAPIHarness.body(["transactions": [jws]]))
-                try await Task.sleep(for: .milliseconds(500))
+                // The restore waits for the row's lock.
+                let waiting = try await eventually(within: .seconds(10), every: .milliseconds(10)) {
+                    try await db.scalar(
+                        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                    ) == 1
+                }
+                #expect(waiting)
                 release.set()
                 try await worker
                 #expect(try await restored.status == .ok)

@@ -218,6 +218,7 @@ struct ConsoleTests {
     @Test func behindATrustedProxyEachForwardedClientHasItsOwnSignInAllowance() async throws {
         let loopback = try #require(IPAddressRange("127.0.0.1/32"))
         try await withConsole(signIns: ClientRateLimiter(perClient: 2, total: 100), trustedProxies: [loopback]) { _, client in
+            /// A sign-in with `password` through the proxy for the client at `address`.
             func signIn(from address: String, _ password: String) async throws -> HTTPResponse.Status {
                 let page = try await client.execute(uri: "/console/login", method: .get)
                 let cookie = try #require(page.headers[.setCookie]?.split(separator: ";").first.map(String.init))
