@@ -171,7 +171,8 @@ package struct LedgerHandler: EventHandler {
         let subscriptionKeys = bySubscription.keys.sorted()
         let purchaseKeys = purchases.sorted()
         try await ReadModelStore.lock(
-            subscriptionKeys.map { "subscription/\($0)" } + purchaseKeys.map { "purchase/\($0)" }, on: connection, logger: logger
+            subscriptionKeys.map { ReadModelStore.lockKey($0, of: SubscriptionState.self) }
+                + purchaseKeys.map { ReadModelStore.lockKey($0, of: PurchaseState.self) }, on: connection, logger: logger
         )
         if !subscriptionKeys.isEmpty {
             var rows: [SubscriptionKey: SubscriptionState?] = [:]
@@ -216,7 +217,8 @@ package struct LedgerHandler: EventHandler {
         let subscriptionKeys = subscriptions.sorted()
         let purchaseKeys = purchases.sorted()
         try await ReadModelStore.lock(
-            subscriptionKeys.map { "subscription/\($0)" } + purchaseKeys.map { "purchase/\($0)" }, on: connection, logger: logger
+            subscriptionKeys.map { ReadModelStore.lockKey($0, of: SubscriptionState.self) }
+                + purchaseKeys.map { ReadModelStore.lockKey($0, of: PurchaseState.self) }, on: connection, logger: logger
         )
         if !subscriptionKeys.isEmpty {
             let facts = try await FactStore.subscriptionFacts(subscriptionKeys, on: connection, cache: factCache, logger: logger)

@@ -24,11 +24,13 @@ package enum ReadModelStore {
         ).readToEnd()
     }
 
-    /// The lock key of the row `transaction` belongs to (`subscription/…` or `purchase/…`, as projections lock rows),
-    /// nil when it names neither.
+    /// The lock key of the row `key` names (`subscription/…`, `purchase/…`): what ``lock(_:on:logger:)`` takes for it.
+    package static func lockKey<Row: ProjectedRow>(_ key: Row.Key, of _: Row.Type) -> String { "\(Row.kind)/\(key)" }
+
+    /// The lock key of the row `transaction` belongs to, nil when it names none.
     package static func lockKey(of transaction: TransactionPayload) -> String? {
-        if let key = transaction.subscriptionKey { return "\(SubscriptionState.kind)/\(key)" }
-        if let key = transaction.purchaseKey { return "\(PurchaseState.kind)/\(key)" }
+        if let key = transaction.subscriptionKey { return lockKey(key, of: SubscriptionState.self) }
+        if let key = transaction.purchaseKey { return lockKey(key, of: PurchaseState.self) }
         return nil
     }
 

@@ -95,7 +95,9 @@ package enum WebhookOutbox {
     /// row of `transaction` as it stands: `<kind>.linked` when it had no owner, `<kind>.transferred` (beside
     /// `previous_user_id`, who no longer has it) when it had another. The row's projection announces only what Apple's
     /// facts change; a host that grants access from webhooks learns this way who holds the purchase now. Nothing when
-    /// the owner is unchanged or no endpoint is active.
+    /// the owner is unchanged or no endpoint is active. Call it holding the row's lock (``ReadModelStore/lockKey(of:)``,
+    /// taken before the link's, as the intake does): a projection of the row in progress then commits first, its event's
+    /// sequence before this one, and this reads what it wrote.
     package static func announce(
         _ change: UserLinkChange, of transaction: TransactionPayload, causedBy eventID: EventID, on connection: PostgresConnection,
         logger: Logger
@@ -106,18 +108,11 @@ package enum WebhookOutbox {
         case .linked: (kind, previous) = ("linked", nil)
         case .transferred(let from): (kind, previous) = ("transferred", from.rawValue)
         }
-        // The row's lock, as a projection takes it: a worker's projection of this row that has not committed yet comes
-        // first (its event's sequence before this one), and this reads what it wrote. (The intake took it already,
-        // before the link; taking it again is free.)
-        if let key = ReadModelStore.lockKey(of: transaction) { try await ReadModelStore.lock([key], on: connection, logger: logger) }
         func event<Row: ProjectedRow & StoredRow>(_ key: Row.Key, _: Row.Type) async throws -> WebhookEvent? {
             guard let row = try await ReadModelStore.currentIfWebhooksActive([key], on: connection, logger: logger)?[key] as Row? else { return nil }
-            return WebhookEvent(
-                type: "\(Row.kind).\(kind)", appAccountToken: row.appAccountToken?.rawValue, productID: row.productID?.rawValue,
-                environment: row.environment.rawValue, originalTransactionID: row.familyTransactionID,
-                transactionID: row.currentTransactionID?.rawValue, entitled: row.entitled, expiresAt: row.expiresAt?.date, occurredAt: Date(),
-                previousUserID: previous, identity: [row.environment.rawValue, row.familyTransactionID, previous ?? "", String(eventID.rawValue)]
-            )
+            return Self.event(
+                row, change: kind, occurredAt: Date(), previousUserID: previous,
+                identity: [row.environment.rawValue, row.familyTransactionID, previous ?? "", String(eventID.rawValue)])
         }
         let announced: WebhookEvent?
         if let key = transaction.subscriptionKey {
@@ -134,13 +129,18 @@ package enum WebhookOutbox {
     /// typed `<kind>.<change>` (`subscription.renewed`, `purchase.refunded`).
     package static func events<Row: ProjectedRow>(old: Row?, new: Row?) -> [WebhookEvent] {
         guard let new, let change = Row.change(from: old, to: new) else { return [] }
-        return [
-            WebhookEvent(
-                type: "\(Row.kind).\(change.kind.rawValue)", appAccountToken: new.appAccountToken?.rawValue, productID: new.productID?.rawValue,
-                environment: new.environment.rawValue, originalTransactionID: new.familyTransactionID,
-                transactionID: new.currentTransactionID?.rawValue, entitled: new.entitled, expiresAt: new.expiresAt?.date,
-                occurredAt: new.lastSignedAt?.date ?? Date(timeIntervalSince1970: 0)
-            )
-        ]
+        return [Self.event(new, change: change.kind.rawValue, occurredAt: new.lastSignedAt?.date ?? Date(timeIntervalSince1970: 0))]
+    }
+
+    /// The event `<kind>.<change>` about `row` as it stands (its id from `identity` when given, else from its fields).
+    private static func event<Row: ProjectedRow>(
+        _ row: Row, change: String, occurredAt: Date, previousUserID: String? = nil, identity: [String]? = nil
+    ) -> WebhookEvent {
+        WebhookEvent(
+            type: "\(Row.kind).\(change)", appAccountToken: row.appAccountToken?.rawValue, productID: row.productID?.rawValue,
+            environment: row.environment.rawValue, originalTransactionID: row.familyTransactionID,
+            transactionID: row.currentTransactionID?.rawValue, entitled: row.entitled, expiresAt: row.expiresAt?.date,
+            occurredAt: occurredAt, previousUserID: previousUserID, identity: identity
+        )
     }
 }
