@@ -167,7 +167,7 @@ package struct Rebuilder: Sendable {
                     eventsReplayed: state.processed, eventsRejected: state.rejected, differences: differences, rowsChanged: changed,
                     swapped: !dryRun
                 )
-            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55P03" && swapAttempts < Self.swapAttempts {
+            } catch let error as PSQLError where error.isLockTimeout && swapAttempts < Self.swapAttempts {
                 // A lock the swap needs is held past the lock limit (a long transaction, a VACUUM that will not yield):
                 // nothing was swapped and the shadow is whole; catch up with what arrived meanwhile and try again.
                 logger.warning(

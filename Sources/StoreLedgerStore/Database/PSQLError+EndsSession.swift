@@ -11,4 +11,8 @@ extension PSQLError {
         let severity = serverInfo?[.severity] ?? ""
         return state.hasPrefix("08") || state.hasPrefix("57P") || severity == "FATAL" || severity == "PANIC"
     }
+
+    /// Whether a lock was not granted within the transaction's `lock_timeout` (SQLSTATE 55P03): the statement was
+    /// refused and nothing of the transaction committed, so it may be tried again later.
+    package var isLockTimeout: Bool { serverInfo?[.sqlState] == "55P03" }
 }

@@ -61,7 +61,7 @@ package struct EventPartitions: Sendable {
                 try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL lock_timeout = \(milliseconds)"), logger: logger).readToEnd()
                 return try await body(connection)
             }
-        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55P03" {
+        } catch let error as PSQLError where error.isLockTimeout {
             throw StoreError(
                 .unavailable, "\(what): the log's lock was not free within \(wait.components.seconds) s (a long transaction?); try again")
         }
