@@ -11,7 +11,7 @@ extension Settings {
     /// `ADMIN_API_KEY`.
     package func authentication() throws(SettingsError) -> AuthenticationConfiguration {
         let userClaim = (string("AUTH_JWT_USER_CLAIM") ?? "sub").trimmingCharacters(in: .whitespaces)
-        guard !userClaim.isEmpty, userClaim == "sub" || !["iss", "aud", "exp", "nbf", "iat", "jti"].contains(userClaim) else {
+        guard !userClaim.isEmpty, !["iss", "aud", "exp", "nbf", "iat", "jti"].contains(userClaim) else {
             throw SettingsError(
                 .malformed, "AUTH_JWT_USER_CLAIM=\(userClaim) names no user: use sub, or the claim your sign-in server puts the user id in",
                 key: "AUTH_JWT_USER_CLAIM")
