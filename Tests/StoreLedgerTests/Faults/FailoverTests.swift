@@ -38,24 +38,20 @@ struct FailoverTests {
     /// starts at the newest event the database still has.
     @Test func aSnapshotRestoredInPlaceIsNoticedByTheHighWaterMark() async throws {
         try await TestDatabase.withFresh(maximumConnections: 1) { db in
-            let body = ByteBuffer(string: #"{"signedPayload":"h.p.s"}"#)
-            let log = EventLog(client: db.client)
-            var kept: Int64 = 0
-            for _ in 0..<5 { kept = try await log.append(NewEvent(source: .appleNotification, body: body), logger: db.logger).id.rawValue }
-            for _ in 0..<20 { _ = try await log.append(NewEvent(source: .appleNotification, body: body), logger: db.logger) }
+            let kept = try await Self.appendEvents(5, to: db)
+            try await Self.appendEvents(20, to: db)
             let history = DatabaseHistory(client: db.client)
             let mark = try await history.checkRewind(seen: 0, logger: db.logger)
             #expect(!mark.rewound)
             #expect(mark.highWater >= kept + 20)
             #expect(try await !history.checkRewind(seen: mark.highWater, logger: db.logger).rewound)
             // The restore: what was stored after the snapshot is gone, and the sequence is where the snapshot had it.
-            try await db.client.withConnection { connection in
-                try await connection.query("SET session_replication_role = replica", logger: db.logger).readToEnd()
-                try await connection.query("DELETE FROM event_queue WHERE event_id > \(kept)", logger: db.logger).readToEnd()
-                try await connection.query("DELETE FROM events WHERE id > \(kept)", logger: db.logger).readToEnd()
-                try await connection.query("SELECT setval('events_id_seq', \(kept))", logger: db.logger).readToEnd()
-                try await connection.query("RESET session_replication_role", logger: db.logger).readToEnd()
-            }
+            try await Self.behindTheTriggers(
+                db,
+                [
+                    "DELETE FROM event_queue WHERE event_id > \(kept)", "DELETE FROM events WHERE id > \(kept)",
+                    "SELECT setval('events_id_seq', \(kept))",
+                ])
             #expect(try await !history.check(logger: db.logger))
             let rewind = try await history.checkRewind(seen: mark.highWater, logger: db.logger)
             #expect(rewind.rewound)
@@ -69,7 +65,7 @@ struct FailoverTests {
             #expect(try await !history.checkRewind(seen: rewind.highWater, logger: db.logger).rewound)
             #expect(try await !history.checkRewind(seen: mark.highWater, logger: db.logger).rewound)
             #expect(try await history.changes(logger: db.logger).count == 1)
-            let next = try await log.append(NewEvent(source: .appleNotification, body: body), logger: db.logger).id.rawValue
+            let next = try await Self.appendEvents(1, to: db)
             #expect(next > mark.highWater)
             // Once recorded, the same mark is no change again (another worker that saw it too records nothing).
             #expect(try await !history.checkRewind(seen: mark.highWater, logger: db.logger).rewound)
@@ -81,10 +77,7 @@ struct FailoverTests {
     /// sequence back by hand after ids were drawn and not used.
     @Test func aSequencePutBackByACrashIsNoRestore() async throws {
         try await TestDatabase.withFresh(maximumConnections: 1) { db in
-            let body = ByteBuffer(string: #"{"signedPayload":"h.p.s"}"#)
-            let log = EventLog(client: db.client)
-            var last: Int64 = 0
-            for _ in 0..<5 { last = try await log.append(NewEvent(source: .appleNotification, body: body), logger: db.logger).id.rawValue }
+            let last = try await Self.appendEvents(5, to: db)
             // Appends that drew their ids and had not committed when a worker's sweep read the mark.
             try await db.client.withConnection { connection in
                 try await connection.query("SELECT nextval('events_id_seq') FROM generate_series(1, 40)", logger: db.logger).readToEnd()
@@ -107,18 +100,36 @@ struct FailoverTests {
     /// as a detach takes them away, without partitions of past months.
     @Test func aDetachedMonthIsNoRestore() async throws {
         try await TestDatabase.withFresh(maximumConnections: 1) { db in
-            let body = ByteBuffer(string: #"{"signedPayload":"h.p.s"}"#)
-            let log = EventLog(client: db.client)
-            for _ in 0..<5 { _ = try await log.append(NewEvent(source: .appleNotification, body: body), logger: db.logger) }
+            try await Self.appendEvents(5, to: db)
             let history = DatabaseHistory(client: db.client)
             let mark = try await history.checkRewind(seen: 0, logger: db.logger)
-            try await db.client.withConnection { connection in
-                try await connection.query("SET session_replication_role = replica", logger: db.logger).readToEnd()
-                try await connection.query("DELETE FROM events", logger: db.logger).readToEnd()
-                try await connection.query("RESET session_replication_role", logger: db.logger).readToEnd()
-            }
+            try await Self.behindTheTriggers(db, ["DELETE FROM events"])
             #expect(try await !history.checkRewind(seen: mark.highWater, logger: db.logger).rewound)
             #expect(try await history.changes(logger: db.logger).isEmpty)
+        }
+    }
+
+    /// Appends `count` events (a placeholder body) as the receiver stores them; returns the last one's id.
+    @discardableResult
+    static func appendEvents(_ count: Int, to db: TestDatabase) async throws -> Int64 {
+        let log = EventLog(client: db.client)
+        var last: Int64 = 0
+        for _ in 0..<count {
+            last = try await log.append(
+                NewEvent(source: .appleNotification, body: ByteBuffer(string: #"{"signedPayload":"h.p.s"}"#)), logger: db.logger
+            )
+            .id.rawValue
+        }
+        return last
+    }
+
+    /// Runs `statements` on one connection with the log's append-only triggers set aside, as a restore in place or a
+    /// detached month changes the log without going through them.
+    static func behindTheTriggers(_ db: TestDatabase, _ statements: [String]) async throws {
+        try await db.client.withConnection { connection in
+            try await connection.query("SET session_replication_role = replica", logger: db.logger).readToEnd()
+            for statement in statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: db.logger).readToEnd() }
+            try await connection.query("RESET session_replication_role", logger: db.logger).readToEnd()
         }
     }
 
