@@ -56,6 +56,18 @@ struct AnalyticsViewTests {
         }
     }
 
+    /// Records the payloads `payloads` selects (a query whose column `j` is a transaction payload) as standalone
+    /// transactions, as the fixture records its own.
+    func recordTransactions(_ db: TestDatabase, payloads: String) async throws {
+        try await db.client.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    INSERT INTO transactions (fact_sha256, payload, standalone, first_event_id)
+                    SELECT sha256(convert_to(j::text, 'UTF8')), j, true, 1 FROM (\(payloads)) AS x
+                    """), logger: db.logger
+        ).readToEnd()
+    }
+
     /// The text rows `sql` returns (one text column), as the migrating user.
     func texts(_ db: TestDatabase, _ sql: String) async throws -> [String] {
         let rows = try await db.client.query(PostgresQuery(unsafeSQL: sql), logger: db.logger)
@@ -333,14 +345,13 @@ struct AnalyticsViewTests {
     @Test func aFamilyMembersCopyOfATrialIsNoTrialOrConversion() async throws {
         try await TestDatabase.withFresh { db in
             try await seed(db)
-            try await db.client.query(
-                """
-                INSERT INTO transactions (fact_sha256, payload, standalone, first_event_id)
-                SELECT sha256(convert_to(j::text, 'UTF8')), j, true, 1
-                FROM (SELECT payload || jsonb_build_object('originalTransactionId', '3500', 'transactionId', '35' || right(transaction_id, 2),
-                                                           'inAppOwnershipType', 'FAMILY_SHARED') AS j
-                      FROM transactions WHERE original_transaction_id = '3000') AS x
-                """, logger: db.logger)
+            try await recordTransactions(
+                db,
+                payloads: """
+                    SELECT payload || jsonb_build_object('originalTransactionId', '3500', 'transactionId', '35' || right(transaction_id, 2),
+                                                         'inAppOwnershipType', 'FAMILY_SHARED') AS j
+                    FROM transactions WHERE original_transaction_id = '3000'
+                    """)
             #expect(try await db.scalar("SELECT count(*) FROM analytics.subscription_periods WHERE original_transaction_id = '3500'") == 2)
             let cohorts = try await texts(
                 db,
@@ -365,15 +376,14 @@ struct AnalyticsViewTests {
             #expect(chart.map(\.trials) == [2])
             #expect(chart.map(\.converted) == [1])
             // A trial over the end of February, and a member's copy of it: mrr_by_product counts the purchaser's alone.
-            try await db.client.query(
-                """
-                INSERT INTO transactions (fact_sha256, payload, standalone, first_event_id)
-                SELECT sha256(convert_to(j::text, 'UTF8')), j, true, 1
-                FROM (SELECT payload || jsonb_build_object('originalTransactionId', v.id, 'transactionId', v.id, 'inAppOwnershipType', v.owner,
-                                                           'purchaseDate', 1740441600000, 'expiresDate', 1741046400000) AS j
-                      FROM transactions, (VALUES ('3600', 'PURCHASED'), ('3601', 'FAMILY_SHARED')) AS v(id, owner)
-                      WHERE transaction_id = '3001') AS x
-                """, logger: db.logger)
+            try await recordTransactions(
+                db,
+                payloads: """
+                    SELECT payload || jsonb_build_object('originalTransactionId', v.id, 'transactionId', v.id, 'inAppOwnershipType', v.owner,
+                                                         'purchaseDate', 1740441600000, 'expiresDate', 1741046400000) AS j
+                    FROM transactions, (VALUES ('3600', 'PURCHASED'), ('3601', 'FAMILY_SHARED')) AS v(id, owner)
+                    WHERE transaction_id = '3001'
+                    """)
             #expect(
                 try await db.scalar(
                     "SELECT coalesce(sum(trials), 0)::int8 FROM analytics.mrr_by_product WHERE month = '2025-02-01' AND environment = 'Production'")
@@ -387,13 +397,12 @@ struct AnalyticsViewTests {
         try await TestDatabase.withFresh { db in
             try await seed(db)
             // S5's second period (family-shared) revoked on 2025-03-01, with no revocationType.
-            try await db.client.query(
-                """
-                INSERT INTO transactions (fact_sha256, payload, standalone, first_event_id)
-                SELECT sha256(convert_to(j::text, 'UTF8')), j, true, 1
-                FROM (SELECT payload || jsonb_build_object('revocationDate', 1740787200000, 'revocationReason', 0, 'signedDate', 1740787200000) AS j
-                      FROM transactions WHERE transaction_id = '5002' LIMIT 1) AS x
-                """, logger: db.logger)
+            try await recordTransactions(
+                db,
+                payloads: """
+                    SELECT payload || jsonb_build_object('revocationDate', 1740787200000, 'revocationReason', 0, 'signedDate', 1740787200000) AS j
+                    FROM transactions WHERE transaction_id = '5002' LIMIT 1
+                    """)
             let refunds = try await texts(
                 db,
                 "SELECT transaction_id || ' ' || coalesce(revocation_type, '-') || ' ' || refunded_amount FROM analytics.refunds ORDER BY transaction_id"
