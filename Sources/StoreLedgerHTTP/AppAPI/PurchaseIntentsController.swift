@@ -3,9 +3,9 @@ package import Hummingbird
 import StoreLedgerCore
 import StoreLedgerStore
 
-/// Purchase intents (seed 003): `POST /v1/purchase-intents` `{user_id, product_id}` → `{correlation_id, …}`, the
-/// UUID the app passes to StoreKit as appAccountToken; `GET /v1/purchase-intents/{id}` → pending, completed or
-/// expired. Server-to-server callers (API key) name the user; a signed-in user may create intents only for
+/// Purchase intents (seed 003): `POST /v1/purchase-intents` `{user_id, product_id, environment?}` →
+/// `{correlation_id, …}`, the UUID the app passes to StoreKit as appAccountToken; `GET /v1/purchase-intents/{id}` →
+/// pending, completed or expired. Server-to-server callers (API key) name the user; a signed-in user may create intents only for
 /// themself (the token's user id; a different `user_id` is refused).
 package struct PurchaseIntentsController: Sendable {
     /// The shared dependencies.
@@ -29,6 +29,7 @@ package struct PurchaseIntentsController: Sendable {
         var original_transaction_id: String?
         var purchased_product_id: String?
         var environment: String?
+        var transaction_environment: String?
 
         init(_ intent: PurchaseIntent, at date: Date) {
             correlation_id = intent.correlationID.uuidString.lowercased()
@@ -41,7 +42,8 @@ package struct PurchaseIntentsController: Sendable {
             transaction_id = intent.completion?.transactionID
             original_transaction_id = intent.completion?.originalTransactionID
             purchased_product_id = intent.completion?.productID
-            environment = intent.completion?.environment
+            environment = intent.answeredEnvironment
+            transaction_environment = intent.completion?.environment
         }
     }
 
@@ -58,8 +60,18 @@ package struct PurchaseIntentsController: Sendable {
             /// A string, or a host app's numeric user id (`{"user_id": 42}` is user "42"), as in a user's JWT.
             var user_id: UserIDValue?
             var product_id: String
+            /// The environment the app detected (seed 003: `sandbox` or `production`; `xcode`), in any case.
+            var environment: String?
         }
         let body = try await JSONBody.decode(Body.self, from: request, context: context)
+        let environment = try body.environment.map { text in
+            guard let environment = PurchaseIntent.Environment(named: text) else {
+                throw APIError(
+                    .badRequest, code: "invalid_request",
+                    message: "environment must be one of sandbox, production or xcode, not '\(text)'")
+            }
+            return environment
+        }
         let user: UserID
         switch context.caller {
         case .user(let id):
@@ -75,7 +87,8 @@ package struct PurchaseIntentsController: Sendable {
         }
         guard !body.product_id.isEmpty else { throw APIError(.badRequest, code: "invalid_request", message: "user_id and product_id required") }
         let intent = try await dependencies.intents.create(
-            for: user, product: ProductID(body.product_id), lifetime: dependencies.intentLifetime, logger: context.logger
+            for: user, product: ProductID(body.product_id), environment: environment, lifetime: dependencies.intentLifetime,
+            logger: context.logger
         )
         return try JSONBody.response(IntentBody(intent, at: dependencies.now()), status: .created)
     }

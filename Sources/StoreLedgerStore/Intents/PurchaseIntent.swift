@@ -27,6 +27,31 @@ package struct PurchaseIntent: Sendable, Equatable {
     /// The completing transaction, when completed.
     package var completion: Completion?
 
+    /// The environment a host declares at creation (seed 003's vocabulary: the app's detected `sandbox` or
+    /// `production`, or `xcode` for Xcode StoreKit testing).
+    package enum Environment: String, Sendable, Equatable, CaseIterable {
+        /// A development, TestFlight or App Review build.
+        case sandbox
+        /// An App Store build.
+        case production
+        /// Xcode StoreKit testing (a StoreKit configuration file).
+        case xcode
+
+        /// The environment `text` names, in any case (`sandbox`, `Sandbox`, `SANDBOX`), or nil.
+        package init?(named text: String) {
+            self.init(rawValue: text.lowercased())
+        }
+    }
+
+    /// The environment the host declared at creation, if any.
+    package var environment: Environment?
+
+    /// The environment as answered: the one declared at creation, else the completing transaction's, both in seed
+    /// 003's lower-case words (Apple's `LocalTesting` is `localtesting`); nil while neither is known.
+    package var answeredEnvironment: String? {
+        environment?.rawValue ?? completion.map { $0.environment.lowercased() }
+    }
+
     /// The verified transaction that completed an intent.
     package struct Completion: Sendable, Equatable {
         /// Its transaction id.
@@ -42,10 +67,14 @@ package struct PurchaseIntent: Sendable, Equatable {
     }
 
     /// Creates an intent.
-    package init(correlationID: UUID, userID: UserID, productID: ProductID, createdAt: Date, expiresAt: Date, completion: Completion?) {
+    package init(
+        correlationID: UUID, userID: UserID, productID: ProductID, environment: Environment? = nil, createdAt: Date, expiresAt: Date,
+        completion: Completion?
+    ) {
         self.correlationID = correlationID
         self.userID = userID
         self.productID = productID
+        self.environment = environment
         self.createdAt = createdAt
         self.expiresAt = expiresAt
         self.completion = completion

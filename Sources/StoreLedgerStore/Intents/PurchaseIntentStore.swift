@@ -13,16 +13,21 @@ package struct PurchaseIntentStore: Sendable {
         self.client = client
     }
 
-    /// Creates an intent for `user` buying `product`, valid for `lifetime`, and registers its correlation id as an
-    /// appAccountToken owned by `user` — in one transaction.
-    package func create(for user: UserID, product: ProductID, lifetime: Duration, logger: Logger) async throws -> PurchaseIntent {
+    /// Creates an intent for `user` buying `product` in the declared `environment` (if any), valid for `lifetime`, and
+    /// registers its correlation id as an appAccountToken owned by `user` — in one transaction.
+    package func create(
+        for user: UserID, product: ProductID, environment: PurchaseIntent.Environment? = nil, lifetime: Duration, logger: Logger
+    ) async throws -> PurchaseIntent {
         let id = UUID()
         let seconds = Double(lifetime.components.seconds)
         return try await client.inTransaction(logger: logger) { connection in
             let rows = try await connection.query(
                 """
-                INSERT INTO purchase_intents (correlation_id, user_id, product_id, expires_at)
-                VALUES (\(id), \(user.rawValue), \(product.rawValue), now() + make_interval(secs => \(seconds)::float8))
+                INSERT INTO purchase_intents (correlation_id, user_id, product_id, environment, expires_at)
+                VALUES (
+                    \(id), \(user.rawValue), \(product.rawValue), \(environment?.rawValue),
+                    now() + make_interval(secs => \(seconds)::float8)
+                )
                 RETURNING created_at, expires_at
                 """,
                 logger: logger
@@ -31,7 +36,10 @@ package struct PurchaseIntentStore: Sendable {
             for try await row in rows.decode((Date, Date).self) { times = row }
             guard let (createdAt, expiresAt) = times else { throw StoreError(.invariantBroken, "the intent insert returned no row") }
             try await UserLinkStore.claimToken(id.uuidString, for: user, origin: "purchase_intent", on: connection, logger: logger)
-            return PurchaseIntent(correlationID: id, userID: user, productID: product, createdAt: createdAt, expiresAt: expiresAt, completion: nil)
+            return PurchaseIntent(
+                correlationID: id, userID: user, productID: product, environment: environment, createdAt: createdAt, expiresAt: expiresAt,
+                completion: nil
+            )
         }
     }
 
@@ -39,7 +47,7 @@ package struct PurchaseIntentStore: Sendable {
     package func find(_ id: UUID, logger: Logger) async throws -> PurchaseIntent? {
         let rows = try await client.query(
             """
-            SELECT i.correlation_id, i.user_id, i.product_id, i.created_at, i.expires_at,
+            SELECT i.correlation_id, i.user_id, i.product_id, i.created_at, i.expires_at, i.environment,
                    t.transaction_id, t.original_transaction_id, t.product_id, t.environment, t.recorded_at
             FROM purchase_intents i
             LEFT JOIN LATERAL (
@@ -57,14 +65,15 @@ package struct PurchaseIntentStore: Sendable {
             let columns = row.makeRandomAccess()
             var intent = PurchaseIntent(
                 correlationID: try columns[0].decode(UUID.self), userID: UserID(try columns[1].decode(String.self)),
-                productID: ProductID(try columns[2].decode(String.self)), createdAt: try columns[3].decode(Date.self),
-                expiresAt: try columns[4].decode(Date.self), completion: nil
+                productID: ProductID(try columns[2].decode(String.self)),
+                environment: try columns[5].decode(String?.self).flatMap(PurchaseIntent.Environment.init(rawValue:)),
+                createdAt: try columns[3].decode(Date.self), expiresAt: try columns[4].decode(Date.self), completion: nil
             )
-            if let transactionID = try columns[5].decode(String?.self) {
+            if let transactionID = try columns[6].decode(String?.self) {
                 intent.completion = .init(
-                    transactionID: transactionID, originalTransactionID: try columns[6].decode(String?.self) ?? transactionID,
-                    productID: try columns[7].decode(String?.self), environment: try columns[8].decode(String?.self) ?? "",
-                    completedAt: try columns[9].decode(Date.self)
+                    transactionID: transactionID, originalTransactionID: try columns[7].decode(String?.self) ?? transactionID,
+                    productID: try columns[8].decode(String?.self), environment: try columns[9].decode(String?.self) ?? "",
+                    completedAt: try columns[10].decode(Date.self)
                 )
             }
             return intent

@@ -93,7 +93,8 @@ struct PurchaseIntentAndEntitlementTests {
                     try await client.execute(uri: "/v1/purchase-intents/\(id)", method: .get, headers: AppAPIHarness.serviceHeaders))
                 #expect(completed["status"] as? String == "completed")
                 #expect(completed["transaction_id"] as? String == "6000")
-                #expect(completed["environment"] as? String == "Sandbox")
+                #expect(completed["environment"] as? String == "sandbox", "seed 003's word: none was declared, so the transaction's")
+                #expect(completed["transaction_environment"] as? String == "Sandbox")
 
                 let entitlements = try AppAPIHarness.json(
                     try await client.execute(uri: "/v1/users/dana/entitlements", method: .get, headers: AppAPIHarness.serviceHeaders))
@@ -106,6 +107,55 @@ struct PurchaseIntentAndEntitlementTests {
                 #expect(rows.first?["kind"] as? String == "subscription")
             }
             #expect(try await harness.count("SELECT count(*)::int8 FROM user_links WHERE user_id = 'dana'") == 1)
+        }
+    }
+
+    /// Seed 003: the web passes the environment the app detected (`sandbox` / `production`) when it creates the intent,
+    /// and Xcode StoreKit testing records `xcode`. The intent keeps the declared word, in any case sent; the completing
+    /// transaction's own environment is answered beside it (an App Review purchase of an App Store build is Sandbox
+    /// under an intent declared `production`). Any other word is refused and creates nothing.
+    @Test func anIntentKeepsTheEnvironmentItsHostDeclaredBesideItsTransactions() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            try await harness.app.test(.router) { client in
+                func create(_ environment: Any) async throws -> TestResponse {
+                    try await client.execute(
+                        uri: "/v1/purchase-intents", method: .post, headers: AppAPIHarness.serviceHeaders,
+                        body: try AppAPIHarness.body(["user_id": "fay", "product_id": "com.example.storeledger.monthly", "environment": environment]))
+                }
+                func find(_ id: String) async throws -> [String: Any] {
+                    try AppAPIHarness.json(
+                        try await client.execute(uri: "/v1/purchase-intents/\(id)", method: .get, headers: AppAPIHarness.serviceHeaders))
+                }
+                var declared: [String: String] = [:]
+                for (sent, kept) in [("sandbox", "sandbox"), ("production", "production"), ("Xcode", "xcode"), ("SANDBOX", "sandbox")] {
+                    let created = try await create(sent)
+                    #expect(created.status == .created, "\(sent): \(String(buffer: created.body))")
+                    let id = try #require(try AppAPIHarness.json(created)["correlation_id"] as? String)
+                    #expect(try AppAPIHarness.json(created)["environment"] as? String == kept, "\(sent)")
+                    let found = try await find(id)
+                    #expect(found["environment"] as? String == kept, "\(sent)")
+                    #expect(found["transaction_environment"] == nil, "\(sent): no transaction yet")
+                    declared[sent] = id
+                }
+                for refused in ["staging", "", "Sandbox ", "LocalTesting"] as [Any] + [1] {
+                    let answer = try await create(refused)
+                    #expect(answer.status == .badRequest, "\(refused)")
+                    #expect(try AppAPIHarness.json(answer)["code"] as? String == "invalid_request", "\(refused)")
+                }
+                #expect(try await harness.count("SELECT count(*)::int8 FROM purchase_intents") == 4, "a refused intent creates nothing")
+
+                // App Review buys an App Store build's product in the sandbox: the intent completes, and says both.
+                let production = try #require(declared["production"])
+                let posted = try await client.execute(
+                    uri: "/api/v1/payments/appstore/transaction", method: .post, headers: try await AppAPIHarness.headers(user: "reviewer"),
+                    body: try AppAPIHarness.body(["signed_transaction": try harness.subscription("6200", token: production)]))
+                #expect(posted.status == .ok)
+                let completed = try await find(production)
+                #expect(completed["status"] as? String == "completed")
+                #expect(completed["environment"] as? String == "production")
+                #expect(completed["transaction_environment"] as? String == "Sandbox")
+            }
         }
     }
 
