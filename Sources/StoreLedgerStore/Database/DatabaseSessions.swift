@@ -13,7 +13,9 @@ import Synchronization
 /// for its session before its first transaction that runs one (``prepare(_:logger:)``, outside the transaction, so
 /// that a rollback cannot undo it). The setting used to be a startup parameter, which PgBouncer refuses
 /// (`unsupported startup parameter: plan_cache_mode`), and PostgresNIO has no hook for a new connection. Connections
-/// are held weakly: a closed connection drops out, and a new one at the same address is not mistaken for it. Behind
+/// are held weakly: a closed connection drops out, and a new one at the same address is not mistaken for it. A
+/// connection whose first use of a named statement fails is closed (PostgresNIO would answer every later use with a
+/// failed preparation's error, without asking the server). Behind
 /// a transaction pooler nothing is set (a session `SET` would land on whichever server session the statement
 /// happened to get, and stay there for other clients) and the statements go unnamed.
 package final class DatabaseSessions: Sendable {
@@ -22,6 +24,8 @@ package final class DatabaseSessions: Sendable {
 
     private struct Entry {
         weak var connection: PostgresConnection?
+        /// The named statements known prepared on it (one has answered once).
+        var prepared: Set<String> = []
     }
 
     private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
@@ -62,7 +66,29 @@ package final class DatabaseSessions: Sendable {
     ) async throws -> [Statement.Row] {
         if pooler.keepsSessions {
             try await prepare(connection, logger: logger)
-            return try await connection.execute(statement, logger: logger).readToEnd()
+            let key = ObjectIdentifier(connection)
+            do {
+                let rows = try await connection.execute(statement, logger: logger).readToEnd()
+                entries.withLock { entries in
+                    if entries[key]?.connection === connection { entries[key]?.prepared.insert(Statement.name) }
+                }
+                return rows
+            } catch {
+                // PostgresNIO keeps a failed preparation for the connection's life and answers every later use of the
+                // statement with that error, without asking the server again: a first `Parse` that a lock or
+                // statement timeout, a cancel or a missing relation failed would fail this statement on this pooled
+                // connection for good (the pool hands out its first free connection, so the same one again and
+                // again). Whether the preparation or the execution failed cannot be told apart here, so a connection
+                // whose first use of the statement failed is closed, and the pool replaces it.
+                let known = entries.withLock { $0[key]?.connection === connection && $0[key]?.prepared.contains(Statement.name) == true }
+                if !known, !connection.isClosed {
+                    logger.warning(
+                        "closing a connection whose first use of a named statement failed",
+                        metadata: ["statement": "\(Statement.name)", "error": "\(String(reflecting: error))"])
+                    try? await connection.close()
+                }
+                throw error
+            }
         }
         let query = PostgresQuery(unsafeSQL: Statement.sql, binds: try statement.makeBindings())
         return try await connection.query(query, logger: logger).map { try statement.decodeRow($0) }.readToEnd()

@@ -62,6 +62,39 @@ struct DatabasePoolerTests {
         }
     }
 
+    /// PostgresNIO keeps a named statement's failed preparation for the connection's life and answers every later use
+    /// with it, without asking the server. A first `Parse` that waited on a lock past `lock_timeout` (a migration or a
+    /// partition detach holding the table, with a role's or database's timeout) must not leave the pooled connection
+    /// failing the append or the claim for good: the connection is closed and the pool makes another.
+    @Test(arguments: [DatabasePooler.direct, .session])
+    func aStatementWhoseFirstPreparationFailedWorksOnceTheCauseIsGone(_ pooler: DatabasePooler) async throws {
+        try await TestDatabase.withFresh { db in
+            try await db.client.query(
+                "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET lock_timeout = %L', current_database(), '200ms'); END $$", logger: db.logger
+            ).readToEnd()
+            try await TestDatabase.withClient(db.url, maximumConnections: 1) { client in
+                let sessions = DatabaseSessions(pooler: pooler)
+                let log = EventLog(client: client, sessions: sessions)
+                let queue = EventQueue(client: client, sessions: sessions)
+                let event = NewEvent(source: .appleNotification, body: ByteBuffer(string: #"{"signedPayload":"a.b.c"}"#))
+                try await db.withTableLocked("events") {
+                    await #expect(throws: (any Error).self) { try await log.append(event, logger: db.logger) }
+                }
+                let appended = try await log.append(event, logger: db.logger)
+                try await db.withTableLocked("event_queue") {
+                    await #expect(throws: (any Error).self) {
+                        try await queue.claim(limit: 10, owner: "w", lease: .seconds(30), logger: db.logger)
+                    }
+                }
+                let claimed = try await queue.claim(limit: 10, owner: "w", lease: .seconds(30), logger: db.logger)
+                #expect(claimed.map(\.id) == [appended.id])
+                // The claim's failed preparation closed the connection that held the append's; the one that replaced it
+                // holds the claim alone.
+                #expect(try await session(client, db).namedStatements == 1)
+            }
+        }
+    }
+
     @Test func behindATransactionPoolerTheyAreUnnamedAndNothingIsSetOnTheSession() async throws {
         try await TestDatabase.withFresh { db in
             do {
