@@ -21,8 +21,9 @@ package enum WebhookOutbox {
         try await connection.query(
             """
             WITH input AS (
-                -- A volatile nextval in the CTE: once per event, in order, the same value for its column and payload.
-                SELECT *, nextval('webhook_event_sequence') AS sequence
+                -- A volatile call in the CTE: once per event, in order, the same value for its column and payload (a
+                -- nextval after the session's check of the history, so a failover never issues a delivered number again).
+                SELECT *, storeledger_next_webhook_sequence() AS sequence
                 FROM unnest(\(events.map { $0.id.uuidString.lowercased() })::uuid[], \(events.map(\.type))::text[],
                                      \(events.map { $0.appAccountToken ?? "" })::text[], \(events.map { $0.productID ?? "" })::text[],
                                      \(events.map(\.environment))::text[], \(events.map(\.originalTransactionID))::text[],

@@ -39,7 +39,9 @@ struct FailoverTests {
     @Test func aSnapshotRestoredInPlaceIsNoticedByTheHighWaterMark() async throws {
         try await TestDatabase.withFresh(maximumConnections: 1) { db in
             let kept = try await Self.appendEvents(5, to: db)
+            let keptSequence = try await Self.drawWebhookSequence(5, on: db.client, logger: db.logger)
             try await Self.appendEvents(20, to: db)
+            let delivered = try await Self.drawWebhookSequence(20, on: db.client, logger: db.logger)
             let history = DatabaseHistory(client: db.client)
             let mark = try await history.checkRewind(seen: 0, logger: db.logger)
             #expect(!mark.rewound)
@@ -50,7 +52,7 @@ struct FailoverTests {
                 db,
                 [
                     "DELETE FROM event_queue WHERE event_id > \(kept)", "DELETE FROM events WHERE id > \(kept)",
-                    "SELECT setval('events_id_seq', \(kept))",
+                    "SELECT setval('events_id_seq', \(kept))", "SELECT setval('webhook_event_sequence', \(keptSequence))",
                 ])
             #expect(try await !history.check(logger: db.logger))
             let rewind = try await history.checkRewind(seen: mark.highWater, logger: db.logger)
@@ -67,6 +69,7 @@ struct FailoverTests {
             #expect(try await history.changes(logger: db.logger).count == 1)
             let next = try await Self.appendEvents(1, to: db)
             #expect(next > mark.highWater)
+            #expect(try await Self.drawWebhookSequence(1, on: db.client, logger: db.logger) > delivered, "a delivered webhook number again")
             // Once recorded, the same mark is no change again (another worker that saw it too records nothing).
             #expect(try await !history.checkRewind(seen: mark.highWater, logger: db.logger).rewound)
         }
@@ -123,6 +126,15 @@ struct FailoverTests {
         return last
     }
 
+    /// Draws `count` webhook sequence numbers as the outbox does (each event enqueued takes one); returns the largest.
+    static func drawWebhookSequence(_ count: Int, on client: PostgresClient, logger: Logger) async throws -> Int64 {
+        try await client.inTransaction(logger: logger) { connection in
+            try await connection.query(
+                "SELECT max(storeledger_next_webhook_sequence()) FROM generate_series(1, \(count))", logger: logger
+            ).decode(Int64.self).readToEnd().first ?? 0
+        }
+    }
+
     /// Runs `statements` on one connection with the log's append-only triggers set aside, as a restore in place or a
     /// detached month changes the log without going through them.
     static func behindTheTriggers(_ db: TestDatabase, _ statements: [String]) async throws {
@@ -156,8 +168,12 @@ struct FailoverTests {
             }
             #expect(replicated)
         }
-        // The standby falls behind; the primary acknowledges 60 more notifications (really signed ones), then dies.
+        // The standby falls behind; the primary acknowledges 60 more notifications (really signed ones) and delivers
+        // webhook events numbered up to `delivered`, then dies.
         try await standby.stop()
+        let delivered = try await TestDatabase.withClient(primary.url, maximumConnections: 1) { client in
+            try await Self.drawWebhookSequence(40, on: client, logger: logger)
+        }
         let lost = try await TestDatabase.withClient(primary.url, maximumConnections: 2) { client in
             var lost: [(id: Int64, payload: String)] = []
             for index in 0..<60 {
@@ -175,6 +191,10 @@ struct FailoverTests {
 
         try await FakeAppStoreServer.withRunning(bundleID: "com.example.app") { fake in
             try await TestDatabase.withClient(standby.url, maximumConnections: 2) { client in
+                // A worker's first webhook event on the new primary (before any append) is numbered above every number
+                // hosts received: they would ignore it as old otherwise.
+                let nextSequence = try await Self.drawWebhookSequence(1, on: client, logger: logger)
+                #expect(nextSequence > delivered, "webhook sequence \(nextSequence) was already delivered")
                 // The first append on the new primary gets an id no acknowledged event ever had.
                 let next = try await EventLog(client: client).append(NewEvent(source: .appleNotification, body: body("h.after.s")), logger: logger)
                 let highestAcknowledged = lost.map(\.id).max() ?? 0
