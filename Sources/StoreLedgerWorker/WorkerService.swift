@@ -260,7 +260,7 @@ package struct WorkerService<Handler: EventHandler>: Service {
         while !stopping.isSet && !Task.isCancelled {
             do {
                 let rescued = try await withDeadline(configuration.lease) { [configuration, logger] in
-                    try await queue.rescueExpiredLeases(policy: configuration.retryPolicy, logger: logger)
+                    try await queue.rescueExpiredLeases(policy: configuration.retryPolicy, lease: configuration.lease, logger: logger)
                 }
                 if rescued > 0 { wake.signal() }
                 if try await withDeadline(configuration.lease, operation: { [logger] in try await history.check(logger: logger) }) {

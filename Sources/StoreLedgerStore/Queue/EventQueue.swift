@@ -25,8 +25,11 @@ package struct EventQueue: Sendable {
     /// Each claim counts as an attempt. Returns the events in log order.
     package func claim(limit: Int, owner: String, lease: Duration, logger: Logger) async throws -> [ClaimedEvent] {
         let leaseSeconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
-        // In a checked transaction like every write: a claim that did not commit is not handed to the handler.
-        let rows = try await client.inTransaction(logger: logger, sessions: sessions) { [sessions] connection in
+        // In a checked transaction like every write: a claim that did not commit is not handed to the handler. Bounded
+        // by the lease on the server too: a worker that vanished between the claim and its COMMIT must not leave the
+        // claimed rows locked (invisible to every other claim and rescue) until TCP notices, hours later.
+        let limits = TransactionLimits(lease: lease)
+        let rows = try await client.inTransaction(logger: logger, sessions: sessions, limits: limits) { [sessions] connection in
             try await sessions.run(ClaimStatement(limit: Int64(limit), owner: owner, leaseSeconds: leaseSeconds), on: connection, logger: logger)
         }
         var events: [ClaimedEvent] = []
@@ -103,9 +106,10 @@ package struct EventQueue: Sendable {
     /// returns how many it rescued. Any worker may call it; concurrent calls skip each other's rows. An expired lease is
     /// a failed attempt: the event waits out the policy's backoff, as after any failure, so a batch that cannot finish
     /// within its lease is not claimed again at once (the worker claims smaller batches meanwhile).
+    /// Like a claim, the transaction is bounded on the server by `lease`.
     @discardableResult
-    package func rescueExpiredLeases(policy: RetryPolicy, limit: Int = 1000, logger: Logger) async throws -> Int {
-        let rescued = try await client.inTransaction(logger: logger) { connection in
+    package func rescueExpiredLeases(policy: RetryPolicy, limit: Int = 1000, lease: Duration = .seconds(30), logger: Logger) async throws -> Int {
+        let rescued = try await client.inTransaction(logger: logger, limits: TransactionLimits(lease: lease)) { connection in
             try await connection.query(
                 """
                 WITH expired AS (

@@ -69,6 +69,25 @@ struct TransactionLimitsTests {
         }
     }
 
+    /// A claim and a rescue are bounded by their lease on the server as a batch is: one whose worker went silent
+    /// (here: stuck behind a lock the test holds for 20 s) ends within the lease rather than holding its rows, invisible
+    /// to every other claim, for as long as its client's socket lingers.
+    @Test func aClaimAndARescueEndWithinTheirLease() async throws {
+        try await TestDatabase.withFresh { db in
+            let queue = EventQueue(client: db.client)
+            try await db.withTableLocked("event_queue") {
+                let start = ContinuousClock.now
+                await #expect(throws: (any Error).self) {
+                    try await queue.claim(limit: 10, owner: "w", lease: .milliseconds(500), logger: db.logger)
+                }
+                await #expect(throws: (any Error).self) {
+                    try await queue.rescueExpiredLeases(policy: RetryPolicy(), lease: .milliseconds(500), logger: db.logger)
+                }
+                #expect(start.duration(to: .now) < .seconds(10), "the lock is held for 20 s")
+            }
+        }
+    }
+
     /// The limits hold only for their transaction (behind a transaction pooler the next one may be anyone's) and
     /// reach the server as set.
     @Test func theLimitsAreTheTransactionsOwn() async throws {
