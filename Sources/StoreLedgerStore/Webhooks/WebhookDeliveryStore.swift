@@ -48,7 +48,10 @@ package struct WebhookDeliveryStore: Sendable {
     /// removed") any due delivery still pending for a removed endpoint (through the index of due deliveries): one
     /// enqueued by a projection that committed just after the removal, which the removal could not see.
     package func claimDue(limit: Int, leaseSeconds: Double, logger: Logger) async throws -> [Due] {
-        let rows = try await client.inTransaction(logger: logger) { connection in
+        // Bounded on the server by the lease, as the event queue's claim: a dispatcher cut off before its COMMIT must
+        // not keep the claimed deliveries locked until TCP notices.
+        let limits = TransactionLimits(lease: .milliseconds(Int64(leaseSeconds * 1000)))
+        let rows = try await client.inTransaction(logger: logger, limits: limits) { connection in
             try await connection.query(
                 """
                 UPDATE webhook_deliveries d SET state = 'failed', last_error = \(Self.endpointRemoved)

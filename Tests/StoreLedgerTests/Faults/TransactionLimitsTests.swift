@@ -69,10 +69,10 @@ struct TransactionLimitsTests {
         }
     }
 
-    /// A claim and a rescue are bounded by their lease on the server as a batch is: one whose worker went silent
+    /// A claim, a rescue and a webhook dispatcher's claim are bounded by their lease on the server as a batch is: one whose worker went silent
     /// (here: stuck behind a lock the test holds for 20 s) ends within the lease rather than holding its rows, invisible
     /// to every other claim, for as long as its client's socket lingers.
-    @Test func aClaimAndARescueEndWithinTheirLease() async throws {
+    @Test func claimsAndRescuesEndWithinTheirLease() async throws {
         try await TestDatabase.withFresh { db in
             let queue = EventQueue(client: db.client)
             try await db.withTableLocked("event_queue") {
@@ -82,6 +82,14 @@ struct TransactionLimitsTests {
                 }
                 await #expect(throws: (any Error).self) {
                     try await queue.rescueExpiredLeases(policy: RetryPolicy(), lease: .milliseconds(500), logger: db.logger)
+                }
+                #expect(start.duration(to: .now) < .seconds(10), "the lock is held for 20 s")
+            }
+            // The webhook dispatcher's claim of due deliveries, likewise.
+            try await db.withTableLocked("webhook_deliveries") {
+                let start = ContinuousClock.now
+                await #expect(throws: (any Error).self) {
+                    try await WebhookDeliveryStore(client: db.client).claimDue(limit: 10, leaseSeconds: 0.5, logger: db.logger)
                 }
                 #expect(start.duration(to: .now) < .seconds(10), "the lock is held for 20 s")
             }
