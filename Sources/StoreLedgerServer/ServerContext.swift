@@ -40,6 +40,14 @@ package struct ServerContext: Sendable {
         let pooler = try settings.databasePooler()
         let maximumConnections = try settings.maximumConnections()
         let listenURL = listens ? try settings.databaseListenURL() : nil
+        if listens, listenURL == nil, pooler.keepsSessions, maximumConnections < 2 {
+            // The worker LISTENs on one of the pool's connections for as long as it runs: with one connection in all,
+            // its claims would wait for a connection forever.
+            throw SettingsError(
+                .malformed,
+                "DATABASE_MAX_CONNECTIONS=\(maximumConnections) leaves a worker no connection to claim with (its LISTEN holds one "
+                    + "for good): set at least 2, or DATABASE_LISTEN_URL", key: "DATABASE_MAX_CONNECTIONS")
+        }
         let factCache = DecodedFactCache(capacity: try settings.factCacheSize())
         logger.info("database", metadata: ["url": "\(url)", "pooler": "\(pooler)"])
         try await url.checkConnection(logger: logger)

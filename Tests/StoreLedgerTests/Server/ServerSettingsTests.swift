@@ -55,6 +55,8 @@ struct ServerSettingsTests {
         ("DATABASE_POOLER", "statement", [:]),
         ("DATABASE_LISTEN_URL", "not a url", [:]),
         ("DATABASE_MAX_CONNECTIONS", "0", [:]),
+        // The worker's LISTEN would hold the only connection for good, and its claims would wait forever.
+        ("DATABASE_MAX_CONNECTIONS", "1", [:]),
         ("FACT_CACHE_SIZE", "-1", [:]),
         ("LOG_LEVEL", "loud", [:]),
         ("LOG_FORMAT", "xml", [:]),
