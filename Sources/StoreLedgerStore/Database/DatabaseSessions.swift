@@ -14,8 +14,8 @@ import Synchronization
 /// that a rollback cannot undo it). The setting used to be a startup parameter, which PgBouncer refuses
 /// (`unsupported startup parameter: plan_cache_mode`), and PostgresNIO has no hook for a new connection. Connections
 /// are held weakly: a closed connection drops out, and a new one at the same address is not mistaken for it. A
-/// connection whose first use of a named statement fails is closed (PostgresNIO would answer every later use with a
-/// failed preparation's error, without asking the server). Behind
+/// connection whose first use of a named statement fails sends that statement unnamed from then on (PostgresNIO would
+/// answer every later use with a failed preparation's error, without asking the server). Behind
 /// a transaction pooler nothing is set (a session `SET` would land on whichever server session the statement
 /// happened to get, and stay there for other clients) and the statements go unnamed.
 package final class DatabaseSessions: Sendable {
@@ -26,6 +26,16 @@ package final class DatabaseSessions: Sendable {
         weak var connection: PostgresConnection?
         /// The named statements known prepared on it (one has answered once).
         var prepared: Set<String> = []
+        /// The statements whose first use on it failed, sent unnamed from then on.
+        var unnamed: Set<String> = []
+    }
+
+    /// Records `name` in the set `field` of `connection`'s entry (made by ``prepare(_:logger:)``).
+    private func remember(_ name: String, on connection: PostgresConnection, _ field: WritableKeyPath<Entry, Set<String>>) {
+        let key = ObjectIdentifier(connection)
+        entries.withLock { entries in
+            if entries[key]?.connection === connection { entries[key]?[keyPath: field].insert(name) }
+        }
     }
 
     private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
@@ -67,27 +77,30 @@ package final class DatabaseSessions: Sendable {
         if pooler.keepsSessions {
             try await prepare(connection, logger: logger)
             let key = ObjectIdentifier(connection)
-            do {
-                let rows = try await connection.execute(statement, logger: logger).readToEnd()
-                entries.withLock { entries in
-                    if entries[key]?.connection === connection { entries[key]?.prepared.insert(Statement.name) }
+            let known = entries.withLock { entries -> (prepared: Bool, unnamed: Bool) in
+                guard let entry = entries[key], entry.connection === connection else { return (false, false) }
+                return (entry.prepared.contains(Statement.name), entry.unnamed.contains(Statement.name))
+            }
+            if !known.unnamed {
+                do {
+                    let rows = try await connection.execute(statement, logger: logger).readToEnd()
+                    if !known.prepared { remember(Statement.name, on: connection, \.prepared) }
+                    return rows
+                } catch {
+                    // PostgresNIO keeps a failed preparation for the connection's life and answers every later use of
+                    // the statement with that error, without asking the server: a first `Parse` that a lock or
+                    // statement timeout, a cancel or a missing relation failed would fail this statement on this pooled
+                    // connection for good (and the pool hands out its first free connection, the same one again and
+                    // again). Whether the preparation or the execution failed cannot be told apart here, so after a
+                    // failed first use the connection sends the statement unnamed (as behind a transaction pooler).
+                    if !known.prepared {
+                        remember(Statement.name, on: connection, \.unnamed)
+                        logger.notice(
+                            "a named statement failed on its first use; this connection sends it unnamed from now on",
+                            metadata: ["statement": "\(Statement.name)", "error": "\(String(reflecting: error))"])
+                    }
+                    throw error
                 }
-                return rows
-            } catch {
-                // PostgresNIO keeps a failed preparation for the connection's life and answers every later use of the
-                // statement with that error, without asking the server again: a first `Parse` that a lock or
-                // statement timeout, a cancel or a missing relation failed would fail this statement on this pooled
-                // connection for good (the pool hands out its first free connection, so the same one again and
-                // again). Whether the preparation or the execution failed cannot be told apart here, so a connection
-                // whose first use of the statement failed is closed, and the pool replaces it.
-                let known = entries.withLock { $0[key]?.connection === connection && $0[key]?.prepared.contains(Statement.name) == true }
-                if !known, !connection.isClosed {
-                    logger.warning(
-                        "closing a connection whose first use of a named statement failed",
-                        metadata: ["statement": "\(Statement.name)", "error": "\(String(reflecting: error))"])
-                    try? await connection.close()
-                }
-                throw error
             }
         }
         let query = PostgresQuery(unsafeSQL: Statement.sql, binds: try statement.makeBindings())
