@@ -96,9 +96,11 @@ struct PartitionsCommand: AsyncParsableCommand {
         func run() async throws {
             let month = try month()
             try await PartitionsCommand.withPartitions { partitions, logger in
-                let names = try await partitions.detach(
+                let outcome = try await partitions.detach(
                     before: month, drop: drop, dropDetached: dropDetached, acceptingParked: acceptParkedEvents, logger: logger)
-                print(names.isEmpty ? "nothing to detach" : "detached\(drop ? " and dropped" : ""): " + names.joined(separator: ", "))
+                if outcome == .init() { print("nothing to detach") }
+                if !outcome.detached.isEmpty { print("detached: " + outcome.detached.joined(separator: ", ")) }
+                if !outcome.dropped.isEmpty { print("dropped: " + outcome.dropped.joined(separator: ", ")) }
             }
         }
     }

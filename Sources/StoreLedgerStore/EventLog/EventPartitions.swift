@@ -96,10 +96,10 @@ package struct EventPartitions: Sendable {
     /// before `before` that earlier runs detached are dropped (after you archived them). A month holding dead events, or
     /// events rejected for the deployment's app or environment settings, is refused too unless `acceptingParked`:
     /// `requeue` brings such events back only while their bodies are in the log, and Apple does not resend what it got a
-    /// 200 for. Returns the names detached or dropped.
+    /// 200 for. Returns the names detached and the names dropped.
     package func detach(
         before: Date, drop: Bool, dropDetached: Bool = false, acceptingParked: Bool = false, logger: Logger
-    ) async throws -> [String] {
+    ) async throws -> Detachment {
         let thisMonth =
             try await client.query("SELECT date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'", logger: logger)
             .decode(Date.self).firstAfterReadingAll() ?? Date()
@@ -109,7 +109,9 @@ package struct EventPartitions: Sendable {
                 "only months that have ended can be detached: the month before which to detach must be this month or earlier "
                     + "(this month and the ones ahead still receive events)")
         }
-        var detached: [String] = []
+        // Read before this run detaches anything: what this run detaches without `drop` is left to be archived.
+        let leftovers = dropDetached ? try await detachedTables(logger: logger) : []
+        var outcome = Detachment()
         for partition in try await list(logger: logger) {
             guard let month = partition.month, let end = Self.end(of: month), end <= before else { continue }
             func refuseUnfinished(on connection: PostgresConnection) async throws {
@@ -140,19 +142,32 @@ package struct EventPartitions: Sendable {
             }
             logger.notice(
                 "events partition detached", metadata: ["partition": "\(partition.name)", "rows": "\(partition.rows)", "dropped": "\(drop)"])
-            detached.append(partition.name)
+            outcome.detached.append(partition.name)
+            if drop { outcome.dropped.append(partition.name) }
         }
-        if dropDetached {
-            for name in try await detachedTables(logger: logger) {
-                guard let end = Self.month(of: name).flatMap(Self.end(of:)), end <= before else { continue }
-                try await client.inTransaction(logger: logger) { connection in
-                    try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(name)"), logger: logger).readToEnd()
-                }
-                logger.notice("detached events table dropped", metadata: ["table": "\(name)"])
-                detached.append(name)
+        for name in leftovers {
+            guard let end = Self.month(of: name).flatMap(Self.end(of:)), end <= before else { continue }
+            try await client.inTransaction(logger: logger) { connection in
+                try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(name)"), logger: logger).readToEnd()
             }
+            logger.notice("detached events table dropped", metadata: ["table": "\(name)"])
+            outcome.dropped.append(name)
         }
-        return detached
+        return outcome
+    }
+
+    /// What ``detach(before:drop:dropDetached:acceptingParked:logger:)`` did.
+    package struct Detachment: Sendable, Equatable {
+        /// The monthly partitions this run detached, oldest first.
+        package var detached: [String] = []
+        /// The tables it dropped: those it detached with `drop`, then those earlier runs left (`dropDetached`).
+        package var dropped: [String] = []
+
+        /// An outcome; nothing detached or dropped by default.
+        package init(detached: [String] = [], dropped: [String] = []) {
+            self.detached = detached
+            self.dropped = dropped
+        }
     }
 
     /// How many events received in `[from, to)` are still waiting or being processed (the two states' own indexes).

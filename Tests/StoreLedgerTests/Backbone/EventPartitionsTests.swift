@@ -43,17 +43,24 @@ struct EventPartitionsTests {
                 _ = try await partitions.detach(before: Self.date("2025-02-01T00:00:00Z"), drop: false, logger: db.logger)
             }
             try await db.client.query("UPDATE event_queue SET state = 'done', finished_at = now()", logger: db.logger)
-            #expect(try await partitions.detach(before: Self.date("2025-02-01T00:00:00Z"), drop: false, logger: db.logger) == ["events_2025_01"])
+            #expect(
+                try await partitions.detach(before: Self.date("2025-02-01T00:00:00Z"), drop: false, logger: db.logger).detached == ["events_2025_01"])
             #expect(try await db.scalar("SELECT count(*) FROM events WHERE received_at < '2025-02-01'") == 0)
             #expect(try await db.scalar("SELECT count(*) FROM events_2025_01") == 2)
             #expect(try await partitions.list(logger: db.logger).contains { $0.name == "events_2025_01" } == false)
             // The table the first detach left (archived meanwhile) is dropped with --drop-detached, with the next month's.
             #expect(try await partitions.detachedTables(logger: db.logger) == ["events_2025_01"])
             #expect(
-                try await partitions.detach(before: Self.date("2025-03-01T00:00:00Z"), drop: true, dropDetached: true, logger: db.logger) == [
-                    "events_2025_02", "events_2025_01",
-                ])
+                try await partitions.detach(before: Self.date("2025-03-01T00:00:00Z"), drop: true, dropDetached: true, logger: db.logger)
+                    == .init(detached: ["events_2025_02"], dropped: ["events_2025_02", "events_2025_01"]))
             #expect(try await db.scalar("SELECT count(*) FROM pg_class WHERE relname IN ('events_2025_01', 'events_2025_02')") == 0)
+            // --drop-detached alone drops only what earlier runs left: the month this run detaches stays, to be archived.
+            try await partitions.ensure(monthsAhead: 0, from: Self.date("2025-03-15T00:00:00Z"), logger: db.logger)
+            try await Self.appendReceived(db, at: "2025-03-10T00:00:00Z", body: "c", state: "done")
+            #expect(
+                try await partitions.detach(before: Self.date("2025-04-01T00:00:00Z"), drop: false, dropDetached: true, logger: db.logger)
+                    == .init(detached: ["events_2025_03"], dropped: []))
+            #expect(try await db.scalar("SELECT count(*) FROM events_2025_03") == 1)
             // The current month and later still receive events: never detached, whatever --before says.
             let before = try await partitions.list(logger: db.logger).map(\.name)
             for month in [Date(), Date().addingTimeInterval(400 * 86_400)] {
@@ -83,7 +90,8 @@ struct EventPartitionsTests {
                 try await Self.appendReceived(db, at: receivedAt, body: body, state: state, reason: reason)
             }
             // January: one done, one rejected for its bytes: detached.
-            #expect(try await partitions.detach(before: Self.date("2025-02-01T00:00:00Z"), drop: false, logger: db.logger) == ["events_2025_01"])
+            #expect(
+                try await partitions.detach(before: Self.date("2025-02-01T00:00:00Z"), drop: false, logger: db.logger).detached == ["events_2025_01"])
             let march = Self.date("2025-03-01T00:00:00Z")
             let refused = await #expect(throws: StoreError.self) { _ = try await partitions.detach(before: march, drop: false, logger: db.logger) }
             #expect(
@@ -91,7 +99,7 @@ struct EventPartitionsTests {
                 "\(String(describing: refused))")
             #expect(refused?.detail.contains("--accept-parked-events") == true)
             #expect(try await partitions.list(logger: db.logger).contains { $0.name == "events_2025_02" })
-            #expect(try await partitions.detach(before: march, drop: false, acceptingParked: true, logger: db.logger) == ["events_2025_02"])
+            #expect(try await partitions.detach(before: march, drop: false, acceptingParked: true, logger: db.logger).detached == ["events_2025_02"])
         }
     }
 
