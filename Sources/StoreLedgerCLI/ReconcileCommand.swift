@@ -53,7 +53,7 @@ struct ReconcileCommand: AsyncParsableCommand {
         let end = Date()
         let start = try start(now: end)
         guard let appStore = try await settings.appStoreClient() else {
-            throw ValidationError("reconciliation needs the App Store Server API: set APPSTORE_ISSUER_ID, APPSTORE_KEY_ID, APPSTORE_PRIVATE_KEY")
+            throw CommandFailure("reconciliation needs the App Store Server API: set APPSTORE_ISSUER_ID, APPSTORE_KEY_ID, APPSTORE_PRIVATE_KEY")
         }
         let environments = settings.reconciliationEnvironments(try settings.verifiers())
         let context = try await ServerContext.connect(reader: Bootstrap.reader, logger: logger, listens: false)

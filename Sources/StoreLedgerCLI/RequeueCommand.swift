@@ -40,10 +40,17 @@ struct RequeueCommand: AsyncParsableCommand {
         let selection: OperatorStore.Selection = dead ? .dead : rejected.map { .rejected(reasonPrefix: $0) } ?? .ids(eventIDs)
         try await OperatorContext.run("requeue") { store in
             let count = try await store.requeue(selection, by: by, reason: reason, logger: OperatorContext.logger)
+            let named = Set(eventIDs).count
+            let why = "only finished events (done, rejected, dead) still in the log are requeued"
+            // Events named by id that were not requeued are a failure to do what was asked, as "nothing by that name" is.
+            if named > 0, count == 0 {
+                throw CommandFailure("none of the \(named) named event(s) was requeued: \(why) (see `storeledger inspect ID`)")
+            }
             print("requeued \(count) event(s)")
-            if count == 0 {
-                FileHandle.standardError.write(
-                    Data("nothing matched: only finished events (done, rejected, dead) still in the log are requeued\n".utf8))
+            if named > count {
+                FileHandle.standardError.write(Data("\(named - count) of the named event(s) were not requeued: \(why)\n".utf8))
+            } else if count == 0 {
+                FileHandle.standardError.write(Data("nothing matched: \(why)\n".utf8))
             }
         }
     }

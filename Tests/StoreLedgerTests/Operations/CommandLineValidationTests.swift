@@ -53,6 +53,8 @@ struct CommandLineValidationTests {
             for (arguments, message) in [
                 (["webhooks", "remove", "https://nobody.example.com/hook"], "no active endpoint"),
                 (["api-key", "revoke", "nobody"], "no unrevoked key named nobody"),
+                (["requeue", "999999", "--reason", "fixed"], "none of the 1 named event(s) was requeued"),
+                (["reconcile", "--hours", "2"], "reconciliation needs the App Store Server API"),
             ] {
                 let run = try await Self.run(arguments, databaseURL: db.url.connectionString)
                 #expect(run.status == 1, "\(arguments): \(run.output)")
