@@ -75,6 +75,37 @@ struct FailoverTests {
         }
     }
 
+    /// A connection that runs hot statements checks the history before its first transaction, in a statement of its
+    /// own: after a failover, a worker's batch (which may enqueue webhook events, whose numbers need the check) never
+    /// notices the change itself, inside a transaction that would hold the history's lock, and every receiver's first
+    /// append behind it, until the batch ends. Made here by recording a history the database is not on (as after a
+    /// promotion), then opening a worker's transaction: the change is already committed while it is still open.
+    @Test func theHistoryIsCheckedBeforeAConnectionsFirstTransactionNotInsideIt() async throws {
+        try await TestDatabase.withFresh { db in
+            try await db.client.query(
+                """
+                INSERT INTO database_history (system_identifier, timeline)
+                SELECT system_identifier, timeline + 1 FROM database_history ORDER BY id DESC LIMIT 1
+                """, logger: db.logger
+            ).readToEnd()
+            let before = try await db.scalar("SELECT count(*) FROM database_history")
+            try await TestDatabase.withClient(db.url, maximumConnections: 1) { client in
+                let sessions = DatabaseSessions(pooler: .direct)
+                try await client.inTransaction(logger: db.logger, sessions: sessions) { connection in
+                    // Another session sees the change recorded and committed, and no history lock held.
+                    #expect(try await db.scalar("SELECT count(*) FROM database_history") == before + 1)
+                    #expect(
+                        try await db.scalar(
+                            """
+                            SELECT count(*) FROM pg_locks
+                            WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                            """) == 0)
+                    try await connection.query("SELECT 1", logger: db.logger).readToEnd()
+                }
+            }
+        }
+    }
+
     /// A crash can put the id sequence back below a value drawn by an append that never committed (its advance was
     /// written to the WAL but not flushed): no committed event is gone, and that is no restore. Made here by moving the
     /// sequence back by hand after ids were drawn and not used.
