@@ -39,6 +39,12 @@ struct NotificationEnvelopeTests {
                 == #"the body has the key "signedPayload" more than once; each key may appear only once"#)
     }
 
+    /// The reason is logged: a key holding a newline or a control character must not write a line of its own.
+    @Test func theRefusalEscapesTheKey() {
+        let reason = refusal(#"{"a\nINFO forged\u0007":1,"a\nINFO forged\u0007":2}"#)
+        #expect(reason == #"the body has the key "a\nINFO forged\u{07}" more than once; each key may appear only once"#)
+    }
+
     @Test(arguments: [
         #"{"signedPayload":"a.b.c"}"#,
         #" { "signedPayload" : "a.b.c" } "#,

@@ -41,7 +41,9 @@ public struct NotificationEnvelope: Sendable, Hashable, Codable {
         }
         if let repeated {
             let name = repeated.count > 64 ? repeated.prefix(64) + "…" : repeated
-            throw ParseError(description: "the body has the key \"\(name)\" more than once; each key may appear only once")
+            // Quoted and escaped as Swift writes a string literal: the reason is logged, and a key may hold a newline.
+            throw ParseError(
+                description: "the body has the key \(String(reflecting: String(name))) more than once; each key may appear only once")
         }
         guard let value = dictionary["signedPayload"] else {
             throw ParseError(description: "the body has no signedPayload field")
