@@ -53,15 +53,23 @@ package struct ReceiverController: Sendable {
     func receive(_ request: Request, context: StoreLedgerRequestContext, hint: EnvironmentHint?) async throws -> Response {
         let limit = configuration.maximumBodySize
         if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {
-            tooLarge.increment()
-            throw APIError(.contentTooLarge, code: "payload_too_large", message: "the body is \(declared) bytes; the limit is \(limit)")
+            try refuseTooLarge("the body is \(declared) bytes; the limit is \(limit)", request: request, context: context)
         }
         let body: ByteBuffer
         do {
             body = try await request.body.collect(upTo: limit)
         } catch is NIOTooManyBytesError {
-            tooLarge.increment()
-            throw APIError(.contentTooLarge, code: "payload_too_large", message: "the body exceeds the limit of \(limit) bytes")
+            try refuseTooLarge("the body exceeds the limit of \(limit) bytes", request: request, context: context)
+        } catch let error as APIError {
+            throw error  // the request's deadline passed (RequestDeadlineHandler): its own answer
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            // The client went away mid-body, or sent a body the HTTP parser refused (a broken chunk): nothing was
+            // stored, and nothing failed on our side. Not a 500: those raise the "cannot store" alarm.
+            invalid.increment()
+            context.logger.notice("could not read a notification's body; nothing was stored", metadata: ["error": "\(String(reflecting: error))"])
+            throw APIError(.badRequest, code: "invalid_request", message: "the request's body could not be read in full; nothing was stored")
         }
         do {
             _ = try NotificationEnvelope.parse(body.readableBytesView)
@@ -105,6 +113,19 @@ package struct ReceiverController: Sendable {
             headers: [.contentType: "application/json; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(string: json))
         )
+    }
+
+    /// Refuses a body over the limit (413): counted, and logged with who sent it, since Apple does not retry a 4xx and
+    /// the notification is lost unless someone notices.
+    private func refuseTooLarge(_ message: String, request: Request, context: StoreLedgerRequestContext) throws -> Never {
+        tooLarge.increment()
+        context.logger.notice(
+            "refused a notification larger than the limit; raise RECEIVER_MAX_BODY_BYTES if it was Apple's",
+            metadata: [
+                "reason": "\(message)", "remote_address": "\(recordedAddress(request, context: context) ?? "unknown")",
+                "user_agent": "\(request.headers[.userAgent] ?? "")",
+            ])
+        throw APIError(.contentTooLarge, code: "payload_too_large", message: message)
     }
 
     /// The address a notification's row records: the peer's `ip:port`, or, when the peer is a trusted proxy, the

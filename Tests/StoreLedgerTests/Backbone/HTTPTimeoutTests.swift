@@ -53,6 +53,22 @@ struct HTTPTimeoutTests {
         }
     }
 
+    /// A body the HTTP parser refuses part way (a broken chunk), like one whose client went away mid-body, is the
+    /// sender's fault: 400, nothing stored, not a 500 that raises the "cannot store" alarm.
+    @Test func aBodyThatCannotBeReadInFullIsABadRequestNotAServerError() async throws {
+        try await TestDatabase.withFresh { db in
+            try await withReceiver(db, timeouts: HTTPTimeouts(idle: .seconds(60), request: .seconds(60))) { port in
+                let head = "POST /notifications/apple HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                let outcome = try await RawConnection.run(port: port) { writer in
+                    try await writer.write(ByteBuffer(string: head + "5\r\n{\"sig\r\nnot a chunk size\r\n"))
+                }
+                #expect(outcome.received.hasPrefix("HTTP/1.1 400"), "\(outcome.received)")
+                #expect(!outcome.received.contains("internal_error"), "\(outcome.received)")
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM events") == 0)
+        }
+    }
+
     /// On the public port the answer is a 503, which Apple retries (a 4xx it may not): a notification delayed on the
     /// way is sent again, not lost.
     @Test func aBodyDrippedSlowerThanTheDeadlineIsAnswered503AndNothingIsStored() async throws {
