@@ -132,10 +132,15 @@ final class GroupCommit: Sendable {
         }
     }
 
-    /// Commits `batch`, then the queue's next batch, until the queue is empty.
+    /// Commits `batch`, then the queue's next batch, until the queue is empty. `logger` is the request's that started
+    /// the loop: each batch logs under its own requests' ids instead (`request_id`, comma-separated), not that one's.
     private func commitUntilEmpty(startingWith batch: [Waiter], logger: Logger) async {
         var batch = batch
         while !batch.isEmpty {
+            var logger = logger
+            logger[metadataKey: "hb.request.id"] = nil
+            let ids = batch.compactMap(\.event.requestID)
+            logger[metadataKey: "request_id"] = ids.isEmpty ? nil : .string(ids.joined(separator: ","))
             await commit(batch, logger: logger)
             batch = state.withLock { state in
                 if state.waiting.isEmpty { state.committing -= 1 }

@@ -205,7 +205,7 @@ extension AppStoreAPIClientTests {
                 get { metadata[key] }
                 set { metadata[key] = newValue }
             }
-            func log(event: LogEvent) { sink.append("\(event.message) \(event.metadata ?? [:])") }
+            func log(event: LogEvent) { sink.append("\(event.message) \(metadata.merging(event.metadata ?? [:]) { $1 })") }
         }
     }
 

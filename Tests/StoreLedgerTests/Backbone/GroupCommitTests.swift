@@ -31,7 +31,7 @@ struct GroupCommitTests {
     /// Holds `event_queue` locked while `appends` are started and have all queued behind the blocked
     /// transactions (`blocked` of them), then lets them go and returns each append's outcome by index.
     static func appendBehindALock(
-        _ db: TestDatabase, log: EventLog, blocked: Int, events: [NewEvent]
+        _ db: TestDatabase, log: EventLog, blocked: Int, events: [NewEvent], logger: (@Sendable (Int) -> Logger)? = nil
     ) async throws -> [Int: Result<AppendedEvent, any Error>] {
         let appending = Mutex<Task<[Int: Result<AppendedEvent, any Error>], Never>?>(nil)
         try await db.withTableLocked("event_queue") {
@@ -41,7 +41,8 @@ struct GroupCommitTests {
                     for (index, event) in events.enumerated() {
                         appends.addTask {
                             started.increment()
-                            do { return (index, .success(try await log.append(event, logger: db.logger))) } catch { return (index, .failure(error)) }
+                            let logger = logger?(index) ?? db.logger
+                            do { return (index, .success(try await log.append(event, logger: logger))) } catch { return (index, .failure(error)) }
                         }
                         // The first `blocked` take the transactions and wait on the lock before the rest arrive.
                         if index + 1 == blocked {
@@ -191,6 +192,30 @@ struct GroupCommitTests {
             }
             for task in queued.withLock({ $0 }) { _ = try await task.value }
             #expect(try await db.scalar("SELECT count(*) FROM events") == 3)
+        }
+    }
+
+    /// A batch is logged under its own requests' ids, not those of the request whose append started the commit loop
+    /// (which may have been answered long before).
+    @Test func aBatchLogsUnderItsOwnRequestsIDs() async throws {
+        try await TestDatabase.withFresh { db in
+            let logs = AppStoreAPIClientTests.CapturedLogs()
+            let log = EventLog(client: db.client, concurrentCommits: 1)
+            let events = (0..<6).map { index in
+                NewEvent(
+                    source: .appleNotification, body: ByteBuffer(string: #"{"signedPayload":"a.b.\#(index)"}"#),
+                    userAgent: index == 3 ? "bad\u{0}agent" : "good", requestID: "r\(index)")
+            }
+            _ = try await Self.appendBehindALock(db, log: log, blocked: 1, events: events) { index in
+                var logger = Logger(label: "capture") { _ in AppStoreAPIClientTests.CapturedLogs.Handler(sink: logs) }
+                logger[metadataKey: "request_id"] = .string("caller-\(index)")
+                return logger
+            }
+            let refused = try #require(logs.all.first { $0.contains("the database refused a batch of appends") })
+            // Logged as `"request_id": r1,r2,…` in some order: the batch's own requests, each once.
+            let value = try #require(refused.firstMatch(of: #/"request_id": ([r0-9,]+)/#)?.output.1)
+            #expect(Set(value.split(separator: ",")) == ["r1", "r2", "r3", "r4", "r5"], "\(refused)")
+            #expect(!refused.contains("caller-"), "\(refused)")
         }
     }
 
