@@ -77,9 +77,15 @@ struct RebuildCommand: AsyncParsableCommand {
             if let live = difference.live { print("  live:    \(live)") }
             if let rebuilt = difference.rebuilt { print("  rebuilt: \(rebuilt)") }
         }
-        if report.differences.count > show { print("… and \(report.differences.count - show) more") }
+        // Each table lists at most ShadowSchema.differencesListedPerTable rows: beyond that, the count is a floor.
+        let atLeast = report.differencesAreCapped ? "at least " : ""
+        if report.differences.count > show { print("… and \(atLeast)\(report.differences.count - show) more") }
         if dryRun {
-            print(report.differences.isEmpty ? "the live tables agree with the log" : "\(report.differences.count) row(s) would change")
+            print(
+                report.differences.isEmpty
+                    ? "the live tables agree with the log"
+                    : "\(atLeast)\(report.differences.count) row(s) would change"
+                        + (atLeast.isEmpty ? "" : " (each table lists at most \(ShadowSchema.differencesListedPerTable))"))
             if !report.differences.isEmpty { throw ExitCode(Self.differencesExitCode) }
         } else {
             let changed = report.rowsChanged.filter { $0.value > 0 }.map { "\($0.key) \($0.value)" }.sorted()

@@ -12,4 +12,21 @@ package struct RebuildReport: Sendable {
     package var rowsChanged: [String: Int]
     /// Whether the live tables were replaced.
     package var swapped: Bool
+
+    /// A report.
+    package init(
+        eventsReplayed: Int, eventsRejected: Int, differences: [ShadowSchema.Difference], rowsChanged: [String: Int], swapped: Bool
+    ) {
+        self.eventsReplayed = eventsReplayed
+        self.eventsRejected = eventsRejected
+        self.differences = differences
+        self.rowsChanged = rowsChanged
+        self.swapped = swapped
+    }
+
+    /// Whether some table listed as many differences as are listed per table
+    /// (``ShadowSchema/differencesListedPerTable``): there may be more than ``differences`` holds.
+    package var differencesAreCapped: Bool {
+        Dictionary(grouping: differences, by: \.table).values.contains { $0.count >= ShadowSchema.differencesListedPerTable }
+    }
 }

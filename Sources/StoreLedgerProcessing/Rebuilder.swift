@@ -103,14 +103,27 @@ package struct Rebuilder: Sendable {
             logger.warning("rebuild: \(detail)")
         }
         let shadow = UUID()
-        try await client.withConnection { try await ShadowSchema.create(for: shadow, on: $0, logger: logger) }
+        // In one transaction: a rebuild running meanwhile never sees a half-made shadow (nor drops it as emptied).
+        try await client.inTransaction(logger: logger) { try await ShadowSchema.create(for: shadow, on: $0, logger: logger) }
         do {
             let report = try await rebuild(
                 shadow, dryRun: dryRun, logger: logger, progress: progress, beforeSwap: beforeSwap, duringSwap: duringSwap)
             try await client.withConnection { try await ShadowSchema.drop(ifHeldBy: shadow, on: $0, logger: logger) }
             return report
         } catch {
+            // A batch under way when another rebuild replaced the shadow fails on the dropped tables themselves, not at
+            // the holder check: say what happened.
+            var replaced = false
+            if !(error is RebuildError) {
+                replaced = (try? await client.withConnection { try await ShadowSchema.holder(for: shadow, on: $0, logger: logger) }) == .another
+            }
             try? await client.withConnection { try await ShadowSchema.drop(ifHeldBy: shadow, on: $0, logger: logger) }
+            if replaced {
+                throw RebuildError(
+                    .shadowReplaced,
+                    "another rebuild started meanwhile and replaced this one's shadow tables with its own; it goes on, this one "
+                        + "swapped nothing (\(String(reflecting: error)))")
+            }
             throw error
         }
     }

@@ -153,11 +153,23 @@ package enum ShadowSchema {
         package var live: String?
         /// The rebuilt row without ignored columns, as JSON (nil when removed).
         package var rebuilt: String?
+
+        /// A difference.
+        package init(table: String, change: String, key: String, live: String? = nil, rebuilt: String? = nil) {
+            self.table = table
+            self.change = change
+            self.key = key
+            self.live = live
+            self.rebuilt = rebuilt
+        }
     }
+
+    /// How many differing rows ``differences(in:limit:on:logger:)`` lists per table by default.
+    package static let differencesListedPerTable = 1000
 
     /// The rows of `table` that differ between live and shadow (ignoring bookkeeping columns), up to `limit`.
     package static func differences(
-        in table: Table, limit: Int = 1000, on connection: PostgresConnection, logger: Logger
+        in table: Table, limit: Int = differencesListedPerTable, on connection: PostgresConnection, logger: Logger
     ) async throws -> [Difference] {
         let keyJSON = "jsonb_build_object(" + table.key.map { "'\($0)', t.\($0)" }.joined(separator: ", ") + ")"
         let query: PostgresQuery = """

@@ -12,6 +12,20 @@ import Testing
 
 @Suite("Rebuild: replay the log into shadow tables, catch up, swap")
 struct RebuildTests {
+    /// A table that lists as many differences as are listed per table may have more: the report says so, so that the
+    /// dry run prints "at least" rather than a count that is only the listing's limit.
+    @Test func aReportWhoseTableFilledItsListingIsCapped() {
+        func report(_ counts: [String: Int]) -> RebuildReport {
+            let differences = counts.flatMap { table, count in
+                (0..<count).map { ShadowSchema.Difference(table: table, change: "changed", key: "{\"k\": \($0)}") }
+            }
+            return RebuildReport(eventsReplayed: 0, eventsRejected: 0, differences: differences, rowsChanged: [:], swapped: false)
+        }
+        let limit = ShadowSchema.differencesListedPerTable
+        #expect(!report(["subscriptions": limit - 1, "purchases": limit - 1]).differencesAreCapped)
+        #expect(report(["subscriptions": 3, "purchases": limit]).differencesAreCapped)
+    }
+
     static let pki = try! TestPKI()
 
     /// Every lifecycle's facts (subscriptions and one-time purchases), in a fixed shuffled order, some twice.
