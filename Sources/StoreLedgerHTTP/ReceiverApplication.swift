@@ -47,7 +47,9 @@ package func buildReceiverApplication(
     )
     app.beforeServerStarts {
         try await migrate?()
-        try await migrator.requireCurrent(client: client, logger: logger)
+        // A schema ahead of this build (a rollout that migrated first) does not keep a receiver out of service: an
+        // append the newer schema refuses answers 503, never a false 200.
+        try await migrator.requireCurrent(client: client, logger: logger, allowingAhead: true)
         // The catalog the routes answer with is the one SQL (entitlements_at) reads.
         try await appAPI?.dependencies.intake.publishCatalog(logger: logger)
     }

@@ -28,7 +28,9 @@ package struct HealthController: Sendable {
         router.get("/readyz") { _, context in
             do {
                 try await withDeadline(timeout) { [client, migrator, logger = context.logger] in
-                    try await migrator.requireCurrent(client: client, logger: logger)
+                    // Ahead is ready: taking receivers out of service on every migration would refuse Apple's
+                    // notifications for the length of the rollout.
+                    try await migrator.requireCurrent(client: client, logger: logger, allowingAhead: true)
                 }
                 return Self.json(#"{"status":"ready"}"#)
             } catch let error as StoreError {

@@ -125,9 +125,17 @@ package struct Migrator: Sendable {
         )
     }
 
-    /// Throws a clear ``StoreError`` unless the database is exactly at this build's schema.
-    package func requireCurrent(client: PostgresClient, logger: Logger) async throws {
-        let status = try await status(client: client, logger: logger)
+    /// Throws a clear ``StoreError`` unless the database is exactly at this build's schema; with `allowingAhead`, a
+    /// database that also holds migrations newer than this build (a rollout that migrated first) passes with a
+    /// warning, while pending or edited migrations still throw.
+    package func requireCurrent(client: PostgresClient, logger: Logger, allowingAhead: Bool = false) async throws {
+        var status = try await status(client: client, logger: logger)
+        if allowingAhead, !status.unknown.isEmpty {
+            logger.warning(
+                "the database has migrations this build does not know; deploy the newer build",
+                metadata: ["migrations": "\(status.unknown.map(String.init).joined(separator: ", "))"])
+            status.unknown = []
+        }
         try Self.refuseIfDiverged(status)
         if !status.pending.isEmpty {
             throw StoreError(

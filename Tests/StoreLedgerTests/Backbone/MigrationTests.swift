@@ -109,6 +109,15 @@ struct MigrationTests {
                 try await Migrator(migrations: Array(migrator.migrations.dropLast())).requireCurrent(client: db.client, logger: db.logger)
             }
             #expect(error?.code == .schemaAhead)
+            // Where a newer schema is tolerated (the receiver), ahead passes; behind still does not.
+            try await Migrator(migrations: Array(migrator.migrations.dropLast())).requireCurrent(
+                client: db.client, logger: db.logger, allowingAhead: true)
+        }
+        try await TestDatabase.withFresh(migrated: false) { db in
+            let error = await #expect(throws: StoreError.self) {
+                try await migrator.requireCurrent(client: db.client, logger: db.logger, allowingAhead: true)
+            }
+            #expect(error?.code == .schemaBehind)
         }
     }
 }

@@ -196,6 +196,26 @@ struct ReceiverTests {
         }
     }
 
+    /// A rollout that migrates first leaves the running receivers on a schema ahead of their build: they stay ready
+    /// and go on storing (a load balancer taking them out would refuse Apple's notifications meanwhile).
+    @Test func aSchemaAheadOfTheBuildKeepsTheReceiverReady() async throws {
+        try await TestDatabase.withFresh { db in
+            var configuration = try db.url.clientConfiguration(maximumConnections: 2)
+            configuration.options.keepAliveBehavior = nil
+            let older = Migrator(migrations: Array(migrator.migrations.dropLast()))
+            let app = buildReceiverApplication(
+                client: PostgresClient(configuration: configuration), migrator: older,
+                configuration: ReceiverConfiguration(port: 0, readinessTimeout: .seconds(60)), logger: db.logger)
+            try await app.test(.router) { client in
+                try await client.execute(uri: "/readyz", method: .get) { #expect($0.status == .ok) }
+                try await client.execute(
+                    uri: "/notifications/apple", method: .post, body: ByteBuffer(string: #"{"signedPayload":"a.b.c"}"#)
+                ) { #expect($0.status == .ok) }
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM events") == 1)
+        }
+    }
+
     @Test func theReceiverRefusesToStartOnAStaleSchema() async throws {
         try await TestDatabase.withFresh(migrated: false) { db in
             var configuration = try db.url.clientConfiguration(maximumConnections: 2)
