@@ -51,6 +51,8 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var startWhenAnswered = false
     /// Whether the head of the request being received has been decoded.
     private var headArrived = false
+    /// Whether the server has begun to shut down (`ChannelShouldQuiesceEvent`).
+    private var quiescing = false
     private var headsReceived = 0
     private var responseHeadsWritten = 0
     private var responseEndsWritten = 0
@@ -62,11 +64,12 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
         self.logger = logger
     }
 
-    /// Starts the clock when a request's first bytes arrive.
+    /// Starts the clock when a request's first bytes arrive; notes when the server begins to shut down.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is BytesArrived {
             startIfNeeded(context)
         } else {
+            if event is ChannelShouldQuiesceEvent { quiescing = true }
             context.fireUserInboundEventTriggered(event)
         }
     }
@@ -87,10 +90,20 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
         context.fireChannelRead(data)
     }
 
-    /// Counts the answers, to know whether the late answer may still be written (an interim `100 Continue` is no answer).
+    /// Counts the answers, to know whether the late answer may still be written (an interim `100 Continue` is no
+    /// answer). Once the server shuts down, an answer says `Connection: close`: the server closes the connection after
+    /// it, and a client or load balancer that pooled the connection must not send its next request into that close.
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
-        case .head(let head): if head.status.kind != .informational { responseHeadsWritten += 1 }
+        case .head(var head):
+            if head.status.kind != .informational {
+                responseHeadsWritten += 1
+                if quiescing {
+                    head.headerFields[.connection] = "close"
+                    context.write(wrapOutboundOut(.head(head)), promise: promise)
+                    return
+                }
+            }
         case .body: break
         case .end:
             responseEndsWritten += 1

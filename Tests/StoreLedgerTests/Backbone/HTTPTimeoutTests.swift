@@ -7,6 +7,7 @@ import Prometheus
 import StoreLedgerHTTP
 import StoreLedgerStore
 import StoreLedgerTestSupport
+import Synchronization
 import Testing
 
 /// The listeners close idle and dripping connections (real sockets on 127.0.0.1, small timeouts) and keep serving
@@ -66,6 +67,38 @@ struct HTTPTimeoutTests {
                 #expect(!outcome.received.contains("internal_error"), "\(outcome.received)")
             }
             #expect(try await db.scalar("SELECT count(*) FROM events") == 0)
+        }
+    }
+
+    /// An answer written once the server has begun to shut down says `Connection: close`: the server closes the
+    /// connection after it, and a load balancer that pooled the connection must not send its next POST into that
+    /// close (a proxy does not retry a POST: Apple would get a 502). Here the request is in flight (its append waits
+    /// on a lock, then gives up at the store timeout) when the server is told to stop.
+    @Test func anAnswerWrittenDuringShutdownClosesTheConnection() async throws {
+        try await TestDatabase.withFresh { db in
+            var configuration = try db.url.clientConfiguration(maximumConnections: 2)
+            configuration.options.keepAliveBehavior = nil
+            let app = buildReceiverApplication(
+                client: PostgresClient(configuration: configuration), migrator: migrator,
+                configuration: ReceiverConfiguration(port: 0, storeTimeout: .seconds(2)), logger: db.logger)
+            let answer = Mutex<Task<RawConnection.Outcome, any Error>?>(nil)
+            try await db.withTableLocked("event_queue") {
+                try await app.test(.live) { client in
+                    let port = try #require(client.port)
+                    answer.withLock {
+                        $0 = Task {
+                            try await RawConnection.run(port: port, bound: .seconds(20)) { writer in
+                                try await writer.write(ByteBuffer(string: RawConnection.post("/notifications/apple", body: Self.body)))
+                            }
+                        }
+                    }
+                    #expect(try await eventually { try await GroupCommitTests.waitingOnLocks(db) == 1 })
+                    // Returning stops the server while the request is in flight.
+                }
+            }
+            let outcome = try await #require(answer.withLock { $0 }).value
+            #expect(outcome.received.hasPrefix("HTTP/1.1 503"), "\(outcome.received)")
+            #expect(outcome.received.lowercased().contains("connection: close"), "\(outcome.received)")
         }
     }
 
