@@ -32,6 +32,15 @@ package struct TransactionLimits: Sendable, Equatable {
         self.init(lockWait: lease, statement: lease, idle: lease)
     }
 
+    /// Limits for a short transaction that claims rows for `lease` (a queue claim, a lease rescue, a webhook claim):
+    /// its lock waits and statements bounded by the lease, its idle spells by ten leases and at least a minute. A
+    /// client alive but slowed (a loaded machine) is never cut off between two statements, which PostgresNIO would
+    /// never answer once the server closed the connection; one that vanished frees the rows within minutes, not the
+    /// hours TCP takes.
+    package static func claim(lease: Duration) -> TransactionLimits {
+        TransactionLimits(lockWait: lease, statement: lease, idle: max(lease * 10, .seconds(60)))
+    }
+
     /// The statement that sets them inside the transaction.
     var settingQuery: PostgresQuery {
         """

@@ -26,9 +26,9 @@ package struct EventQueue: Sendable {
     package func claim(limit: Int, owner: String, lease: Duration, logger: Logger) async throws -> [ClaimedEvent] {
         let leaseSeconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
         // In a checked transaction like every write: a claim that did not commit is not handed to the handler. Bounded
-        // by the lease on the server too: a worker that vanished between the claim and its COMMIT must not leave the
-        // claimed rows locked (invisible to every other claim and rescue) until TCP notices, hours later.
-        let limits = TransactionLimits(lease: lease)
+        // on the server too (``TransactionLimits/claim(lease:)``): a worker that vanished between the claim and its
+        // COMMIT must not leave the claimed rows locked (invisible to every other claim and rescue) until TCP notices.
+        let limits = TransactionLimits.claim(lease: lease)
         let rows = try await client.inTransaction(logger: logger, sessions: sessions, limits: limits) { [sessions] connection in
             try await sessions.run(ClaimStatement(limit: Int64(limit), owner: owner, leaseSeconds: leaseSeconds), on: connection, logger: logger)
         }
@@ -109,7 +109,7 @@ package struct EventQueue: Sendable {
     /// Like a claim, the transaction is bounded on the server by `lease`.
     @discardableResult
     package func rescueExpiredLeases(policy: RetryPolicy, limit: Int = 1000, lease: Duration = .seconds(30), logger: Logger) async throws -> Int {
-        let rescued = try await client.inTransaction(logger: logger, limits: TransactionLimits(lease: lease)) { connection in
+        let rescued = try await client.inTransaction(logger: logger, limits: .claim(lease: lease)) { connection in
             try await connection.query(
                 """
                 WITH expired AS (

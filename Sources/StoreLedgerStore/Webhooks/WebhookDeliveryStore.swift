@@ -50,7 +50,7 @@ package struct WebhookDeliveryStore: Sendable {
     package func claimDue(limit: Int, leaseSeconds: Double, logger: Logger) async throws -> [Due] {
         // Bounded on the server by the lease, as the event queue's claim: a dispatcher cut off before its COMMIT must
         // not keep the claimed deliveries locked until TCP notices.
-        let limits = TransactionLimits(lease: .milliseconds(Int64(leaseSeconds * 1000)))
+        let limits = TransactionLimits.claim(lease: .milliseconds(Int64(leaseSeconds * 1000)))
         let rows = try await client.inTransaction(logger: logger, limits: limits) { connection in
             try await connection.query(
                 """

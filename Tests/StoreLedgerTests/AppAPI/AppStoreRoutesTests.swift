@@ -147,9 +147,9 @@ struct AppStoreRoutesTests {
             #expect(response.status == .serviceUnavailable)
             // Within the budget (and far from the nine seconds ten attempts take), with room for a loaded machine.
             #expect(started.duration(to: .now) < .seconds(5))
-            // The first attempt and at most one retry a second later (none when the first answer came late): the
-            // next would start past the budget.
-            #expect((1...2).contains(await fake.state.requests.count))
+            // The first attempt and at most one retry a second later (none when the first answer came late; not even
+            // the first when a loaded machine spent the budget before it): the next would start past the budget.
+            #expect(await fake.state.requests.count <= 2)
         }
     }
 
