@@ -18,7 +18,12 @@ package func buildReceiverRouter(
     ReceiverController(
         log: EventLog(client: client, sessions: sessions, concurrentCommits: configuration.concurrentCommits), configuration: configuration
     ).addRoutes(to: router)
-    HealthController(client: client, migrator: migrator, timeout: configuration.readinessTimeout).addRoutes(to: router)
+    // A schema ahead of the build (a rollout that migrated first) is ready for a receiver alone, whose only write, the
+    // append, answers 503 should the newer schema refuse it, never a false 200; taking receivers out of service on
+    // every migration would refuse Apple's notifications for the rollout's length. The app API writes the read model
+    // with this build's code: not on a schema it does not know.
+    HealthController(client: client, migrator: migrator, timeout: configuration.readinessTimeout, allowingAhead: appAPI == nil)
+        .addRoutes(to: router)
     appAPI?.addRoutes(to: router)
     // Last, so that it sees only what no route took and knows every route: 405 for a known path, else 404.
     router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
@@ -47,9 +52,8 @@ package func buildReceiverApplication(
     )
     app.beforeServerStarts {
         try await migrate?()
-        // A schema ahead of this build (a rollout that migrated first) does not keep a receiver out of service: an
-        // append the newer schema refuses answers 503, never a false 200.
-        try await migrator.requireCurrent(client: client, logger: logger, allowingAhead: true)
+        // As readiness: a receiver alone starts on a schema ahead of its build, the app API does not.
+        try await migrator.requireCurrent(client: client, logger: logger, allowingAhead: appAPI == nil)
         // The catalog the routes answer with is the one SQL (entitlements_at) reads.
         try await appAPI?.dependencies.intake.publishCatalog(logger: logger)
     }

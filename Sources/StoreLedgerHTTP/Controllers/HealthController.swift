@@ -6,7 +6,7 @@ package import PostgresNIO
 package import StoreLedgerStore
 
 /// `GET /healthz` (the process is alive) and `GET /readyz` (the database answers and its schema is
-/// the one this build expects).
+/// the one this build expects, or, with `allowingAhead`, newer).
 package struct HealthController: Sendable {
     /// The database to check.
     package let client: PostgresClient
@@ -14,12 +14,15 @@ package struct HealthController: Sendable {
     package let migrator: Migrator
     /// How long the readiness check may take.
     package let timeout: Duration
+    /// Whether a schema ahead of this build is ready: for a process whose only write is the receiver's append.
+    package let allowingAhead: Bool
 
     /// Creates the controller.
-    package init(client: PostgresClient, migrator: Migrator, timeout: Duration = .seconds(2)) {
+    package init(client: PostgresClient, migrator: Migrator, timeout: Duration = .seconds(2), allowingAhead: Bool = false) {
         self.client = client
         self.migrator = migrator
         self.timeout = timeout
+        self.allowingAhead = allowingAhead
     }
 
     /// Adds `/healthz` and `/readyz` to `router`.
@@ -27,10 +30,8 @@ package struct HealthController: Sendable {
         router.get("/healthz") { _, _ in Self.json(#"{"status":"ok"}"#) }
         router.get("/readyz") { _, context in
             do {
-                try await withDeadline(timeout) { [client, migrator, logger = context.logger] in
-                    // Ahead is ready: taking receivers out of service on every migration would refuse Apple's
-                    // notifications for the length of the rollout.
-                    try await migrator.requireCurrent(client: client, logger: logger, allowingAhead: true)
+                try await withDeadline(timeout) { [client, migrator, allowingAhead, logger = context.logger] in
+                    try await migrator.requireCurrent(client: client, logger: logger, allowingAhead: allowingAhead)
                 }
                 return Self.json(#"{"status":"ready"}"#)
             } catch let error as StoreError {

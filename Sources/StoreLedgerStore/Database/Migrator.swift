@@ -130,7 +130,9 @@ package struct Migrator: Sendable {
     /// warning, while pending or edited migrations still throw.
     package func requireCurrent(client: PostgresClient, logger: Logger, allowingAhead: Bool = false) async throws {
         var status = try await status(client: client, logger: logger)
-        if allowingAhead, !status.unknown.isEmpty {
+        // Ahead means newer than every migration of this build; an unknown one among them is a diverged schema.
+        let newest = migrations.last?.version ?? 0
+        if allowingAhead, !status.unknown.isEmpty, status.unknown.allSatisfy({ $0 > newest }) {
             logger.warning(
                 "the database has migrations this build does not know; deploy the newer build",
                 metadata: ["migrations": "\(status.unknown.map(String.init).joined(separator: ", "))"])

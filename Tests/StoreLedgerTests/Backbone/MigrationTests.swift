@@ -109,9 +109,16 @@ struct MigrationTests {
                 try await Migrator(migrations: Array(migrator.migrations.dropLast())).requireCurrent(client: db.client, logger: db.logger)
             }
             #expect(error?.code == .schemaAhead)
-            // Where a newer schema is tolerated (the receiver), ahead passes; behind still does not.
+            // Where a newer schema is tolerated (the receiver), ahead passes; behind still does not, nor an applied
+            // migration this build lacks among its own (a diverged schema, not a newer one).
             try await Migrator(migrations: Array(migrator.migrations.dropLast())).requireCurrent(
                 client: db.client, logger: db.logger, allowingAhead: true)
+            var holed = migrator.migrations
+            holed.remove(at: holed.count / 2)
+            let diverged = await #expect(throws: StoreError.self) {
+                try await Migrator(migrations: holed).requireCurrent(client: db.client, logger: db.logger, allowingAhead: true)
+            }
+            #expect(diverged?.code == .schemaAhead)
         }
         try await TestDatabase.withFresh(migrated: false) { db in
             let error = await #expect(throws: StoreError.self) {

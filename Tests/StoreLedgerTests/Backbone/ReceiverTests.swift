@@ -213,6 +213,15 @@ struct ReceiverTests {
                 ) { #expect($0.status == .ok) }
             }
             #expect(try await db.scalar("SELECT count(*) FROM events") == 1)
+            // Readiness where this build's code projects (a worker's admin port, the app API) stays strict.
+            let strict = Router()
+            HealthController(client: db.client, migrator: older, timeout: .seconds(60)).addRoutes(to: strict)
+            try await Application(router: strict).test(.router) { client in
+                try await client.execute(uri: "/readyz", method: .get) { response in
+                    #expect(response.status == .serviceUnavailable)
+                    #expect(String(buffer: response.body).contains("schema_not_current"))
+                }
+            }
         }
     }
 
