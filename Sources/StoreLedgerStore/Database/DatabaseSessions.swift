@@ -45,25 +45,29 @@ package final class DatabaseSessions: Sendable {
         self.pooler = pooler
     }
 
-    /// Sets `plan_cache_mode = force_generic_plan` on `connection` unless this object already did, where sessions
-    /// are kept whole, and checks the database's history for the session (`storeledger_check_history`, as a session's
-    /// first event id or webhook number would: migrations 0011 and 0032) in this statement of its own, so that a
-    /// change noticed after a failover is recorded in a transaction that ends at once, not inside a worker's batch
-    /// whose history lock would hold every receiver's first append until the batch ends. Does nothing behind a
-    /// transaction pooler. Call it outside a transaction.
+    /// Once per connection, outside a transaction: checks the database's history (`storeledger_check_history`, as a
+    /// session's first event id or webhook number would: migrations 0011 and 0032) in a statement of its own, so that
+    /// a change noticed after a failover is recorded in a transaction that ends at once, not inside a worker's batch
+    /// whose history lock would hold every receiver's first append until the batch ends; and, where sessions are kept
+    /// whole, sets `plan_cache_mode = force_generic_plan` and marks the session checked. Behind a transaction pooler
+    /// nothing is set on the session (it is anyone's): the check alone runs, and a later check inside a batch then
+    /// finds the change recorded and takes no lock.
     package func prepare(_ connection: PostgresConnection, logger: Logger) async throws {
-        guard pooler.keepsSessions else { return }
         let key = ObjectIdentifier(connection)
         let known = entries.withLock { $0[key]?.connection === connection }
         if known { return }
-        // Named statements are planned once per connection; their generic plans are index-driven whatever the
-        // batch (see ClaimStatement, CompleteStatement), while custom plans would be made on every call.
-        try await connection.query(
-            """
-            SELECT set_config('plan_cache_mode', 'force_generic_plan', false), storeledger_check_history(),
-                   set_config('storeledger.history_checked', 'on', false)
-            """, logger: logger
-        ).readToEnd()
+        if pooler.keepsSessions {
+            // Named statements are planned once per connection; their generic plans are index-driven whatever the
+            // batch (see ClaimStatement, CompleteStatement), while custom plans would be made on every call.
+            try await connection.query(
+                """
+                SELECT set_config('plan_cache_mode', 'force_generic_plan', false), storeledger_check_history(),
+                       set_config('storeledger.history_checked', 'on', false)
+                """, logger: logger
+            ).readToEnd()
+        } else {
+            try await connection.query("SELECT storeledger_check_history()", logger: logger).readToEnd()
+        }
         entries.withLock { entries in
             entries = entries.filter { $0.value.connection != nil }
             entries[key] = Entry(connection: connection)

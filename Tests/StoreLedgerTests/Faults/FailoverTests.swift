@@ -80,7 +80,8 @@ struct FailoverTests {
     /// notices the change itself, inside a transaction that would hold the history's lock, and every receiver's first
     /// append behind it, until the batch ends. Made here by recording a history the database is not on (as after a
     /// promotion), then opening a worker's transaction: the change is already committed while it is still open.
-    @Test func theHistoryIsCheckedBeforeAConnectionsFirstTransactionNotInsideIt() async throws {
+    @Test(arguments: [DatabasePooler.direct, .session, .transaction])
+    func theHistoryIsCheckedBeforeAConnectionsFirstTransactionNotInsideIt(_ pooler: DatabasePooler) async throws {
         try await TestDatabase.withFresh { db in
             try await db.client.query(
                 """
@@ -90,7 +91,7 @@ struct FailoverTests {
             ).readToEnd()
             let before = try await db.scalar("SELECT count(*) FROM database_history")
             try await TestDatabase.withClient(db.url, maximumConnections: 1) { client in
-                let sessions = DatabaseSessions(pooler: .direct)
+                let sessions = DatabaseSessions(pooler: pooler)
                 try await client.inTransaction(logger: db.logger, sessions: sessions) { connection in
                     // Another session sees the change recorded and committed, and no history lock held.
                     #expect(try await db.scalar("SELECT count(*) FROM database_history") == before + 1)
