@@ -91,14 +91,17 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     /// Counts the answers, to know whether the late answer may still be written (an interim `100 Continue` is no
-    /// answer). Once the server shuts down, an answer says `Connection: close`: the server closes the connection after
-    /// it, and a client or load balancer that pooled the connection must not send its next request into that close.
+    /// answer). Once the server shuts down, the answer to the last request received says `Connection: close`: the
+    /// server closes the connection after it, and a client or load balancer that pooled the connection must not send
+    /// its next request into that close.
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
         case .head(var head):
             if head.status.kind != .informational {
                 responseHeadsWritten += 1
-                if quiescing {
+                // Only the answer to the last request received: the server still answers pipelined requests behind
+                // it, which a client told "close" would discard (and perhaps send again).
+                if quiescing, responseHeadsWritten == headsReceived {
                     head.headerFields[.connection] = "close"
                     context.write(wrapOutboundOut(.head(head)), promise: promise)
                     return
