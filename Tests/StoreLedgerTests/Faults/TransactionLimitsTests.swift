@@ -96,6 +96,15 @@ struct TransactionLimitsTests {
         }
     }
 
+    /// A claim's limits: its waits bounded by the lease, its idle spells by ten leases and at least a minute, so that a
+    /// live but slowed worker is never cut off between two statements (PostgresNIO never answers a statement written to
+    /// a connection the server closed: the run would hang).
+    @Test func aClaimMayIdleTenLeasesAndAtLeastAMinute() {
+        let standard = TransactionLimits.claim(lease: .seconds(30))
+        #expect(standard == TransactionLimits(lockWait: .seconds(30), statement: .seconds(30), idle: .seconds(300)))
+        #expect(TransactionLimits.claim(lease: .milliseconds(300)).idle == .seconds(60))
+    }
+
     /// The limits hold only for their transaction (behind a transaction pooler the next one may be anyone's) and
     /// reach the server as set.
     @Test func theLimitsAreTheTransactionsOwn() async throws {
