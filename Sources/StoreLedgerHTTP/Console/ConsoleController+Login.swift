@@ -46,7 +46,7 @@ extension ConsoleController {
         let role: ConsoleRole
         if let key = form["api_key"]?.trimmingCharacters(in: .whitespacesAndNewlines), !key.isEmpty {
             if let admin = configuration.adminAPIKey, ConsoleToken.equal(key, admin) {
-                (principal, role) = (ConsoleUserStore.adminKeyPrincipal, .viewer)
+                (principal, role) = (ConsoleUserStore.adminKeyPrincipal(for: admin), .viewer)
             } else if let access = try await apiKeys.consoleAccess(of: key, logger: logger) {
                 (principal, role) = (APIKeyStore.consolePrincipal(access.name), access.role)
             } else {

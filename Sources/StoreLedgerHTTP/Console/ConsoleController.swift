@@ -123,7 +123,8 @@ package struct ConsoleController: Sendable {
     /// The live session the request's cookie names, or nil.
     func signedIn(_ request: Request) async throws -> ConsoleSignedIn? {
         guard let token = request.cookies[Self.sessionCookie]?.value, ConsoleToken.isWellFormed(token),
-            let session = try await sessions.session(token: token, logger: Self.logger)
+            let session = try await sessions.session(
+                token: token, adminKeyPrincipal: configuration.adminAPIKey.map(ConsoleUserStore.adminKeyPrincipal(for:)), logger: Self.logger)
         else { return nil }
         return ConsoleSignedIn(principal: session.principal, role: session.role, token: token)
     }

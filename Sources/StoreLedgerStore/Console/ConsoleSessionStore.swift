@@ -39,8 +39,10 @@ package struct ConsoleSessionStore: Sendable {
     }
 
     /// The unexpired session whose token is `token`, or nil; a session an API key opened lives only while the key is
-    /// not revoked (whatever raced the revocation: a sign-in that checked the key just before it).
-    package func session(token: String, logger: Logger) async throws -> Session? {
+    /// not revoked (whatever raced the revocation: a sign-in that checked the key just before it), and one the admin key
+    /// opened only while `adminKeyPrincipal` (``ConsoleUserStore/adminKeyPrincipal(for:)`` of the process's
+    /// `ADMIN_API_KEY`, nil without one) is still its principal.
+    package func session(token: String, adminKeyPrincipal: String? = nil, logger: Logger) async throws -> Session? {
         let keyPrefix = APIKeyStore.consolePrincipal("")
         guard
             let (principal, role, expires) = try await client.query(
@@ -49,6 +51,7 @@ package struct ConsoleSessionStore: Sendable {
                 WHERE s.token_sha256 = \(Self.digest(token)) AND s.expires_at > now()
                   AND (NOT starts_with(s.principal, \(keyPrefix))
                        OR EXISTS (SELECT 1 FROM api_keys k WHERE \(keyPrefix) || k.name = s.principal AND k.revoked_at IS NULL))
+                  AND (NOT starts_with(s.principal, \(ConsoleUserStore.adminKeyPrincipal)) OR s.principal = \(adminKeyPrincipal ?? ""))
                 """,
                 logger: logger
             ).decode((String, String, Date).self).firstAfterReadingAll()

@@ -23,8 +23,15 @@ package struct ConsoleUserStore: Sendable {
         self.client = client
     }
 
-    /// The principal of a console session opened with `ADMIN_API_KEY`, which no user may take as a name.
+    /// The start of the principal of a console session opened with `ADMIN_API_KEY`, which no user may take as a name.
     package static let adminKeyPrincipal = "admin-api-key"
+
+    /// The principal of a console session opened with the admin key `key`: `admin-api-key:` and the start of the key's
+    /// SHA-256, so that a session lives only while the process's key is still that one (a rotated or removed key ends
+    /// the sessions it opened). No user name holds a `:`.
+    package static func adminKeyPrincipal(for key: String) -> String {
+        adminKeyPrincipal + ":" + String(SHA256Digest.hex(SHA256Digest.of(key)).prefix(16))
+    }
 
     /// Whether `name` is acceptable as a user name: 1 to 64 of letters, digits, `.`, `_`, `@` and `-`, and not
     /// `admin-api-key` (the principal of the admin key's sessions: signing that user out would sign them out too).
