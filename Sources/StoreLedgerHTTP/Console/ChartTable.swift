@@ -27,10 +27,19 @@ struct ChartTable: Sendable, Equatable {
         ([columns] + rows).map { $0.map(Self.csvField).joined(separator: ",") }.joined(separator: "\r\n") + "\r\n"
     }
 
+    /// One field, judged scalar by scalar (a quote or `=` followed by a combining mark is one `Character`, still a
+    /// quote or a formula to a spreadsheet).
     static func csvField(_ field: String) -> String {
         var value = field
-        if let first = value.first, "=+-@".contains(first), Double(value) == nil { value = "'" + value }
-        guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return value }
-        return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        if let first = value.unicodeScalars.first, "=+-@".unicodeScalars.contains(first), Double(value) == nil { value = "'" + value }
+        guard value.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return value }
+        var quoted = String.UnicodeScalarView()
+        quoted.append("\"")
+        for scalar in value.unicodeScalars {
+            quoted.append(scalar)
+            if scalar == "\"" { quoted.append("\"") }
+        }
+        quoted.append("\"")
+        return String(quoted)
     }
 }

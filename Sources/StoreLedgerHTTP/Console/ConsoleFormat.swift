@@ -39,21 +39,22 @@ enum ConsoleFormat {
         return "\(whole / 86_400) d \(whole % 86_400 / 3_600) h"
     }
 
-    /// Escapes text for HTML content and attribute values (for markup built outside the templates: the SVG).
+    /// Escapes text for HTML content and attribute values: the templates' `{{value}}` (``ConsoleTemplates``) and markup
+    /// built outside them (the SVG). Scalar by scalar: a quote followed by a combining mark is one Swift `Character`
+    /// that is not `"`, yet the browser reads the quote and ends the attribute.
     static func html(_ text: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(text.count)
-        for character in text {
-            switch character {
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "&": escaped += "&amp;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
+        var escaped = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "<": escaped.append(contentsOf: "&lt;".unicodeScalars)
+            case ">": escaped.append(contentsOf: "&gt;".unicodeScalars)
+            case "&": escaped.append(contentsOf: "&amp;".unicodeScalars)
+            case "\"": escaped.append(contentsOf: "&quot;".unicodeScalars)
+            case "'": escaped.append(contentsOf: "&#39;".unicodeScalars)
+            default: escaped.append(scalar)
             }
         }
-        return escaped
+        return String(escaped)
     }
 
     /// Percent-encodes a path component (everything but unreserved characters).

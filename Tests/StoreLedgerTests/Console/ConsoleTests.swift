@@ -181,6 +181,14 @@ struct ConsoleTests {
                 #expect(!response.html.contains("<script>alert(1)</script>"))
                 #expect(browser.cookies["storeledger_console"] == nil)
             }
+            // The name typed is echoed in the form's value="…": a quote followed by a combining mark (one Swift
+            // Character, still a quote to the browser) is escaped too, and cannot end the attribute.
+            // (The strings are named: #expect would quote their source text, combining mark and all.)
+            let quoteWithAccent = "\"\u{301}"
+            let escaped = "x&quot;\u{301} autofocus"
+            let sneaky = try await browser.signIn("x" + quoteWithAccent + " autofocus onfocus=alert(1) y", "x")
+            #expect(sneaky.html.contains(escaped))
+            #expect(!sneaky.html.contains(quoteWithAccent))
             // The sign-in form's CSRF token: missing or wrong is a 403.
             _ = try await browser.get("/console/login")
             #expect(try await browser.post("/console/login", [("username", "alice"), ("password", "correct horse")]).status == .forbidden)
@@ -286,6 +294,24 @@ struct ConsoleTests {
             let refused = try await ConsoleBrowser(client).signIn(apiKey: operatorKey)
             #expect(refused.status == .unauthorized)
             #expect(refused.html.contains(#"id="login-error""#))
+        }
+    }
+
+    /// A session the admin key opened lives only while the process's `ADMIN_API_KEY` is that key: rotating a leaked
+    /// key (or removing it) ends the sessions it opened, as revoking an API key does.
+    @Test func anAdminKeySessionEndsWhenTheKeyChanges() async throws {
+        try await TestDatabase.withFresh { db in
+            let sessions = ConsoleSessionStore(client: db.client)
+            let old = ConsoleUserStore.adminKeyPrincipal(for: "the-old-admin-key")
+            try await sessions.create(token: "t-admin", principal: old, role: .viewer, lifetime: 3600, logger: db.logger)
+            #expect(try await sessions.session(token: "t-admin", adminKeyPrincipal: old, logger: db.logger) != nil)
+            let rotated = ConsoleUserStore.adminKeyPrincipal(for: "the-new-admin-key")
+            #expect(rotated != old && rotated.hasPrefix("admin-api-key:"))
+            #expect(try await sessions.session(token: "t-admin", adminKeyPrincipal: rotated, logger: db.logger) == nil)
+            #expect(try await sessions.session(token: "t-admin", adminKeyPrincipal: nil, logger: db.logger) == nil)
+            // A user's session does not depend on the admin key.
+            try await sessions.create(token: "t-user", principal: "victor", role: .viewer, lifetime: 3600, logger: db.logger)
+            #expect(try await sessions.session(token: "t-user", adminKeyPrincipal: nil, logger: db.logger) != nil)
         }
     }
 
