@@ -54,7 +54,7 @@ package struct WebhookDeliveryStore: Sendable {
         let rows = try await client.inTransaction(logger: logger, limits: limits) { connection in
             try await connection.query(
                 """
-                UPDATE webhook_deliveries d SET state = 'failed', last_error = \(Self.endpointRemoved)
+                UPDATE webhook_deliveries d SET state = 'failed', last_error = \(Self.endpointRemoved), last_status = NULL
                 FROM webhook_endpoints e
                 WHERE e.id = d.endpoint_id AND NOT e.active AND d.state = 'pending' AND d.next_attempt_at <= now()
                 """,

@@ -76,7 +76,7 @@ package struct WebhookEndpoints: Sendable {
             guard !removed.isEmpty else { return false }
             try await connection.query(
                 """
-                UPDATE webhook_deliveries SET state = 'failed', last_error = \(WebhookDeliveryStore.endpointRemoved)
+                UPDATE webhook_deliveries SET state = 'failed', last_error = \(WebhookDeliveryStore.endpointRemoved), last_status = NULL
                 WHERE state = 'pending' AND endpoint_id = ANY(\(removed)::int8[])
                 """,
                 logger: logger

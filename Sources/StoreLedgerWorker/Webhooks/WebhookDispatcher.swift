@@ -171,11 +171,11 @@ package struct WebhookDispatcher: Service {
         }
     }
 
-    /// Exponential backoff with ±20 % jitter, capped.
-    func backoff(afterAttempt attempt: Int) -> Double {
+    /// Exponential backoff with ±20 % jitter, capped (after the jitter: no delay exceeds `maximumBackoff`).
+    package func backoff(afterAttempt attempt: Int) -> Double {
         let base = Double(initialBackoff.components.seconds) + Double(initialBackoff.components.attoseconds) / 1e18
         let cap = Double(maximumBackoff.components.seconds)
-        let delay = min(cap, base * pow(2, Double(min(attempt - 1, 30))))
-        return delay * Double.random(in: 0.8...1.2)
+        let delay = base * pow(2, Double(min(attempt - 1, 30)))
+        return min(cap, delay * Double.random(in: 0.8...1.2))
     }
 }

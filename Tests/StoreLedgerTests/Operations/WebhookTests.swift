@@ -282,6 +282,38 @@ struct WebhookTests {
         }
     }
 
+    /// The retry delay doubles with ±20 % jitter and never exceeds the cap, jitter included (the docs' 6 hours).
+    @Test func theRetryDelayNeverExceedsItsCap() async throws {
+        try await TestDatabase.withFresh { db in
+            let dispatcher = WebhookDispatcher(client: db.client, initialBackoff: .seconds(10), maximumBackoff: .seconds(6 * 3600), logger: db.logger)
+            let first = (0..<200).map { _ in dispatcher.backoff(afterAttempt: 1) }
+            #expect(first.allSatisfy { (8...12).contains($0) })
+            let late = (0..<1000).map { _ in dispatcher.backoff(afterAttempt: 18) }
+            #expect(late.allSatisfy { $0 <= 6 * 3600 }, "\(late.max() ?? 0)")
+        }
+    }
+
+    /// A delivery ended by its endpoint's removal says so on the console's webhooks page ("Last answer" shows the
+    /// status first): the consumer's last status is cleared, or the row would read "failed · HTTP 503" as if the
+    /// consumer had failed it.
+    @Test func aDeliveryEndedByRemovalKeepsNoStatusOfTheConsumer() async throws {
+        try await Self.withHook(failures: 10) { _, url, db, pipeline in
+            let endpoints = WebhookEndpoints(client: db.client)
+            _ = try #require(try await endpoints.add(url: url, logger: db.logger))
+            try await pipeline.append(Self.startingFact)
+            try await pipeline.drain()
+            let store = WebhookDeliveryStore(client: db.client)
+            let attempt = try #require(try await store.claimDue(limit: 10, leaseSeconds: 60, logger: db.logger).first)
+            try await store.record(attempt, outcome: .pending, status: 503, error: nil, milliseconds: 3, retryAfterSeconds: 0, logger: db.logger)
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_deliveries WHERE last_status = 503") == 1)
+            #expect(try await endpoints.remove(url: url, logger: db.logger))
+            #expect(
+                try await db.scalar(
+                    "SELECT count(*) FROM webhook_deliveries WHERE state = 'failed' AND last_error = 'endpoint removed' AND last_status IS NULL") == 1
+            )
+        }
+    }
+
     /// A removal that races delivery leaves nothing pending for the removed endpoint: an attempt that fails after the
     /// removal does not bring its delivery back, a delivery a projection enqueued unseen by the removal is ended at
     /// the next claim, and adding the URL again sends none of them.
