@@ -4,7 +4,7 @@ import StoreLedgerStore
 
 /// The browser's session, once its cookie named a live one: who, with which role, and the CSRF token its forms carry.
 struct ConsoleSignedIn: Sendable {
-    /// A console user's name, `api-key:NAME` or `admin-api-key`.
+    /// A console user's name, `api-key:NAME` or `admin-api-key:` and the start of the admin key's SHA-256.
     var principal: String
     /// What the session may do.
     var role: ConsoleRole

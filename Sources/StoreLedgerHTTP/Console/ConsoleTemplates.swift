@@ -22,7 +22,8 @@ struct ConsoleTemplates: Sendable {
             for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) where file.hasSuffix(".mustache") {
                 let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
                 // Every template (a partial too) escapes with ScalarHTML.
-                try library.register("{{% CONTENT_TYPE: \(ScalarHTML.name)}}" + text, named: String(file.dropLast(".mustache".count)))
+                // On a line of its own, which the parser drops whole (standalone): the template renders as written.
+                try library.register("{{% CONTENT_TYPE: \(ScalarHTML.name)}}\n" + text, named: String(file.dropLast(".mustache".count)))
             }
             stylesheet = try String(contentsOf: resources.appendingPathComponent("console.css"), encoding: .utf8)
         } catch {

@@ -8,7 +8,7 @@ package import PostgresNIO
 package struct ConsoleSessionStore: Sendable {
     /// A live session.
     package struct Session: Sendable, Equatable {
-        /// Who signed in: a console user's name, `api-key:NAME` or `admin-api-key`.
+        /// Who signed in: a console user's name, `api-key:NAME` or `admin-api-key:` and the start of the key's SHA-256.
         package var principal: String
         /// What the session may do.
         package var role: ConsoleRole
@@ -51,7 +51,9 @@ package struct ConsoleSessionStore: Sendable {
                 WHERE s.token_sha256 = \(Self.digest(token)) AND s.expires_at > now()
                   AND (NOT starts_with(s.principal, \(keyPrefix))
                        OR EXISTS (SELECT 1 FROM api_keys k WHERE \(keyPrefix) || k.name = s.principal AND k.revoked_at IS NULL))
-                  AND (NOT starts_with(s.principal, \(ConsoleUserStore.adminKeyPrincipal)) OR s.principal = \(adminKeyPrincipal ?? ""))
+                  AND (NOT (s.principal = \(ConsoleUserStore.adminKeyPrincipal)
+                            OR starts_with(s.principal, \(ConsoleUserStore.adminKeyPrincipal + ":")))
+                       OR s.principal = \(adminKeyPrincipal ?? ""))
                 """,
                 logger: logger
             ).decode((String, String, Date).self).firstAfterReadingAll()

@@ -171,11 +171,12 @@ package struct WebhookDispatcher: Service {
         }
     }
 
-    /// Exponential backoff with ±20 % jitter, capped (after the jitter: no delay exceeds `maximumBackoff`).
+    /// Exponential backoff with ±20 % jitter, never above `maximumBackoff`: a delay the jitter would take past the cap
+    /// is drawn from the cap's lower 20 % instead, so that retries at the cap stay spread too.
     package func backoff(afterAttempt attempt: Int) -> Double {
         let base = Double(initialBackoff.components.seconds) + Double(initialBackoff.components.attoseconds) / 1e18
         let cap = Double(maximumBackoff.components.seconds)
-        let delay = base * pow(2, Double(min(attempt - 1, 30)))
-        return min(cap, delay * Double.random(in: 0.8...1.2))
+        let delay = base * pow(2, Double(min(attempt - 1, 30))) * Double.random(in: 0.8...1.2)
+        return delay <= cap ? delay : cap * Double.random(in: 0.8...1.0)
     }
 }

@@ -309,9 +309,13 @@ struct ConsoleTests {
             #expect(rotated != old && rotated.hasPrefix("admin-api-key:"))
             #expect(try await sessions.session(token: "t-admin", adminKeyPrincipal: rotated, logger: db.logger) == nil)
             #expect(try await sessions.session(token: "t-admin", adminKeyPrincipal: nil, logger: db.logger) == nil)
-            // A user's session does not depend on the admin key.
-            try await sessions.create(token: "t-user", principal: "victor", role: .viewer, lifetime: 3600, logger: db.logger)
-            #expect(try await sessions.session(token: "t-user", adminKeyPrincipal: nil, logger: db.logger) != nil)
+            // A user's session does not depend on the admin key, whatever the name starts with.
+            for (index, name) in ["victor", "admin-api-keys", "admin-api-key-ops"].enumerated() {
+                #expect(ConsoleUserStore.isValidName(name))
+                try await sessions.create(token: "t-user-\(index)", principal: name, role: .viewer, lifetime: 3600, logger: db.logger)
+                #expect(try await sessions.session(token: "t-user-\(index)", adminKeyPrincipal: nil, logger: db.logger) != nil, "\(name)")
+                #expect(try await sessions.session(token: "t-user-\(index)", adminKeyPrincipal: rotated, logger: db.logger) != nil, "\(name)")
+            }
         }
     }
 
