@@ -1,7 +1,7 @@
 import Foundation
 
 /// One chart's numbers: the rows its table and CSV show, and the points its SVG draws (one mark per point).
-struct ChartTable: Sendable, Equatable {
+package struct ChartTable: Sendable, Equatable {
     /// One drawn value.
     struct Point: Sendable, Equatable {
         /// The x label (a month, `2026-11`).
@@ -28,10 +28,11 @@ struct ChartTable: Sendable, Equatable {
     }
 
     /// One field, judged scalar by scalar (a quote or `=` followed by a combining mark is one `Character`, still a
-    /// quote or a formula to a spreadsheet).
-    static func csvField(_ field: String) -> String {
+    /// quote or a formula to a spreadsheet). A text field starting with `=`, `+`, `-`, `@`, a tab or a carriage return
+    /// (OWASP's list) gets a leading `'`.
+    package static func csvField(_ field: String) -> String {
         var value = field
-        if let first = value.unicodeScalars.first, "=+-@".unicodeScalars.contains(first), Double(value) == nil { value = "'" + value }
+        if let first = value.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first), Double(value) == nil { value = "'" + value }
         guard value.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return value }
         var quoted = String.UnicodeScalarView()
         quoted.append("\"")

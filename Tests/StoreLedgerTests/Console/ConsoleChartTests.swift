@@ -13,6 +13,21 @@ import Testing
 
 @Suite("Console: charts and their CSV against hand-computed numbers")
 struct ConsoleChartTests {
+    /// A CSV field a spreadsheet would run as a formula gets a leading `'` (OWASP's list: `=`, `+`, `-`, `@`, tab,
+    /// carriage return; numbers stay numbers), and quoting goes by scalar: a quote followed by a combining mark is
+    /// still a quote to the reader.
+    @Test func csvFieldsAreGuardedAndQuotedScalarByScalar() {
+        #expect(ChartTable.csvField("=1+1") == "'=1+1")
+        #expect(ChartTable.csvField("@SUM(A1)") == "'@SUM(A1)")
+        #expect(ChartTable.csvField("\tcmd") == "'\tcmd")
+        #expect(ChartTable.csvField("-5") == "-5")
+        #expect(ChartTable.csvField("com.example.monthly") == "com.example.monthly")
+        let accented = "\"\u{301}x"
+        let quoted = "\"\"\"\u{301}x\""
+        #expect(ChartTable.csvField(accented) == quoted)
+        #expect(ChartTable.csvField("a,b") == "\"a,b\"")
+    }
+
     /// 2024-01-10 00:00 UTC.
     static let january10: Int64 = 1_704_844_800_000
     static let day: Int64 = 86_400_000
