@@ -60,10 +60,7 @@ package final class DatabaseSessions: Sendable {
             // Named statements are planned once per connection; their generic plans are index-driven whatever the
             // batch (see ClaimStatement, CompleteStatement), while custom plans would be made on every call.
             try await connection.query(
-                """
-                SELECT set_config('plan_cache_mode', 'force_generic_plan', false), storeledger_check_history(),
-                       set_config('storeledger.history_checked', 'on', false)
-                """, logger: logger
+                "SELECT set_config('plan_cache_mode', 'force_generic_plan', false), storeledger_check_history_once()", logger: logger
             ).readToEnd()
         } else {
             try await connection.query("SELECT storeledger_check_history()", logger: logger).readToEnd()
