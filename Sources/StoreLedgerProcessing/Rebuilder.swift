@@ -118,12 +118,7 @@ package struct Rebuilder: Sendable {
                 replaced = (try? await client.withConnection { try await ShadowSchema.holder(for: shadow, on: $0, logger: logger) }) == .another
             }
             try? await client.withConnection { try await ShadowSchema.drop(ifHeldBy: shadow, on: $0, logger: logger) }
-            if replaced {
-                throw RebuildError(
-                    .shadowReplaced,
-                    "another rebuild started meanwhile and replaced this one's shadow tables with its own; it goes on, this one "
-                        + "swapped nothing (\(String(reflecting: error)))")
-            }
+            if replaced { throw Self.shadowReplaced(cause: error) }
             throw error
         }
     }
@@ -410,12 +405,17 @@ package struct Rebuilder: Sendable {
                     + "nothing was swapped: run the rebuild again"
             )
         case .another:
-            throw RebuildError(
-                .shadowReplaced,
-                "another rebuild started meanwhile and replaced this one's shadow tables with its own; it goes on, this one "
-                    + "swapped nothing"
-            )
+            throw Self.shadowReplaced()
         }
+    }
+
+    /// The error of a rebuild whose shadow another rebuild replaced, seen at the holder check or, as `cause`, on the
+    /// replaced tables themselves.
+    private static func shadowReplaced(cause: (any Error)? = nil) -> RebuildError {
+        RebuildError(
+            .shadowReplaced,
+            "another rebuild started meanwhile and replaced this one's shadow tables with its own; it goes on, this one "
+                + "swapped nothing" + (cause.map { " (\(String(reflecting: $0)))" } ?? ""))
     }
 
     /// Applies a verified page into the shadow tables within the caller's transaction; returns how many of its events
