@@ -26,6 +26,11 @@ enum OperatorContext {
         guard !by.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw ValidationError("--by is empty: say who is asking") }
     }
 
+    /// Why a requeue or replay (`verb`: "requeued", "replayed") left an event out: what both take.
+    static func onlyFinishedEvents(are verb: String) -> String {
+        "only finished events (done, rejected, dead) still in the log are \(verb)"
+    }
+
     /// Runs `body` with an operator store over the configured database.
     static func run(_ name: String, _ body: @Sendable (OperatorStore) async throws -> Void) async throws {
         try await Bootstrap.withDatabase("storeledger.\(name)", level: .warning) { client, _ in try await body(OperatorStore(client: client)) }

@@ -53,8 +53,7 @@ struct ReplayCommand: AsyncParsableCommand {
             let count = try await store.requeue(selection, action: "replay", by: by, reason: reason, logger: OperatorContext.logger)
             print("replaying \(count) event(s); workers will process them")
             if count == 0 {
-                FileHandle.standardError.write(
-                    Data("nothing matched: only finished events (done, rejected, dead) still in the log are replayed\n".utf8))
+                FileHandle.standardError.write(Data("nothing matched: \(OperatorContext.onlyFinishedEvents(are: "replayed"))\n".utf8))
             }
         }
     }

@@ -41,7 +41,7 @@ struct RequeueCommand: AsyncParsableCommand {
         try await OperatorContext.run("requeue") { store in
             let count = try await store.requeue(selection, by: by, reason: reason, logger: OperatorContext.logger)
             let named = Set(eventIDs).count
-            let why = "only finished events (done, rejected, dead) still in the log are requeued"
+            let why = OperatorContext.onlyFinishedEvents(are: "requeued")
             // Events named by id that were not requeued are a failure to do what was asked, as "nothing by that name" is.
             if named > 0, count == 0 {
                 throw CommandFailure("none of the \(named) named event(s) was requeued: \(why) (see `storeledger inspect ID`)")
