@@ -294,17 +294,25 @@ struct WebhookTests {
         }
     }
 
+    /// Adds the endpoint `url`, projects the starting fact (one delivery to it) and claims that delivery, as a
+    /// dispatcher would before its attempt; returns the endpoints, the delivery store and the claimed delivery.
+    static func claimFirstDelivery(
+        to url: String, _ db: TestDatabase, _ pipeline: LedgerPipeline
+    ) async throws -> (WebhookEndpoints, WebhookDeliveryStore, WebhookDeliveryStore.Due) {
+        let endpoints = WebhookEndpoints(client: db.client)
+        _ = try #require(try await endpoints.add(url: url, logger: db.logger))
+        try await pipeline.append(Self.startingFact)
+        try await pipeline.drain()
+        let store = WebhookDeliveryStore(client: db.client)
+        return (endpoints, store, try #require(try await store.claimDue(limit: 10, leaseSeconds: 60, logger: db.logger).first))
+    }
+
     /// A delivery ended by its endpoint's removal says so on the console's webhooks page ("Last answer" shows the
     /// status first): the consumer's last status is cleared, or the row would read "failed · HTTP 503" as if the
     /// consumer had failed it.
     @Test func aDeliveryEndedByRemovalKeepsNoStatusOfTheConsumer() async throws {
         try await Self.withHook(failures: 10) { _, url, db, pipeline in
-            let endpoints = WebhookEndpoints(client: db.client)
-            _ = try #require(try await endpoints.add(url: url, logger: db.logger))
-            try await pipeline.append(Self.startingFact)
-            try await pipeline.drain()
-            let store = WebhookDeliveryStore(client: db.client)
-            let attempt = try #require(try await store.claimDue(limit: 10, leaseSeconds: 60, logger: db.logger).first)
+            let (endpoints, store, attempt) = try await Self.claimFirstDelivery(to: url, db, pipeline)
             try await store.record(attempt, outcome: .pending, status: 503, error: nil, milliseconds: 3, retryAfterSeconds: 0, logger: db.logger)
             #expect(try await db.scalar("SELECT count(*) FROM webhook_deliveries WHERE last_status = 503") == 1)
             #expect(try await endpoints.remove(url: url, logger: db.logger))
@@ -320,12 +328,7 @@ struct WebhookTests {
     /// the next claim, and adding the URL again sends none of them.
     @Test func aRemovalRacingDeliveryLeavesNothingPending() async throws {
         try await Self.withHook(failures: 10) { receiver, url, db, pipeline in
-            let endpoints = WebhookEndpoints(client: db.client)
-            _ = try #require(try await endpoints.add(url: url, logger: db.logger))
-            try await pipeline.append(Self.startingFact)
-            try await pipeline.drain()
-            let store = WebhookDeliveryStore(client: db.client)
-            let inFlight = try #require(try await store.claimDue(limit: 10, leaseSeconds: 60, logger: db.logger).first)
+            let (endpoints, store, inFlight) = try await Self.claimFirstDelivery(to: url, db, pipeline)
             #expect(try await endpoints.remove(url: url, logger: db.logger))
             try await store.record(inFlight, outcome: .pending, status: 500, error: nil, milliseconds: 3, retryAfterSeconds: 0, logger: db.logger)
             #expect(try await db.scalar("SELECT count(*) FROM webhook_deliveries WHERE state = 'failed' AND last_error = 'endpoint removed'") == 1)
