@@ -230,17 +230,21 @@ struct AppStorePaymentsTests {
         }
     }
 
+    /// The app API over `db` with an active webhook endpoint, and the headers of signed-in users alice and bob.
+    static func hookedHarness(_ db: TestDatabase) async throws -> (AppAPIHarness, alice: HTTPFields, bob: HTTPFields) {
+        let harness = try await AppAPIHarness(db, pki: Self.pki)
+        _ = try await WebhookEndpoints(client: db.client).add(url: "https://hooks.example.com/a", logger: db.logger)
+        return (harness, try await AppAPIHarness.headers(user: "alice"), try await AppAPIHarness.headers(user: "bob"))
+    }
+
     /// A host that grants access from webhooks hears who holds a purchase: its first owner (`subscription.linked`) and
     /// each transfer (`subscription.transferred`, with the owner who no longer has it). The row's projection announces
     /// only what Apple's facts change, so before, a restore on another account said nothing to the host.
     @Test func linksAndTransfersAreAnnouncedToWebhooks() async throws {
         try await TestDatabase.withFresh { db in
-            let harness = try await AppAPIHarness(db, pki: Self.pki)
-            _ = try await WebhookEndpoints(client: db.client).add(url: "https://hooks.example.com/a", logger: db.logger)
+            let (harness, alice, bob) = try await Self.hookedHarness(db)
             let jws = try harness.subscription("5600")
             try await harness.app.test(.router) { client in
-                let alice = try await AppAPIHarness.headers(user: "alice")
-                let bob = try await AppAPIHarness.headers(user: "bob")
                 for (headers, path, body) in [
                     (alice, Self.transactionPath, try AppAPIHarness.body(["signed_transaction": jws])),
                     (alice, Self.transactionPath, try AppAPIHarness.body(["signed_transaction": jws])),  // unchanged: nothing
@@ -269,12 +273,9 @@ struct AppStorePaymentsTests {
     /// so the two never deadlock.
     @Test func aTransferWaitsForAProjectionOfItsRowInProgress() async throws {
         try await TestDatabase.withFresh { db in
-            let harness = try await AppAPIHarness(db, pki: Self.pki)
-            _ = try await WebhookEndpoints(client: db.client).add(url: "https://hooks.example.com/a", logger: db.logger)
+            let (harness, alice, bob) = try await Self.hookedHarness(db)
             let jws = try harness.subscription("5700")
             try await harness.app.test(.router) { client in
-                let alice = try await AppAPIHarness.headers(user: "alice")
-                let bob = try await AppAPIHarness.headers(user: "bob")
                 _ = try await client.execute(
                     uri: Self.transactionPath, method: .post, headers: alice, body: try AppAPIHarness.body(["signed_transaction": jws]))
                 let locked = AnsweredFlag()
