@@ -59,8 +59,13 @@ package final class DatabaseSessions: Sendable {
         if pooler.keepsSessions {
             // Named statements are planned once per connection; their generic plans are index-driven whatever the
             // batch (see ClaimStatement, CompleteStatement), while custom plans would be made on every call.
+            // The check and the mark written out, not storeledger_check_history_once (0032): appends also run on a
+            // database at an older schema while it is being upgraded (migration tests do), and 0011's check is there.
             try await connection.query(
-                "SELECT set_config('plan_cache_mode', 'force_generic_plan', false), storeledger_check_history_once()", logger: logger
+                """
+                SELECT set_config('plan_cache_mode', 'force_generic_plan', false), storeledger_check_history(),
+                       set_config('storeledger.history_checked', 'on', false)
+                """, logger: logger
             ).readToEnd()
         } else {
             try await connection.query("SELECT storeledger_check_history()", logger: logger).readToEnd()
