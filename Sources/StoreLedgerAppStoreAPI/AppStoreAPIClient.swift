@@ -1,12 +1,13 @@
 package import AsyncHTTPClient
-import Foundation
+package import Foundation
 import JWTKit
 import Logging
 import NIOCore
 import NIOHTTP1
 
 /// A client of Apple's App Store Server API on AsyncHTTPClient: a fresh ES256 token per request, typed errors for
-/// Apple's codes, retries with exponential backoff and full jitter on 429, 5000001, 5xx and network errors.
+/// Apple's codes, retries with exponential backoff and full jitter on 429, 5000001, 5xx, Apple's "not found, try again"
+/// and network errors.
 ///
 /// Everything it returns that Apple signed is returned as JWS, unverified: callers hand it to the ledger, which
 /// verifies it like any other input.
@@ -76,6 +77,9 @@ package struct AppStoreAPIClient: Sendable {
                 return try await sendOnce(method, path, query: query, body: body, environment: environment, attempt: attempt, logger: logger)
             } catch let failure {
                 guard failure.error.isRetryable, attempt < configuration.maximumAttempts else { throw failure.error }
+                // Apple's Retry-After says when it will answer again; a wait longer than any backoff of ours is not
+                // spent asking early (each early ask counts against the hourly limit): the caller gets the error now.
+                if let retryAfter = failure.retryAfter, retryAfter > configuration.maximumBackoff { throw failure.error }
                 let delay = backoff(afterAttempt: attempt, retryAfter: failure.retryAfter)
                 // A retry that could not start before the deadline is not waited for.
                 if let deadline, ContinuousClock.now + delay >= deadline { throw failure.error }
@@ -136,7 +140,7 @@ package struct AppStoreAPIClient: Sendable {
         do {
             let response = try await httpClient.execute(request, timeout: timeout)
             status = Int(response.status.code)
-            retryAfter = response.headers.first(name: "Retry-After").flatMap(Int.init).map { .seconds($0) }
+            retryAfter = response.headers.first(name: "Retry-After").flatMap { Self.retryAfter($0, now: Date()) }
             bytes = try await response.body.collect(upTo: 4 << 20)
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
             throw Failure(error: AppStoreAPIError(.timeout, "no answer from \(environment.rawValue) within \(allowed)"))
@@ -163,7 +167,28 @@ package struct AppStoreAPIClient: Sendable {
         }
     }
 
-    /// Exponential backoff with full jitter, or the server's `Retry-After`, capped.
+    /// How long a `Retry-After` value asks to wait from `now`; nil when it is none of the forms below. Apple's App Store
+    /// Server API sends "a UNIX time, in milliseconds, that informs you when you can next send a request"
+    /// (Identifying rate limits); a proxy in between may send HTTP's own forms, delay-seconds or an HTTP-date. A plain
+    /// number is a UNIX time in milliseconds when it is one of this century (at least 10¹¹: 1973), else seconds. A time
+    /// already past asks for no wait.
+    package static func retryAfter(_ value: String, now: Date) -> Duration? {
+        let text = value.trimmingCharacters(in: .whitespaces)
+        if let number = UInt64(text) {
+            guard number >= 100_000_000_000 else { return .seconds(Int64(number)) }
+            let milliseconds = Double(number) - (now.timeIntervalSince1970 * 1000).rounded(.down)
+            return .milliseconds(Int64(max(0, min(milliseconds, 1e12))))
+        }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        guard let date = formatter.date(from: text) else { return nil }
+        return .milliseconds(Int64(max(0, date.timeIntervalSince(now) * 1000)))
+    }
+
+    /// Exponential backoff with full jitter, or the server's `Retry-After` (``send(_:_:query:body:environment:logger:as:)``
+    /// gives up instead of waiting longer than `maximumBackoff`).
     func backoff(afterAttempt attempt: Int, retryAfter: Duration?) -> Duration {
         if let retryAfter { return min(retryAfter, configuration.maximumBackoff) }
         let ceiling = min(configuration.initialBackoff * (1 << min(attempt - 1, 16)), configuration.maximumBackoff)

@@ -27,7 +27,8 @@ package struct AppStoreAPIConfiguration: Sendable {
     package var requestTimeout: Duration
     /// Attempts per call, including the first (retries on 429, 5000001/4290000, 5xx and network errors).
     package var maximumAttempts: Int
-    /// The first backoff; doubled per retry, with full jitter; a `Retry-After` is honoured up to `maximumBackoff`.
+    /// The first backoff; doubled per retry, with full jitter; a `Retry-After` is waited for when it is at most
+    /// `maximumBackoff` away, and a longer one ends the call.
     package var initialBackoff: Duration
     /// The longest wait between attempts.
     package var maximumBackoff: Duration

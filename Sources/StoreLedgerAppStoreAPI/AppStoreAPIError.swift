@@ -4,7 +4,7 @@ package struct AppStoreAPIError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure.
     package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case transactionNotFound, invalidTransactionID, rateLimited, retryableServerError, unauthorized, notFound,
+            case transactionNotFound, invalidTransactionID, rateLimited, retryableServerError, notFoundYet, unauthorized, notFound,
                 badRequest, network, timeout, malformedResponse, configuration
         }
         private let base: Base
@@ -18,9 +18,12 @@ package struct AppStoreAPIError: Error, Sendable, CustomStringConvertible {
         package static let rateLimited = Code(.rateLimited)
         /// 5000001 or another 5xx.
         package static let retryableServerError = Code(.retryableServerError)
+        /// 4040002, 4040004 or 4040006: Apple does not find the account, the app or the original transaction *yet*
+        /// and says to try again (its own libraries retry these): not an answer that the purchase does not exist.
+        package static let notFoundYet = Code(.notFoundYet)
         /// HTTP 401: the token was refused (wrong key or issuer) or, in production, the app is not yet released.
         package static let unauthorized = Code(.unauthorized)
-        /// Another 404.
+        /// Another 404 with Apple's error body (e.g. 4040005: no such original transaction).
         package static let notFound = Code(.notFound)
         /// Another 4xx.
         package static let badRequest = Code(.badRequest)
@@ -59,7 +62,7 @@ package struct AppStoreAPIError: Error, Sendable, CustomStringConvertible {
 
     /// Whether another attempt may succeed.
     package var isRetryable: Bool {
-        code == .rateLimited || code == .retryableServerError || code == .network || code == .timeout
+        code == .rateLimited || code == .retryableServerError || code == .notFoundYet || code == .network || code == .timeout
     }
 
     /// `code: detail (HTTP s, Apple n: message)`.
@@ -80,8 +83,15 @@ package struct AppStoreAPIError: Error, Sendable, CustomStringConvertible {
         case (_, 4_000_006): code = .invalidTransactionID
         case (429, _), (_, 4_290_000): code = .rateLimited
         case (_, 5_000_001): code = .retryableServerError
+        case (_, 4_040_002), (_, 4_040_004), (_, 4_040_006): code = .notFoundYet
         case (401, _): code = .unauthorized
-        case (404, _): code = .notFound
+        case (404, .some): code = .notFound
+        case (404, nil):
+            // Apple answers every 404 with its error body; one without it came from something else (a wrong
+            // APPSTORE_API_URL, a proxy), not from Apple saying the purchase does not exist.
+            return AppStoreAPIError(
+                .malformedResponse, "the App Store Server API answered 404 without Apple's error body (is APPSTORE_API_URL right?)",
+                httpStatus: status, appleErrorMessage: message)
         case (500..., _): code = .retryableServerError
         default: code = .badRequest
         }

@@ -134,7 +134,9 @@ package struct FakeAppStoreServer: Sendable {
                 if environment == .production, await state.productionUnreleased { return error(401, code: nil, message: "Unauthorized") }
                 if let fault = await state.nextFault(), fault.status != 0 {
                     var response = error(fault.status, code: fault.appleErrorCode, message: "injected")
-                    if let seconds = fault.retryAfterSeconds { response.headers[.retryAfter] = String(seconds) }
+                    if let seconds = fault.retryAfterSeconds {
+                        response.headers[.retryAfter] = String(Int64((Date().timeIntervalSince1970 + Double(seconds)) * 1000))
+                    }
                     return response
                 }
                 return try await answer()

@@ -9,7 +9,7 @@ package actor FakeAppStoreState {
         package var status: Int
         /// Apple's `errorCode`.
         package var appleErrorCode: Int?
-        /// A `Retry-After` header, in seconds.
+        /// A `Retry-After` this many seconds from the answer, sent as Apple sends it: the UNIX time in milliseconds.
         package var retryAfterSeconds: Int?
 
         /// Creates a fault.
@@ -23,6 +23,8 @@ package actor FakeAppStoreState {
         package static func rateLimited(retryAfterSeconds: Int? = nil) -> Fault {
             Fault(status: 429, appleErrorCode: 4_290_000, retryAfterSeconds: retryAfterSeconds)
         }
+        /// 404 with errorCode 4040002, 4040004 or 4040006: Apple's "not found, try again".
+        package static func notFoundYet(_ appleErrorCode: Int = 4_040_006) -> Fault { Fault(status: 404, appleErrorCode: appleErrorCode) }
         /// 500 with errorCode 5000001 (retryable).
         package static let retryable = Fault(status: 500, appleErrorCode: 5_000_001)
         /// No fault: the request is answered as usual (to fail a later request and not this one).

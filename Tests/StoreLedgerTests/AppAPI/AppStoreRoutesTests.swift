@@ -134,6 +134,24 @@ struct AppStoreRoutesTests {
         }
     }
 
+    /// Apple's "not found, try again" (4040002/4040004/4040006) that persists is Apple not answering, not "no such
+    /// purchase": seed 002's app gets a 503 it can retry, never `isUnlocked: false` for a purchase Apple has.
+    @Test func applesNotFoundYetIsRetriedAndWhenItPersistsIsA503NotALockedAnswer() async throws {
+        try await withAPI(maximumAttempts: 2) { _, fake, http in
+            await fake.state.addTransaction(try Self.appleTransaction("8220", environment: "Production"), id: "8220", environment: .production)
+            await fake.state.inject([.notFoundYet(4_040_002)])
+            let recovered = try await http.execute(
+                uri: "/api/iap/validate", method: .post, headers: AppAPIHarness.serviceHeaders, body: try Self.validateBody("8220"))
+            #expect(recovered.status == .ok)
+            #expect(try AppAPIHarness.json(recovered)["environment"] as? String == "Production")
+            await fake.state.inject(Array(repeating: .notFoundYet(4_040_004), count: 2))
+            let persisting = try await http.execute(
+                uri: "/api/iap/validate", method: .post, headers: AppAPIHarness.serviceHeaders, body: try Self.validateBody("8220"))
+            #expect(persisting.status == .serviceUnavailable)
+            #expect(try AppAPIHarness.json(persisting)["code"] as? String == "upstream_unavailable")
+        }
+    }
+
     /// An app's request waits for the lookups it causes, and its client gives up after a minute or less: the calls to
     /// Apple stop retrying when the request's budget runs out, and the answer is a 503 within it.
     @Test func anUpstreamThatKeepsFailingIsGivenUpOnWithinTheRequestsBudget() async throws {

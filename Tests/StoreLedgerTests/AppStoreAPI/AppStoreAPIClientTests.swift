@@ -100,6 +100,67 @@ struct AppStoreAPIClientTests {
         }
     }
 
+    /// Apple's `Retry-After` is "a UNIX time, in milliseconds" (Identifying rate limits), not a number of seconds; a proxy
+    /// in between may still send HTTP's delay-seconds or HTTP-date.
+    @Test func retryAfterIsReadAsAppleSendsItAndAsHTTPDoes() throws {
+        let now = Date(timeIntervalSince1970: 1_780_000_000.250)
+        #expect(AppStoreAPIClient.retryAfter("1780000001750", now: now) == .milliseconds(1_500))
+        #expect(AppStoreAPIClient.retryAfter("1780003600250", now: now) == .seconds(3_600))
+        #expect(AppStoreAPIClient.retryAfter("1779999999000", now: now) == .zero, "a time already past asks for no wait")
+        #expect(AppStoreAPIClient.retryAfter("3", now: now) == .seconds(3))
+        #expect(AppStoreAPIClient.retryAfter(" 0 ", now: now) == .zero)
+        let date = AppStoreAPIClient.retryAfter("Thu, 28 May 2026 20:26:50 GMT", now: now)
+        #expect(date == .milliseconds(9_750), "1780000010 is Thu, 28 May 2026 20:26:50 GMT")
+        for garbage in ["", "soon", "-5", "1.5", "Thu, 28 May 2026"] {
+            #expect(AppStoreAPIClient.retryAfter(garbage, now: now) == nil, "\(garbage)")
+        }
+    }
+
+    /// A `Retry-After` an hour away is not spent asking Apple early (each ask counts against the hourly limit), nor
+    /// read as 1.8 billion seconds and cut to the longest backoff: the caller gets the rate limit at once.
+    @Test func aRetryAfterLongerThanTheLongestBackoffIsNotWaitedFor() async throws {
+        try await FakeAppStoreServer.withRunning { fake in
+            await fake.state.addTransaction(try signed("3200", environment: "Production"), id: "3200", environment: .production)
+            await fake.state.inject(Array(repeating: .rateLimited(retryAfterSeconds: 3_600), count: 10))
+            let client = try await AppStoreAPIClient(configuration: fake.configuration(maximumAttempts: 4))
+            await #expect {
+                _ = try await client.transactionInfo(transactionID: "3200", environment: .production, logger: logger)
+            } throws: { ($0 as? AppStoreAPIError)?.code == .rateLimited }
+            #expect(await fake.state.requests.count == 1)
+        }
+    }
+
+    /// 4040002, 4040004 and 4040006 are Apple's "not found, try again" (its own libraries retry them): retried, not taken
+    /// as "no such purchase".
+    @Test(arguments: [4_040_002, 4_040_004, 4_040_006])
+    func applesNotFoundYetIsRetried(_ appleErrorCode: Int) async throws {
+        try await FakeAppStoreServer.withRunning { fake in
+            let jws = try signed("3300", environment: "Production")
+            await fake.state.addTransaction(jws, id: "3300", environment: .production)
+            await fake.state.inject([.notFoundYet(appleErrorCode)])
+            let client = try await AppStoreAPIClient(configuration: fake.configuration(maximumAttempts: 3))
+            #expect(try await client.transactionInfo(transactionID: "3300", environment: .production, logger: logger) == jws)
+            #expect(await fake.state.requests.count == 2)
+            await fake.state.inject(Array(repeating: .notFoundYet(appleErrorCode), count: 3))
+            await #expect {
+                _ = try await client.transactionInfoAnyEnvironment(transactionID: "3300", logger: logger)
+            } throws: { ($0 as? AppStoreAPIError)?.code == .notFoundYet && ($0 as? AppStoreAPIError)?.appleErrorCode == appleErrorCode }
+            #expect(await fake.state.requests.map(\.environment).filter { $0 == .sandbox }.isEmpty, "not a reason to ask the sandbox")
+        }
+    }
+
+    /// Apple answers every 404 with its error body; a 404 without one (a wrong APPSTORE_API_URL, a proxy) is not Apple
+    /// saying the purchase does not exist.
+    @Test func a404WithoutApplesErrorBodyIsNotAnAnswer() async throws {
+        try await FakeAppStoreServer.withRunning { fake in
+            await fake.state.inject([FakeAppStoreState.Fault(status: 404, appleErrorCode: nil)])
+            let client = try await AppStoreAPIClient(configuration: fake.configuration(maximumAttempts: 3))
+            await #expect {
+                _ = try await client.transactionInfo(transactionID: "3400", environment: .production, logger: logger)
+            } throws: { ($0 as? AppStoreAPIError)?.code == .malformedResponse && ($0 as? AppStoreAPIError)?.httpStatus == 404 }
+        }
+    }
+
     @Test func theFakeRefusesTokensAppleWouldRefuse() async throws {
         try await FakeAppStoreServer.withRunning { fake in
             await fake.state.addTransaction(try signed("4000"), id: "4000", environment: .sandbox)
@@ -220,11 +281,9 @@ extension AppStoreAPIClientTests {
             } throws: { ($0 as? AppStoreAPIError)?.code == .invalidTransactionID }
             #expect(await fake.state.requests.count == 1)
             // Retried calls log too; none of it may carry the bearer token.
-            await fake.state.inject([.rateLimited(retryAfterSeconds: 60)])
+            await fake.state.inject([.rateLimited(retryAfterSeconds: 0)])
             await fake.state.addTransaction(try signed("5000"), id: "5000", environment: .sandbox)
-            let started = ContinuousClock.now
             _ = try await client.transactionInfo(transactionID: "5000", environment: .sandbox, logger: logger)
-            #expect(started.duration(to: .now) < .seconds(5), "Retry-After is capped by maximumBackoff")
             #expect(await fake.state.receivedTokens.count == 3)
             #expect(logs.all.count >= 3)
             // A JWT starts with the base64url of `{"`: no log line carries one, nor the word Bearer.
