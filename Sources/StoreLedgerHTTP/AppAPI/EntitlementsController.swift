@@ -34,6 +34,34 @@ package struct EntitlementsController: Sendable {
         var original_transaction_id: String
         var transaction_id: String?
         var entitlements: [String]
+
+        /// Every key is written, an absent value as `null` (as docs/app-api.md and openapi.json describe it): a host
+        /// reading `row["ends_at"]` finds the key. The synthesized encoding would leave absent values out.
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(kind, forKey: .kind)
+            try container.encode(product_id, forKey: .product_id)
+            try container.encode(product_type, forKey: .product_type)
+            try container.encode(status, forKey: .status)
+            try container.encode(entitled, forKey: .entitled)
+            try container.encode(reason, forKey: .reason)
+            try container.encode(ends_at, forKey: .ends_at)
+            try container.encode(expires_at, forKey: .expires_at)
+            try container.encode(grace_period_expires_at, forKey: .grace_period_expires_at)
+            try container.encode(purchased_at, forKey: .purchased_at)
+            try container.encode(revoked_at, forKey: .revoked_at)
+            try container.encode(auto_renew, forKey: .auto_renew)
+            try container.encode(ownership, forKey: .ownership)
+            try container.encode(environment, forKey: .environment)
+            try container.encode(original_transaction_id, forKey: .original_transaction_id)
+            try container.encode(transaction_id, forKey: .transaction_id)
+            try container.encode(entitlements, forKey: .entitlements)
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case kind, product_id, product_type, status, entitled, reason, ends_at, expires_at, grace_period_expires_at, purchased_at,
+                revoked_at, auto_renew, ownership, environment, original_transaction_id, transaction_id, entitlements
+        }
     }
 
     /// The answer.

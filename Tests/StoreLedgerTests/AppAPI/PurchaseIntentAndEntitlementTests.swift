@@ -105,10 +105,20 @@ struct PurchaseIntentAndEntitlementTests {
                 #expect(rows.first?["status"] as? String == "active")
                 #expect(rows.first?["entitled"] as? Bool == true)
                 #expect(rows.first?["kind"] as? String == "subscription")
+                // Every documented key is present; what the row does not have is null, not left out.
+                let row = try #require(rows.first)
+                #expect(Set(row.keys) == Self.entitlementKeys)
+                #expect(row["revoked_at"] is NSNull && row["grace_period_expires_at"] is NSNull)
             }
             #expect(try await harness.count("SELECT count(*)::int8 FROM user_links WHERE user_id = 'dana'") == 1)
         }
     }
+
+    /// The keys of every row of `GET /v1/users/{id}/entitlements` (docs/openapi.json's EntitlementItem).
+    static let entitlementKeys: Set<String> = [
+        "kind", "product_id", "product_type", "status", "entitled", "reason", "ends_at", "expires_at", "grace_period_expires_at",
+        "purchased_at", "revoked_at", "auto_renew", "ownership", "environment", "original_transaction_id", "transaction_id", "entitlements",
+    ]
 
     /// Seed 003: the web passes the environment the app detected (`sandbox` / `production`) when it creates the intent,
     /// and Xcode StoreKit testing records `xcode`. The intent keeps the declared word, in any case sent; the completing
