@@ -1,11 +1,12 @@
 package import Hummingbird
 import Logging
 import PostgresNIO
+import StoreLedgerStore
 
 /// Makes every error answer JSON `{error, code}`: Hummingbird's own errors (unknown route, wrong method) get a
 /// stable code, a text the database refuses (a NUL character) is 400 `invalid_request`, and anything
-/// unexpected is logged with its detail and answered without it — 503 `storage_unavailable` for database errors
-/// (retry), 500 `internal_error` otherwise.
+/// unexpected is logged with its detail and answered without it — 503 `storage_unavailable` when the database did
+/// not store or answer (``isStorageOutage(_:)``: retry), 500 `internal_error` otherwise.
 package struct JSONErrorMiddleware: RouterMiddleware {
     /// Creates the middleware.
     package init() {}
@@ -35,13 +36,24 @@ package struct JSONErrorMiddleware: RouterMiddleware {
             throw APIError(
                 .badRequest, code: "invalid_request",
                 message: "a value in the request cannot be stored or looked up (for example a NUL character); nothing was accepted")
-        } catch let error as PSQLError {
+        } catch  where Self.isStorageOutage(error) {
             context.logger.error("database error", metadata: ["error": "\(String(reflecting: error))"])
             throw APIError(
                 .serviceUnavailable, code: "storage_unavailable", message: "the ledger's database could not answer; nothing was accepted, retry")
         } catch {
             context.logger.error("unexpected error", metadata: ["error": "\(String(reflecting: error))"])
             throw APIError(.internalServerError, code: "internal_error", message: "an unexpected error occurred; it has been logged")
+        }
+    }
+
+    /// Whether `error` says the database did not store or answer (retry later), not that the request or the code is
+    /// wrong: a PostgreSQL error, a transaction that did not commit, a database that did not answer in time, work undone
+    /// by a concurrent rebuild.
+    static func isStorageOutage(_ error: any Error) -> Bool {
+        switch error {
+        case is PSQLError, is DeadlineExceeded: return true
+        case let error as StoreError: return [.unavailable, .notCommitted, .concurrentChange].contains(error.code)
+        default: return false
         }
     }
 }

@@ -4,6 +4,8 @@ import Synchronization
 package struct DeadlineExceeded: Error, CustomStringConvertible {
     /// How long the operation was given.
     package let limit: Duration
+    /// Creates the error for an operation given `limit`.
+    package init(limit: Duration) { self.limit = limit }
     /// Says the limit.
     package var description: String { "did not finish within \(limit)" }
 }
