@@ -107,6 +107,56 @@ struct FailoverTests {
         }
     }
 
+    /// The first check after a change of history, and after a restore in place, reads the newest event through the
+    /// primary key, not by a scan of the whole log: every new connection's check waits behind it on the history's
+    /// lock, so on a log of millions of events a scan held every receiver's first append for seconds to minutes.
+    /// The window starts at that event. Checked by the statistics of the checking transaction itself.
+    @Test func theFirstCheckAfterAChangeReadsTheNewestEventWithoutScanningTheLog() async throws {
+        try await TestDatabase.withFresh(maximumConnections: 1) { db in
+            try await db.client.query(
+                """
+                INSERT INTO events (source, body, body_sha256)
+                SELECT 'apple_notification', convert_to('{"signedPayload":"h.p.' || g || '"}', 'UTF8'),
+                       sha256(convert_to('{"signedPayload":"h.p.' || g || '"}', 'UTF8'))
+                FROM generate_series(1, 20000) g
+                """, logger: db.logger
+            ).readToEnd()
+            try await db.client.query("ANALYZE events", logger: db.logger).readToEnd()
+            let newest = try await db.scalar("SELECT max(id) FROM events")
+            try await db.client.query(
+                """
+                INSERT INTO database_history (system_identifier, timeline)
+                SELECT system_identifier, timeline + 1 FROM database_history ORDER BY id DESC LIMIT 1
+                """, logger: db.logger
+            ).readToEnd()
+            let logScans = """
+                SELECT coalesce(sum(seq_scan), 0)::int8 FROM pg_stat_xact_user_tables
+                WHERE relid = 'events'::regclass OR relid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'events'::regclass)
+                """
+            // The session's counts not yet flushed to pg_stat_user_tables show too (PostgreSQL 15): counted from here.
+            let (changed, changeScans, rewound, rewindScans) = try await db.client.inTransaction(logger: db.logger) { connection in
+                let before = try await connection.query(PostgresQuery(unsafeSQL: logScans), logger: db.logger).decode(Int64.self)
+                    .readToEnd().first ?? 0
+                let changed = try await connection.query("SELECT storeledger_check_history()", logger: db.logger).decode(Bool.self)
+                    .readToEnd().first
+                let changeScans = try await connection.query(PostgresQuery(unsafeSQL: logScans), logger: db.logger).decode(Int64.self)
+                    .readToEnd().first
+                let rewound = try await connection.query(
+                    "SELECT rewound FROM storeledger_check_rewind(storeledger_event_high_water() + 1)", logger: db.logger
+                ).decode(Bool.self).readToEnd().first
+                let rewindScans = try await connection.query(PostgresQuery(unsafeSQL: logScans), logger: db.logger).decode(Int64.self)
+                    .readToEnd().first
+                return (changed, changeScans.map { $0 - before }, rewound, rewindScans.map { $0 - before })
+            }
+            #expect(changed == true && rewound == true)
+            #expect(changeScans == 0, "the change's check scanned the log")
+            #expect(rewindScans == 0, "the rewind's check scanned the log")
+            let changes = try await DatabaseHistory(client: db.client).changes(logger: db.logger)
+            #expect(changes.count == 2)
+            #expect(changes.allSatisfy { $0.lastEventID == Int64(newest) && $0.lastReceivedAt != nil })
+        }
+    }
+
     /// A crash can put the id sequence back below a value drawn by an append that never committed (its advance was
     /// written to the WAL but not flushed): no committed event is gone, and that is no restore. Made here by moving the
     /// sequence back by hand after ids were drawn and not used.
