@@ -45,31 +45,36 @@ package final class DatabaseSessions: Sendable {
         self.pooler = pooler
     }
 
-    /// Once per connection, outside a transaction: checks the database's history (`storeledger_check_history`, as a
-    /// session's first event id or webhook number would: migrations 0011 and 0032) in a statement of its own, so that
-    /// a change noticed after a failover is recorded in a transaction that ends at once, not inside a worker's batch
-    /// whose history lock would hold every receiver's first append until the batch ends; and, where sessions are kept
-    /// whole, sets `plan_cache_mode = force_generic_plan` and marks the session checked. Behind a transaction pooler
-    /// nothing is set on the session (it is anyone's): the check alone runs, and a later check inside a batch then
-    /// finds the change recorded and takes no lock.
+    /// Outside a transaction, before a connection's first one: checks the database's history
+    /// (`storeledger_check_history`, as a session's first event id or webhook number would: migrations 0011 and 0032) in
+    /// a statement of its own, so that a change noticed after a failover is recorded in a transaction that ends at once,
+    /// not inside a worker's batch whose history lock would hold every receiver's first append until the batch ends;
+    /// where sessions are kept whole, also sets `plan_cache_mode = force_generic_plan` and marks the session checked,
+    /// once per connection (a failover ends the session).
+    ///
+    /// Behind a transaction pooler nothing is set on the session (it is anyone's), and the check runs before every
+    /// transaction, not once per connection: the pooler keeps this process's connection open across a failover of the
+    /// server behind it, so a check remembered per connection would never run against the new primary, and the first
+    /// batch's own check would take the lock inside the batch. It costs one short statement per transaction there (no
+    /// lock, two catalog reads, when nothing changed).
     package func prepare(_ connection: PostgresConnection, logger: Logger) async throws {
+        guard pooler.keepsSessions else {
+            try await connection.query("SELECT storeledger_check_history()", logger: logger).readToEnd()
+            return
+        }
         let key = ObjectIdentifier(connection)
         let known = entries.withLock { $0[key]?.connection === connection }
         if known { return }
-        if pooler.keepsSessions {
-            // Named statements are planned once per connection; their generic plans are index-driven whatever the
-            // batch (see ClaimStatement, CompleteStatement), while custom plans would be made on every call.
-            // The check and the mark written out, not storeledger_check_history_once (0032): appends also run on a
-            // database at an older schema while it is being upgraded (migration tests do), and 0011's check is there.
-            try await connection.query(
-                """
-                SELECT set_config('plan_cache_mode', 'force_generic_plan', false), storeledger_check_history(),
-                       set_config('storeledger.history_checked', 'on', false)
-                """, logger: logger
-            ).readToEnd()
-        } else {
-            try await connection.query("SELECT storeledger_check_history()", logger: logger).readToEnd()
-        }
+        // Named statements are planned once per connection; their generic plans are index-driven whatever the
+        // batch (see ClaimStatement, CompleteStatement), while custom plans would be made on every call.
+        // The check and the mark written out, not storeledger_check_history_once (0032): appends also run on a
+        // database at an older schema while it is being upgraded (migration tests do), and 0011's check is there.
+        try await connection.query(
+            """
+            SELECT set_config('plan_cache_mode', 'force_generic_plan', false), storeledger_check_history(),
+                   set_config('storeledger.history_checked', 'on', false)
+            """, logger: logger
+        ).readToEnd()
         entries.withLock { entries in
             entries = entries.filter { $0.value.connection != nil }
             entries[key] = Entry(connection: connection)

@@ -107,6 +107,38 @@ struct FailoverTests {
         }
     }
 
+    /// A transaction pooler keeps this process's connection open across a failover of the server behind it: the check
+    /// before a transaction runs before every one there, so a connection that already ran transactions on the old
+    /// primary still records the change outside its next batch (which would otherwise hold the history's lock, and
+    /// every receiver's first append behind it, until it ended).
+    @Test func behindATransactionPoolerTheHistoryIsCheckedBeforeEveryTransaction() async throws {
+        try await TestDatabase.withFresh { db in
+            try await TestDatabase.withClient(db.url, maximumConnections: 1) { client in
+                let sessions = DatabaseSessions(pooler: .transaction)
+                try await client.inTransaction(logger: db.logger, sessions: sessions) { connection in
+                    try await connection.query("SELECT 1", logger: db.logger).readToEnd()
+                }
+                try await db.client.query(
+                    """
+                    INSERT INTO database_history (system_identifier, timeline)
+                    SELECT system_identifier, timeline + 1 FROM database_history ORDER BY id DESC LIMIT 1
+                    """, logger: db.logger
+                ).readToEnd()
+                let before = try await db.scalar("SELECT count(*) FROM database_history")
+                try await client.inTransaction(logger: db.logger, sessions: sessions) { connection in
+                    #expect(try await db.scalar("SELECT count(*) FROM database_history") == before + 1)
+                    #expect(
+                        try await db.scalar(
+                            """
+                            SELECT count(*) FROM pg_locks
+                            WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                            """) == 0)
+                    try await connection.query("SELECT 1", logger: db.logger).readToEnd()
+                }
+            }
+        }
+    }
+
     /// The first check after a change of history, and after a restore in place, reads the newest event through the
     /// primary key, not by a scan of the whole log: every new connection's check waits behind it on the history's
     /// lock, so on a log of millions of events a scan held every receiver's first append for seconds to minutes.
@@ -135,7 +167,8 @@ struct FailoverTests {
                 """
             // The session's counts not yet flushed to pg_stat_user_tables show too (PostgreSQL 15): counted from here.
             let (changed, changeScans, rewound, rewindScans) = try await db.client.inTransaction(logger: db.logger) { connection in
-                let before = try await connection.query(PostgresQuery(unsafeSQL: logScans), logger: db.logger).decode(Int64.self)
+                let before =
+                    try await connection.query(PostgresQuery(unsafeSQL: logScans), logger: db.logger).decode(Int64.self)
                     .readToEnd().first ?? 0
                 let changed = try await connection.query("SELECT storeledger_check_history()", logger: db.logger).decode(Bool.self)
                     .readToEnd().first
