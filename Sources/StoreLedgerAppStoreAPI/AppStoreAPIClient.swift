@@ -140,7 +140,10 @@ package struct AppStoreAPIClient: Sendable {
         do {
             let response = try await httpClient.execute(request, timeout: timeout)
             status = Int(response.status.code)
-            retryAfter = response.headers.first(name: "Retry-After").flatMap { Self.retryAfter($0, now: Date()) }
+            // Apple's Retry-After is a time on its clock: measured from the answer's own Date (this host's clock
+            // may be off by more than the wait), else from ours.
+            let now = response.headers.first(name: "Date").flatMap(Self.httpDate) ?? Date()
+            retryAfter = response.headers.first(name: "Retry-After").flatMap { Self.retryAfter($0, now: now) }
             bytes = try await response.body.collect(upTo: 4 << 20)
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
             throw Failure(error: AppStoreAPIError(.timeout, "no answer from \(environment.rawValue) within \(allowed)"))
@@ -175,24 +178,37 @@ package struct AppStoreAPIClient: Sendable {
     package static func retryAfter(_ value: String, now: Date) -> Duration? {
         let text = value.trimmingCharacters(in: .whitespaces)
         if let number = UInt64(text) {
-            guard number >= 100_000_000_000 else { return .seconds(Int64(number)) }
+            guard number >= 100_000_000_000 else { return .seconds(Int64(min(number, 1 << 40))) }
             let milliseconds = Double(number) - (now.timeIntervalSince1970 * 1000).rounded(.down)
             return .milliseconds(Int64(max(0, min(milliseconds, 1e12))))
         }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        guard let date = formatter.date(from: text) else { return nil }
-        return .milliseconds(Int64(max(0, date.timeIntervalSince(now) * 1000)))
+        guard let date = httpDate(text) else { return nil }
+        return .milliseconds(Int64(max(0, min(date.timeIntervalSince(now) * 1000, 1e12))))
     }
 
-    /// Exponential backoff with full jitter, or the server's `Retry-After` (``send(_:_:query:body:environment:logger:as:)``
-    /// gives up instead of waiting longer than `maximumBackoff`).
-    func backoff(afterAttempt attempt: Int, retryAfter: Duration?) -> Duration {
-        if let retryAfter { return min(retryAfter, configuration.maximumBackoff) }
+    /// An HTTP-date in any of the three forms RFC 9110 (5.6.7) has recipients accept: IMF-fixdate
+    /// (`Sun, 06 Nov 1994 08:49:37 GMT`), the obsolete RFC 850 form (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime
+    /// (`Sun Nov  6 08:49:37 1994`); nil for anything else.
+    package static func httpDate(_ text: String) -> Date? {
+        let text = text.trimmingCharacters(in: .whitespaces)
+        for format in ["EEE, dd MMM yyyy HH:mm:ss 'GMT'", "EEEE, dd-MMM-yy HH:mm:ss 'GMT'", "EEE MMM d HH:mm:ss yyyy"] {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = format
+            if let date = formatter.date(from: text.replacingOccurrences(of: "  ", with: " ")) { return date }
+        }
+        return nil
+    }
+
+    /// Exponential backoff with full jitter, and at least the server's `Retry-After` when it sent one (a time already
+    /// past on this host's clock still gets the jittered wait, so retries neither go out at once nor in step);
+    /// ``send(_:_:query:body:environment:logger:as:)`` gives up instead of waiting longer than `maximumBackoff`.
+    package func backoff(afterAttempt attempt: Int, retryAfter: Duration?) -> Duration {
         let ceiling = min(configuration.initialBackoff * (1 << min(attempt - 1, 16)), configuration.maximumBackoff)
         let milliseconds = ceiling.components.seconds * 1000 + ceiling.components.attoseconds / 1_000_000_000_000_000
-        return .milliseconds(Int64.random(in: 0...max(1, milliseconds)))
+        let jittered = Duration.milliseconds(Int64.random(in: 0...max(1, milliseconds)))
+        guard let retryAfter else { return jittered }
+        return max(min(retryAfter, configuration.maximumBackoff), jittered)
     }
 }

@@ -25,10 +25,11 @@ package struct AppStoreAPIConfiguration: Sendable {
     package var sandboxURL: String
     /// How long one request may take.
     package var requestTimeout: Duration
-    /// Attempts per call, including the first (retries on 429, 5000001/4290000, 5xx and network errors).
+    /// Attempts per call, including the first (retries on 429, 5000001/4290000, 5xx, Apple's "not found, try again"
+    /// 4040002/4040004/4040006, timeouts and network errors).
     package var maximumAttempts: Int
-    /// The first backoff; doubled per retry, with full jitter; a `Retry-After` is waited for when it is at most
-    /// `maximumBackoff` away, and a longer one ends the call.
+    /// The first backoff; doubled per retry, with full jitter; a `Retry-After` is waited for (at least the jittered
+    /// backoff) when it is at most `maximumBackoff` away, and a longer one ends the call.
     package var initialBackoff: Duration
     /// The longest wait between attempts.
     package var maximumBackoff: Duration

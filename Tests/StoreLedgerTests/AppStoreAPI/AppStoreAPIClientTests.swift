@@ -114,6 +114,23 @@ struct AppStoreAPIClientTests {
         for garbage in ["", "soon", "-5", "1.5", "Thu, 28 May 2026"] {
             #expect(AppStoreAPIClient.retryAfter(garbage, now: now) == nil, "\(garbage)")
         }
+        // RFC 9110's three HTTP-date forms, as a proxy may send them (and as the answer's own Date header comes).
+        let rfc = Date(timeIntervalSince1970: 784_111_777)
+        for form in ["Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994"] {
+            #expect(AppStoreAPIClient.httpDate(form) == rfc, "\(form)")
+        }
+    }
+
+    /// A `Retry-After` already past on this host's clock (the clocks disagree) still gets the jittered backoff: retries
+    /// neither go out at once nor in step.
+    @Test func aRetryAfterAlreadyPastStillWaitsTheJitteredBackoff() async throws {
+        var configuration = AppStoreAPIConfiguration(issuerID: "i", keyID: "k", privateKeyPEM: P256Key.freshPEM(), bundleID: "b")
+        configuration.initialBackoff = .milliseconds(100)
+        let client = try await AppStoreAPIClient(configuration: configuration)
+        let waits = (0..<200).map { _ in client.backoff(afterAttempt: 2, retryAfter: .zero) }
+        #expect(waits.allSatisfy { $0 <= .milliseconds(200) })
+        #expect(Set(waits).count > 10, "jittered, not zero every time")
+        #expect(client.backoff(afterAttempt: 1, retryAfter: .seconds(3)) >= .seconds(3), "never earlier than Apple asked")
     }
 
     /// A `Retry-After` an hour away is not spent asking Apple early (each ask counts against the hourly limit), nor
