@@ -39,7 +39,8 @@ package struct JSONErrorMiddleware: RouterMiddleware {
         } catch  where Self.isStorageOutage(error) {
             context.logger.error("database error", metadata: ["error": "\(String(reflecting: error))"])
             throw APIError(
-                .serviceUnavailable, code: "storage_unavailable", message: "the ledger's database could not answer; nothing was accepted, retry")
+                .serviceUnavailable, code: "storage_unavailable",
+                message: "the ledger's database could not store or answer; retry (a request stored twice counts once)")
         } catch {
             context.logger.error("unexpected error", metadata: ["error": "\(String(reflecting: error))"])
             throw APIError(.internalServerError, code: "internal_error", message: "an unexpected error occurred; it has been logged")

@@ -6,6 +6,7 @@ import StoreLedgerHTTP
 import StoreLedgerStore
 import Testing
 
+/// What the app API's error middleware answers for the storage layer's failures.
 @Suite("JSON errors: what the app API answers when the database fails")
 struct JSONErrorMiddlewareTests {
     /// A transaction known not to have committed, a database that did not answer in time and work undone by a rebuild are
