@@ -10,8 +10,13 @@ struct MigrateCommand: AsyncParsableCommand {
         abstract: "Apply pending database migrations (the Procfile's release step)."
     )
 
-    /// Only report what is pending.
-    @Flag(help: "Print the schema status and exit non-zero when migrations are pending; apply nothing.")
+    /// Only report where the schema stands.
+    @Flag(
+        help: """
+            Print the schema status and apply nothing. Exit 3 while migrations of this build are pending; 1 when an \
+            applied migration was edited or the database holds unknown migrations older than this build's newest; 0 \
+            otherwise, also when the database is ahead (a newer build migrated it: processes that can run on it start).
+            """)
     var check = false
 
     func run() async throws {
@@ -22,7 +27,16 @@ struct MigrateCommand: AsyncParsableCommand {
                 let status = try await migrator.status(client: client, logger: logger)
                 print("applied: \(status.applied.map(String.init).joined(separator: ", "))")
                 print("pending: \(status.pending.map(String.init).joined(separator: ", "))")
-                if !status.isCurrent { throw ExitCode(3) }
+                if !status.unknown.isEmpty { print("unknown to this build: \(status.unknown.map(String.init).joined(separator: ", "))") }
+                if !status.changed.isEmpty { print("edited since applied: \(status.changed.map(String.init).joined(separator: ", "))") }
+                // The rule `serve` and `work` start by: pending is "wait" (3), a diverged schema an error (1), ahead passes.
+                do {
+                    try await migrator.requireCurrent(client: client, logger: logger, allowingAhead: true)
+                } catch let error as StoreError where error.code == .schemaBehind {
+                    throw ExitCode(3)
+                } catch let error as StoreError {
+                    throw CommandFailure(error.description)
+                }
                 return
             }
             let applied = try await migrator.migrate(client: client, logger: logger)

@@ -7,8 +7,10 @@ import StoreLedgerHTTP
 /// from `ADMIN_HOST`, `ADMIN_PORT` (`defaultPort` when unset: 9090 for `serve` and `dev`, 9091 for `work`) and the
 /// HTTP timeouts; nil when `ADMIN_PORT=off`. Run it as a service beside the process's others. With `console`
 /// (`serve` and `dev`; never a worker), the web console is served on it too when `CONSOLE=on` (``Settings/console()``).
+/// With `readinessAllowsAhead` (a receiver without the app-facing API), `/readyz` stays 200 on a schema ahead of the
+/// build, as the public port's does.
 package func buildAdminApplication(
-    reader: ConfigReader, context: ServerContext, defaultPort: Int, console: Bool = false
+    reader: ConfigReader, context: ServerContext, defaultPort: Int, console: Bool = false, readinessAllowsAhead: Bool = false
 ) throws -> (any ApplicationProtocol)? {
     let settings = Settings(reader: reader)
     guard let (host, port) = try settings.admin(defaultPort: defaultPort) else {
@@ -26,6 +28,6 @@ package func buildAdminApplication(
     }
     return AdminApplication.service(
         host: host, port: port, registry: context.metrics, client: context.client, migrator: context.migrator,
-        timeouts: try settings.httpTimeouts(), console: consoleController, logger: context.logger
+        timeouts: try settings.httpTimeouts(), console: consoleController, readinessAllowsAhead: readinessAllowsAhead, logger: context.logger
     )
 }

@@ -11,17 +11,28 @@ import StoreLedgerProcessing
 package func buildPublicApplication(
     reader: ConfigReader, context: ServerContext, services: [any Service] = []
 ) async throws -> some ApplicationProtocol {
+    try await buildPublicApplication(reader: reader, context: context) { _ in services }
+}
+
+/// Builds the whole `storeledger serve` process as one application: the public port with the admin port
+/// (``buildAdminApplication(reader:context:defaultPort:console:readinessAllowsAhead:)``, default 9090) as its service,
+/// whose `/readyz` follows the public port's rule for a schema ahead of the build.
+package func buildServeApplication(reader: ConfigReader, context: ServerContext) async throws -> some ApplicationProtocol {
+    try await buildPublicApplication(reader: reader, context: context) { servesAppAPI in
+        try buildAdminApplication(reader: reader, context: context, defaultPort: 9090, console: true, readinessAllowsAhead: !servesAppAPI)
+            .map { [$0] } ?? []
+    }
+}
+
+/// The public port's application, with the services `services(servesAppAPI)` gives, told whether the app-facing
+/// API is served (which decides whether a schema ahead of the build keeps the process ready).
+private func buildPublicApplication(
+    reader: ConfigReader, context: ServerContext, services: (_ servesAppAPI: Bool) throws -> [any Service]
+) async throws -> some ApplicationProtocol {
     let settings = Settings(reader: reader)
     let appAPI = try await buildAppAPI(reader: reader, context: context, verifiers: { try settings.verifiers() })
     return buildReceiverApplication(
         client: context.client, migrator: context.migrator, configuration: try settings.receiver(), appAPI: appAPI,
-        services: services, sessions: context.sessions, logger: context.logger
+        services: try services(appAPI != nil), sessions: context.sessions, logger: context.logger
     )
-}
-
-/// Builds the whole `storeledger serve` process as one application: the public port with the admin port
-/// (``buildAdminApplication(reader:context:defaultPort:)``, default 9090) as its service.
-package func buildServeApplication(reader: ConfigReader, context: ServerContext) async throws -> some ApplicationProtocol {
-    let admin = try buildAdminApplication(reader: reader, context: context, defaultPort: 9090, console: true)
-    return try await buildPublicApplication(reader: reader, context: context, services: admin.map { [$0] } ?? [])
 }

@@ -8,10 +8,12 @@ package import StoreLedgerStore
 /// The admin port (`ADMIN_PORT`): Prometheus `/metrics` and the health checks, kept off the public port so
 /// metrics never leak to the internet (on the public port `/metrics` is a 404).
 package enum AdminApplication {
-    /// The admin router: `GET /metrics` (Prometheus text format 0.0.4), `GET /healthz`, `GET /readyz`, and the web
+    /// The admin router: `GET /metrics` (Prometheus text format 0.0.4), `GET /healthz`, `GET /readyz` (with
+    /// `readinessAllowsAhead`, ready on a schema ahead of the build: ``HealthController/allowingAhead``), and the web
     /// console under `/console` when `console` is given (`CONSOLE=on`; every `/console` path is a 404 otherwise).
     package static func router(
-        registry: PrometheusCollectorRegistry, client: PostgresClient, migrator: Migrator, console: ConsoleController? = nil
+        registry: PrometheusCollectorRegistry, client: PostgresClient, migrator: Migrator, console: ConsoleController? = nil,
+        readinessAllowsAhead: Bool = false
     ) -> Router<StoreLedgerRequestContext> {
         let router = Router(context: StoreLedgerRequestContext.self)
         router.get("/metrics") { _, _ in
@@ -23,7 +25,7 @@ package enum AdminApplication {
                 body: .init(byteBuffer: ByteBuffer(bytes: bytes))
             )
         }
-        HealthController(client: client, migrator: migrator).addRoutes(to: router)
+        HealthController(client: client, migrator: migrator, allowingAhead: readinessAllowsAhead).addRoutes(to: router)
         console?.addRoutes(to: router)
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
         return router
@@ -33,10 +35,10 @@ package enum AdminApplication {
     /// `console`, it serves the web console too.
     package static func service(
         host: String, port: Int, registry: PrometheusCollectorRegistry, client: PostgresClient, migrator: Migrator,
-        timeouts: HTTPTimeouts = HTTPTimeouts(), console: ConsoleController? = nil, logger: Logger
+        timeouts: HTTPTimeouts = HTTPTimeouts(), console: ConsoleController? = nil, readinessAllowsAhead: Bool = false, logger: Logger
     ) -> some ApplicationProtocol {
         Application(
-            router: router(registry: registry, client: client, migrator: migrator, console: console),
+            router: router(registry: registry, client: client, migrator: migrator, console: console, readinessAllowsAhead: readinessAllowsAhead),
             server: .http1(timeouts: timeouts, logger: logger),
             configuration: .init(address: .hostname(host, port: port), serverName: "storeledger-admin"),
             services: console.map { [$0.refresher] } ?? [],

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import PostgresNIO
+import Prometheus
 import StoreLedgerCore
 import StoreLedgerHTTP
 import StoreLedgerStore
@@ -220,6 +221,16 @@ struct ReceiverTests {
                 try await client.execute(uri: "/readyz", method: .get) { response in
                     #expect(response.status == .serviceUnavailable)
                     #expect(String(buffer: response.body).contains("schema_not_current"))
+                }
+            }
+            // The admin port's /readyz follows the same rule as the public port's (a probe may point at either).
+            for allowsAhead in [true, false] {
+                let admin = AdminApplication.router(
+                    registry: PrometheusCollectorRegistry(), client: db.client, migrator: older, readinessAllowsAhead: allowsAhead)
+                try await Application(router: admin).test(.router) { client in
+                    try await client.execute(uri: "/readyz", method: .get) {
+                        #expect($0.status == (allowsAhead ? .ok : .serviceUnavailable), "readinessAllowsAhead: \(allowsAhead)")
+                    }
                 }
             }
         }

@@ -1,4 +1,6 @@
 import Foundation
+import PostgresNIO
+import StoreLedgerStore
 import StoreLedgerTestSupport
 import Testing
 
@@ -44,6 +46,31 @@ struct CommandLineValidationTests {
         let run = try await Self.run(arguments)
         #expect(run.status == 64, "\(arguments): \(run.output)")
         #expect(run.output.contains(message), "\(arguments): \(run.output)")
+    }
+
+    /// `migrate --check` (the deploy samples' init containers) follows the rule `serve` and `work` start by: 3 while this
+    /// build's migrations are pending (wait), 0 when current or merely ahead (a newer build migrated first: a receiver
+    /// without the app API runs on it), 1 with the reason when an applied migration was edited.
+    @Test func migrateCheckWaitsOnPendingPassesAheadAndRefusesAnEditedMigration() async throws {
+        try await TestDatabase.withFresh(migrated: false) { db in
+            let url = db.url.connectionString
+            let pending = try await Self.run(["migrate", "--check"], databaseURL: url)
+            #expect(pending.status == 3, "\(pending.output)")
+            #expect(try await Self.run(["migrate"], databaseURL: url).status == 0)
+            let current = try await Self.run(["migrate", "--check"], databaseURL: url)
+            #expect(current.status == 0, "\(current.output)")
+            try await db.client.query(
+                "INSERT INTO schema_migrations (version, name, checksum) VALUES (99999, '99999_newer.sql', 'x')", logger: db.logger
+            ).readToEnd()
+            let ahead = try await Self.run(["migrate", "--check"], databaseURL: url)
+            #expect(ahead.status == 0, "\(ahead.output)")
+            #expect(ahead.output.contains("unknown to this build: 99999"), "\(ahead.output)")
+            try await db.client.query("UPDATE schema_migrations SET checksum = 'edited' WHERE version = 1", logger: db.logger).readToEnd()
+            let edited = try await Self.run(["migrate", "--check"], databaseURL: url)
+            #expect(edited.status == 1, "\(edited.output)")
+            #expect(edited.output.contains("edited since applied: 1"), "\(edited.output)")
+            #expect(edited.output.contains("never edit an applied migration"), "\(edited.output)")
+        }
     }
 
     /// A refusal that needs the database to know (nothing by that name, a name taken) is not a usage error: exit 1,
