@@ -60,10 +60,10 @@ package func buildDevelopmentApplication(
     let appAPI = try await buildAppAPI(reader: reader, context: context, verifiers: { verifiers }, authentication: authentication)
     let admin = try buildAdminApplication(reader: reader, context: context, defaultPort: 9090, console: true)
     let queueMetrics = QueueMetricsService(client: client, logger: logger)
-    let webhooks = WebhookDispatcher(client: client, maximumAttempts: try settings.webhookMaximumAttempts(), logger: logger)
+    let outbound = try await buildOutboundServices(reader: reader, context: context, verifiers: verifiers)
     return buildReceiverApplication(
         client: client, migrator: migrator, configuration: receiver, appAPI: appAPI,
-        services: (context.listenClient.map { [$0] } ?? []) + [worker, queueMetrics, webhooks] + (admin.map { [$0] } ?? []),
+        services: (context.listenClient.map { [$0] } ?? []) + [worker, queueMetrics] + outbound + (admin.map { [$0] } ?? []),
         sessions: context.sessions, migrate: { try await migration.run() }, logger: logger
     )
 }

@@ -15,8 +15,8 @@ package enum WorkerHandlerChoice: String, Sendable, CaseIterable {
 
 /// Builds the services of `storeledger work`, in start order: the context's clients, the claim loops
 /// (``Settings/worker()``, refusing to start on a schema that is not current), queue metrics, the admin port
-/// (default 9091), the webhook dispatcher (`WEBHOOK_MAX_ATTEMPTS`, `WEBHOOK_RETENTION_DAYS`) and, with `RECONCILE_INTERVAL_SECONDS`, the
-/// reconciler (which needs the App Store Server API credentials).
+/// (default 9091), then the webhook dispatcher and, with `RECONCILE_INTERVAL_SECONDS`, the reconciler
+/// (``buildOutboundServices(reader:context:verifiers:)``).
 package func buildWorkerServices(
     reader: ConfigReader, context: ServerContext, handler: WorkerHandlerChoice = .ledger
 ) async throws -> [any Service] {
@@ -42,20 +42,6 @@ package func buildWorkerServices(
     let admin = try buildAdminApplication(reader: reader, context: context, defaultPort: 9091)
     var services: [any Service] = [client] + (context.listenClient.map { [$0] } ?? [])
     services += [worker, QueueMetricsService(client: client, logger: logger)] + (admin.map { [$0] } ?? [])
-    services.append(
-        WebhookDispatcher(
-            client: client, maximumAttempts: try settings.webhookMaximumAttempts(), retentionDays: try settings.webhookRetention(), logger: logger))
-    if let interval = try settings.reconcileInterval() {
-        guard let appStore = try await settings.appStoreClient() else {
-            throw SettingsError(
-                .missing, "RECONCILE_INTERVAL_SECONDS needs the App Store Server API: set APPSTORE_ISSUER_ID, APPSTORE_KEY_ID, APPSTORE_PRIVATE_KEY",
-                key: "RECONCILE_INTERVAL_SECONDS")
-        }
-        let reconciler = Reconciler(
-            client: client, appStore: appStore, environments: settings.reconciliationEnvironments(try settings.verifiers()),
-            sessions: context.sessions
-        )
-        services.append(ReconcilerService(reconciler: reconciler, interval: interval, logger: logger))
-    }
+    services += try await buildOutboundServices(reader: reader, context: context, verifiers: try settings.verifiers())
     return services
 }

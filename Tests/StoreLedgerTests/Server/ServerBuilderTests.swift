@@ -10,6 +10,7 @@ import Prometheus
 import StoreLedgerServer
 import StoreLedgerStore
 import StoreLedgerTestSupport
+import StoreLedgerWorker
 import Synchronization
 import Testing
 
@@ -127,6 +128,30 @@ struct ServerBuilderTests {
             #expect((services[1] as? PostgresClient) === context.listenClient)
             #expect(services.contains { String(describing: type(of: $0)).hasPrefix("WorkerService") })
             #expect(services.contains { String(describing: type(of: $0)) == "WebhookDispatcher" })
+        }
+    }
+
+    /// `work` and `dev` reach out through one builder: the dispatcher keeps `WEBHOOK_RETENTION_DAYS` and, with
+    /// `RECONCILE_INTERVAL_SECONDS`, the reconciler runs (dev used to ignore both); without the App Store Server API
+    /// credentials that interval is refused, naming the setting.
+    @Test func theOutboundServicesHonourTheirSettings() async throws {
+        try await TestDatabase.withFresh { db in
+            var variables = ServerHarness.baseVariables(db)
+            variables["WEBHOOK_RETENTION_DAYS"] = "7"
+            variables["RECONCILE_INTERVAL_SECONDS"] = "90"
+            let refused = ServerHarness.reader(variables)
+            let refusedContext = try await ServerHarness.context(refused)
+            await #expect {
+                _ = try await buildOutboundServices(reader: refused, context: refusedContext, verifiers: try Settings(reader: refused).verifiers())
+            } throws: { "\($0)".contains("RECONCILE_INTERVAL_SECONDS") }
+            variables["APPSTORE_ISSUER_ID"] = UUID().uuidString
+            variables["APPSTORE_KEY_ID"] = "KEY1234567"
+            variables["APPSTORE_PRIVATE_KEY"] = P256Key.freshPEM()
+            let reader = ServerHarness.reader(variables)
+            let context = try await ServerHarness.context(reader)
+            let services = try await buildOutboundServices(reader: reader, context: context, verifiers: try Settings(reader: reader).verifiers())
+            #expect(services.compactMap { $0 as? WebhookDispatcher }.map(\.retentionDays) == [7])
+            #expect(services.compactMap { $0 as? ReconcilerService }.map(\.interval) == [.seconds(90)])
         }
     }
 
