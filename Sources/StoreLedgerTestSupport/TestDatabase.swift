@@ -16,10 +16,11 @@ package struct TestDatabase: Sendable {
     /// A logger for test queries.
     package let logger: Logger
 
-    /// The configured server URL, or an error telling how to get one.
+    /// The configured server URL (`STORELEDGER_TEST_DATABASE_URL`, never `DATABASE_URL`, which may name the service's
+    /// own database), or an error telling how to get one.
     package static func serverURL() throws -> DatabaseURL {
         let environment = ProcessInfo.processInfo.environment
-        guard let text = environment["STORELEDGER_TEST_DATABASE_URL"] ?? environment["DATABASE_URL"], !text.isEmpty else {
+        guard let text = environment["STORELEDGER_TEST_DATABASE_URL"], !text.isEmpty else {
             throw StoreError.configuration("tests need a Postgres server: run them with `scripts/test`, or set STORELEDGER_TEST_DATABASE_URL")
         }
         return try DatabaseURL(text)
