@@ -55,8 +55,8 @@ package final class DatabaseSessions: Sendable {
     /// Behind a transaction pooler nothing is set on the session (it is anyone's), and the check runs before every
     /// transaction, not once per connection: the pooler keeps this process's connection open across a failover of the
     /// server behind it, so a check remembered per connection would never run against the new primary, and the first
-    /// batch's own check would take the lock inside the batch. It costs one short statement per transaction there (no
-    /// lock, two catalog reads, when nothing changed).
+    /// batch's own check would take the lock inside the batch. It costs one short statement per transaction there
+    /// (the control file and the last `database_history` row read, no lock, when nothing changed).
     package func prepare(_ connection: PostgresConnection, logger: Logger) async throws {
         guard pooler.keepsSessions else {
             try await connection.query("SELECT storeledger_check_history()", logger: logger).readToEnd()

@@ -31,8 +31,8 @@ extension PostgresClient {
 extension PostgresConnection {
     /// Runs `body` between `BEGIN` and a `COMMIT` whose command tag is checked; see
     /// ``PostgresNIO/PostgresClient/inTransaction(logger:sessions:limits:isolation:_:)``. With `sessions` (a
-    /// transaction that runs hot statements), the connection's session is prepared first where sessions are kept whole
-    /// (``DatabaseSessions/prepare(_:logger:)``); with `limits`, the server bounds the transaction's waits.
+    /// transaction that runs hot statements), the connection is prepared first (``DatabaseSessions/prepare(_:logger:)``:
+    /// once per connection where sessions are kept whole, before every transaction behind a transaction pooler); with `limits`, the server bounds the transaction's waits.
     ///
     /// Cancelling the task does not close the connection: PostgresNIO never answers a statement written to a channel
     /// that closed, so the body's next statement would wait forever and its connection would never return to the pool
