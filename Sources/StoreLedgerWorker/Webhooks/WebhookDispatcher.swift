@@ -47,7 +47,7 @@ package struct WebhookDispatcher: Service {
     )
 
     /// The default for `maximumAttempts` (`WEBHOOK_MAX_ATTEMPTS`): with the default backoff (10 s doubling, at most 6 h
-    /// apart, jittered) the last attempt comes 39–47 h after the first, about 43 h on average.
+    /// apart, jittered) the last attempt comes 38–49 h after the first, about 43 h on average.
     package static let defaultMaximumAttempts = 19
     /// The default for `retentionDays` (`WEBHOOK_RETENTION_DAYS`).
     package static let defaultRetentionDays = 30
