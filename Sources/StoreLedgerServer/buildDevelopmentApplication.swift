@@ -60,7 +60,8 @@ package func buildDevelopmentApplication(
     let appAPI = try await buildAppAPI(reader: reader, context: context, verifiers: { verifiers }, authentication: authentication)
     let admin = try buildAdminApplication(reader: reader, context: context, defaultPort: 9090, console: true)
     let queueMetrics = QueueMetricsService(client: client, logger: logger)
-    let outbound = try await buildOutboundServices(reader: reader, context: context, verifiers: verifiers)
+    let outbound = try await buildOutboundServices(
+        reader: reader, context: context, verifiers: { verifiers }, preflight: { try await migration.run() })
     return buildReceiverApplication(
         client: client, migrator: migrator, configuration: receiver, appAPI: appAPI,
         services: (context.listenClient.map { [$0] } ?? []) + [worker, queueMetrics] + outbound + (admin.map { [$0] } ?? []),

@@ -7,9 +7,13 @@ import StoreLedgerWorker
 
 /// Builds the services that reach out from a process that works the queue (`work`, and `dev`, which is receiver and
 /// worker in one): the webhook dispatcher (`WEBHOOK_MAX_ATTEMPTS`, `WEBHOOK_RETENTION_DAYS`) and, with
-/// `RECONCILE_INTERVAL_SECONDS`, the reconciler for the environments `verifiers` accept (it needs the App Store Server
-/// API credentials). One function for both, so that `dev` honours the same settings as `work`.
-package func buildOutboundServices(reader: ConfigReader, context: ServerContext, verifiers: LedgerVerifiers) async throws -> [any Service] {
+/// `RECONCILE_INTERVAL_SECONDS`, the reconciler for the environments `verifiers` accept (read only then: a worker of the
+/// envelope handler needs no app settings; the reconciler needs the App Store Server API credentials), which awaits
+/// `preflight` before its first run. One function for both, so that `dev` honours the same settings as `work`.
+package func buildOutboundServices(
+    reader: ConfigReader, context: ServerContext, verifiers: () throws -> LedgerVerifiers,
+    preflight: @escaping @Sendable () async throws -> Void = {}
+) async throws -> [any Service] {
     let settings = Settings(reader: reader)
     var services: [any Service] = [
         WebhookDispatcher(
@@ -23,9 +27,9 @@ package func buildOutboundServices(reader: ConfigReader, context: ServerContext,
                 key: "RECONCILE_INTERVAL_SECONDS")
         }
         let reconciler = Reconciler(
-            client: context.client, appStore: appStore, environments: settings.reconciliationEnvironments(verifiers), sessions: context.sessions
+            client: context.client, appStore: appStore, environments: settings.reconciliationEnvironments(try verifiers()), sessions: context.sessions
         )
-        services.append(ReconcilerService(reconciler: reconciler, interval: interval, logger: context.logger))
+        services.append(ReconcilerService(reconciler: reconciler, interval: interval, logger: context.logger, preflight: preflight))
     }
     return services
 }

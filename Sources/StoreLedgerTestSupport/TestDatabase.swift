@@ -6,8 +6,8 @@ package import StoreLedgerStore
 /// A real, throwaway Postgres database for one test: created fresh (optionally migrated), dropped
 /// afterwards. Tests run in parallel, so each gets its own database.
 ///
-/// The server comes from `STORELEDGER_TEST_DATABASE_URL`, else `DATABASE_URL` (`scripts/test`
-/// starts a throwaway cluster and sets it). Tests never mock Postgres.
+/// The server comes from `STORELEDGER_TEST_DATABASE_URL` (`scripts/test` starts a throwaway cluster and sets it;
+/// never `DATABASE_URL`). Tests never mock Postgres.
 package struct TestDatabase: Sendable {
     /// The fresh database's URL.
     package let url: DatabaseURL

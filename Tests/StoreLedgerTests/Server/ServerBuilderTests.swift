@@ -142,14 +142,15 @@ struct ServerBuilderTests {
             let refused = ServerHarness.reader(variables)
             let refusedContext = try await ServerHarness.context(refused)
             await #expect {
-                _ = try await buildOutboundServices(reader: refused, context: refusedContext, verifiers: try Settings(reader: refused).verifiers())
+                _ = try await buildOutboundServices(
+                    reader: refused, context: refusedContext, verifiers: { try Settings(reader: refused).verifiers() })
             } throws: { "\($0)".contains("RECONCILE_INTERVAL_SECONDS") }
             variables["APPSTORE_ISSUER_ID"] = UUID().uuidString
             variables["APPSTORE_KEY_ID"] = "KEY1234567"
             variables["APPSTORE_PRIVATE_KEY"] = P256Key.freshPEM()
             let reader = ServerHarness.reader(variables)
             let context = try await ServerHarness.context(reader)
-            let services = try await buildOutboundServices(reader: reader, context: context, verifiers: try Settings(reader: reader).verifiers())
+            let services = try await buildOutboundServices(reader: reader, context: context, verifiers: { try Settings(reader: reader).verifiers() })
             #expect(services.compactMap { $0 as? WebhookDispatcher }.map(\.retentionDays) == [7])
             #expect(services.compactMap { $0 as? ReconcilerService }.map(\.interval) == [.seconds(90)])
         }
