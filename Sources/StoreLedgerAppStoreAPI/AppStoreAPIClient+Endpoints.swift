@@ -7,7 +7,8 @@ extension AppStoreAPIClient {
     package func transactionInfo(transactionID: String, environment: AppStoreAPIHost, logger: Logger) async throws(AppStoreAPIError) -> String {
         struct Answer: Decodable { var signedTransactionInfo: String }
         return try await send(
-            .GET, "/inApps/v1/transactions/\(Self.pathComponent(transactionID))", environment: environment, logger: logger, as: Answer.self
+            .GET, "/inApps/v1/transactions/\(Self.pathComponent(transactionID))", endpoint: "Get Transaction Info", environment: environment,
+            logger: logger, as: Answer.self
         )
         .signedTransactionInfo
     }
@@ -31,8 +32,8 @@ extension AppStoreAPIClient {
         transactionID: String, revision: String?, environment: AppStoreAPIHost, logger: Logger
     ) async throws(AppStoreAPIError) -> TransactionHistoryPage {
         try await send(
-            .GET, "/inApps/v2/history/\(Self.pathComponent(transactionID))", query: revision.map { [("revision", $0)] } ?? [],
-            environment: environment, logger: logger
+            .GET, "/inApps/v2/history/\(Self.pathComponent(transactionID))", endpoint: "Get Transaction History",
+            query: revision.map { [("revision", $0)] } ?? [], environment: environment, logger: logger
         )
     }
 
@@ -52,7 +53,9 @@ extension AppStoreAPIClient {
     package func allSubscriptionStatuses(
         transactionID: String, environment: AppStoreAPIHost, logger: Logger
     ) async throws(AppStoreAPIError) -> SubscriptionStatusesResponse {
-        try await send(.GET, "/inApps/v1/subscriptions/\(Self.pathComponent(transactionID))", environment: environment, logger: logger)
+        try await send(
+            .GET, "/inApps/v1/subscriptions/\(Self.pathComponent(transactionID))", endpoint: "Get All Subscription Statuses",
+            environment: environment, logger: logger)
     }
 
     /// One page of Get Notification History.
@@ -60,8 +63,8 @@ extension AppStoreAPIClient {
         _ request: NotificationHistoryRequest, paginationToken: String?, environment: AppStoreAPIHost, logger: Logger
     ) async throws(AppStoreAPIError) -> NotificationHistoryPage {
         try await send(
-            .POST, "/inApps/v1/notifications/history", query: paginationToken.map { [("paginationToken", $0)] } ?? [], body: request,
-            environment: environment, logger: logger
+            .POST, "/inApps/v1/notifications/history", endpoint: "Get Notification History",
+            query: paginationToken.map { [("paginationToken", $0)] } ?? [], body: request, environment: environment, logger: logger
         )
     }
 
@@ -93,14 +96,19 @@ extension AppStoreAPIClient {
     /// Request a Test Notification; returns its `testNotificationToken`.
     package func requestTestNotification(environment: AppStoreAPIHost, logger: Logger) async throws(AppStoreAPIError) -> String {
         struct Answer: Decodable { var testNotificationToken: String }
-        return try await send(.POST, "/inApps/v1/notifications/test", environment: environment, logger: logger, as: Answer.self).testNotificationToken
+        return try await send(
+            .POST, "/inApps/v1/notifications/test", endpoint: "Request a Test Notification", environment: environment, logger: logger,
+            as: Answer.self
+        ).testNotificationToken
     }
 
     /// Get Test Notification Status: the signed test notification and its send attempts.
     package func testNotificationStatus(
         token: String, environment: AppStoreAPIHost, logger: Logger
     ) async throws(AppStoreAPIError) -> NotificationHistoryItem {
-        try await send(.GET, "/inApps/v1/notifications/test/\(Self.pathComponent(token))", environment: environment, logger: logger)
+        try await send(
+            .GET, "/inApps/v1/notifications/test/\(Self.pathComponent(token))", endpoint: "Get Test Notification Status",
+            environment: environment, logger: logger)
     }
 
     /// A transaction id or token as one URL path segment (ids are digits; anything else is percent-encoded).

@@ -16,6 +16,7 @@ package struct AppStoreAPIClient: Sendable {
     package let configuration: AppStoreAPIConfiguration
     private let httpClient: HTTPClient
     private let keys: JWTKeyCollection
+    private let gate = RetryAfterGate()
 
     /// Creates a client; throws ``AppStoreAPIError/Code/configuration`` when the private key does not parse.
     package init(configuration: AppStoreAPIConfiguration, httpClient: HTTPClient = .shared) async throws(AppStoreAPIError) {
@@ -61,21 +62,37 @@ package struct AppStoreAPIClient: Sendable {
         }
     }
 
-    /// Sends one call, retrying what may pass, and decodes Apple's JSON answer as `Response`.
+    /// Sends one call to `endpoint` (Apple's name for it: its rate limit is per endpoint), retrying what may pass, and
+    /// decodes Apple's JSON answer as `Response`. While the endpoint's last `Retry-After` in this environment is ahead,
+    /// the call waits for it when that is within `maximumBackoff` (and the deadline), else fails at once as
+    /// ``AppStoreAPIError/Code/rateLimited`` without asking Apple.
     func send<Response: Decodable>(
-        _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: (some Encodable)? = Optional<Int>.none,
+        _ method: HTTPMethod, _ path: String, endpoint: String, query: [(String, String)] = [], body: (some Encodable)? = Optional<Int>.none,
         environment: AppStoreAPIHost, logger: Logger, as: Response.Type = Response.self
     ) async throws(AppStoreAPIError) -> Response {
         var attempt = 0
         let deadline = Self.deadline
+        let gateKey = "\(environment.rawValue) \(endpoint)"
         while true {
             attempt += 1
+            if let until = gate.closedUntil(gateKey) {
+                let wait = ContinuousClock.now.duration(to: until)
+                if wait > configuration.maximumBackoff || deadline.map({ until >= $0 }) == true {
+                    throw AppStoreAPIError(
+                        .rateLimited, "Apple's rate limit: \(endpoint) (\(environment.rawValue)) may be asked again in \(wait) (its last Retry-After)"
+                    )
+                }
+                try? await Task.sleep(until: until)
+            }
             if let deadline, ContinuousClock.now >= deadline {
                 throw AppStoreAPIError(.timeout, "the request's time for the App Store Server API ran out (\(environment.rawValue) \(path))")
             }
             do {
                 return try await sendOnce(method, path, query: query, body: body, environment: environment, attempt: attempt, logger: logger)
             } catch let failure {
+                if failure.error.code == .rateLimited, let retryAfter = failure.retryAfter, retryAfter > .zero {
+                    gate.close(gateKey, until: .now + retryAfter)
+                }
                 guard failure.error.isRetryable, attempt < configuration.maximumAttempts else { throw failure.error }
                 // Apple's Retry-After says when it will answer again; a wait longer than any backoff of ours is not
                 // spent asking early (each early ask counts against the hourly limit): the caller gets the error now.
@@ -140,10 +157,9 @@ package struct AppStoreAPIClient: Sendable {
         do {
             let response = try await httpClient.execute(request, timeout: timeout)
             status = Int(response.status.code)
-            // Apple's Retry-After is a time on its clock: measured from the answer's own Date (this host's clock
-            // may be off by more than the wait), else from ours.
-            let now = response.headers.first(name: "Date").flatMap(Self.httpDate) ?? Date()
-            retryAfter = response.headers.first(name: "Retry-After").flatMap { Self.retryAfter($0, now: now) }
+            retryAfter = response.headers.first(name: "Retry-After").flatMap {
+                Self.retryAfter($0, now: Self.referenceNow(dateHeader: response.headers.first(name: "Date")))
+            }
             bytes = try await response.body.collect(upTo: 4 << 20)
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
             throw Failure(error: AppStoreAPIError(.timeout, "no answer from \(environment.rawValue) within \(allowed)"))
@@ -184,6 +200,15 @@ package struct AppStoreAPIClient: Sendable {
         }
         guard let date = httpDate(text) else { return nil }
         return .milliseconds(Int64(max(0, min(date.timeIntervalSince(now) * 1000, 1e12))))
+    }
+
+    /// The instant a `Retry-After` time is measured from: this host's clock, unless the answer's `Date` says Apple's is
+    /// more than 2 s away from it (a skewed host), then Apple's. `Date` has whole seconds (and a server may send the
+    /// same one for a second), so it is not used when the clocks agree: it would make every wait up to a second or two
+    /// longer.
+    package static func referenceNow(dateHeader: String?, local: Date = Date()) -> Date {
+        guard let server = dateHeader.flatMap(httpDate), abs(server.timeIntervalSince(local)) > 2 else { return local }
+        return server
     }
 
     /// An HTTP-date in any of the three forms RFC 9110 (5.6.7) has recipients accept: IMF-fixdate

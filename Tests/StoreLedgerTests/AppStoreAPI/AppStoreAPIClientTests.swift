@@ -119,6 +119,12 @@ struct AppStoreAPIClientTests {
         for form in ["Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994"] {
             #expect(AppStoreAPIClient.httpDate(form) == rfc, "\(form)")
         }
+        // Apple's Date corrects a skewed host clock, and is left alone when the clocks agree (it has whole seconds).
+        let local = Date(timeIntervalSince1970: 784_111_777.6)
+        #expect(AppStoreAPIClient.referenceNow(dateHeader: "Sun, 06 Nov 1994 08:49:37 GMT", local: local) == local)
+        #expect(AppStoreAPIClient.referenceNow(dateHeader: "Sun, 06 Nov 1994 08:50:37 GMT", local: local) == rfc.addingTimeInterval(60))
+        #expect(AppStoreAPIClient.referenceNow(dateHeader: "garbage", local: local) == local)
+        #expect(AppStoreAPIClient.referenceNow(dateHeader: nil, local: local) == local)
     }
 
     /// A `Retry-After` already past on this host's clock (the clocks disagree) still gets the jittered backoff: retries
@@ -134,7 +140,9 @@ struct AppStoreAPIClientTests {
     }
 
     /// A `Retry-After` an hour away is not spent asking Apple early (each ask counts against the hourly limit), nor
-    /// read as 1.8 billion seconds and cut to the longest backoff: the caller gets the rate limit at once.
+    /// read as 1.8 billion seconds and cut to the longest backoff: the caller gets the rate limit at once, and so do
+    /// later calls to that endpoint in that environment (through copies of the client too) without asking Apple,
+    /// while other endpoints and the other environment are still asked.
     @Test func aRetryAfterLongerThanTheLongestBackoffIsNotWaitedFor() async throws {
         try await FakeAppStoreServer.withRunning { fake in
             await fake.state.addTransaction(try signed("3200", environment: "Production"), id: "3200", environment: .production)
@@ -144,6 +152,14 @@ struct AppStoreAPIClientTests {
                 _ = try await client.transactionInfo(transactionID: "3200", environment: .production, logger: logger)
             } throws: { ($0 as? AppStoreAPIError)?.code == .rateLimited }
             #expect(await fake.state.requests.count == 1)
+            let copy = client
+            await #expect {
+                _ = try await copy.transactionInfo(transactionID: "3200", environment: .production, logger: logger)
+            } throws: { ($0 as? AppStoreAPIError)?.code == .rateLimited && "\($0)".contains("Get Transaction Info") }
+            #expect(await fake.state.requests.count == 1, "not asked again before the time Apple gave")
+            _ = try? await client.allSubscriptionStatuses(transactionID: "3200", environment: .production, logger: logger)
+            _ = try? await client.transactionInfo(transactionID: "3200", environment: .sandbox, logger: logger)
+            #expect(await fake.state.requests.count == 3, "another endpoint, another environment: asked")
         }
     }
 
