@@ -40,7 +40,7 @@ package struct JSONErrorMiddleware: RouterMiddleware {
             context.logger.error("database error", metadata: ["error": "\(String(reflecting: error))"])
             throw APIError(
                 .serviceUnavailable, code: "storage_unavailable",
-                message: "the ledger's database could not store or answer; retry (a request stored twice counts once)")
+                message: "the ledger's database could not store or answer; retry (a transaction or notification stored twice counts once)")
         } catch {
             context.logger.error("unexpected error", metadata: ["error": "\(String(reflecting: error))"])
             throw APIError(.internalServerError, code: "internal_error", message: "an unexpected error occurred; it has been logged")
