@@ -203,11 +203,12 @@ package struct AppStoreAPIClient: Sendable {
     }
 
     /// The instant a `Retry-After` time is measured from: this host's clock, unless the answer's `Date` says Apple's is
-    /// more than 2 s away from it (a skewed host), then Apple's. `Date` has whole seconds (and a server may send the
-    /// same one for a second), so it is not used when the clocks agree: it would make every wait up to a second or two
-    /// longer.
+    /// more than 2 s ahead of it (this host's clock is behind, and every wait would read too long), then Apple's. A
+    /// `Date` behind this clock is not used: it has whole seconds, and a server may send the same one for a second or,
+    /// loaded, longer (Hummingbird caches it), which would make waits read too long; a host clock that is really ahead
+    /// costs at most an early retry, which Apple answers with a new Retry-After.
     package static func referenceNow(dateHeader: String?, local: Date = Date()) -> Date {
-        guard let server = dateHeader.flatMap(httpDate), abs(server.timeIntervalSince(local)) > 2 else { return local }
+        guard let server = dateHeader.flatMap(httpDate), server.timeIntervalSince(local) > 2 else { return local }
         return server
     }
 

@@ -119,10 +119,12 @@ struct AppStoreAPIClientTests {
         for form in ["Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994"] {
             #expect(AppStoreAPIClient.httpDate(form) == rfc, "\(form)")
         }
-        // Apple's Date corrects a skewed host clock, and is left alone when the clocks agree (it has whole seconds).
+        // Apple's Date corrects a host clock behind it; it is left alone when the clocks agree (it has whole seconds) and
+        // when it is behind (a cached, stale Date would make every wait read too long).
         let local = Date(timeIntervalSince1970: 784_111_777.6)
         #expect(AppStoreAPIClient.referenceNow(dateHeader: "Sun, 06 Nov 1994 08:49:37 GMT", local: local) == local)
         #expect(AppStoreAPIClient.referenceNow(dateHeader: "Sun, 06 Nov 1994 08:50:37 GMT", local: local) == rfc.addingTimeInterval(60))
+        #expect(AppStoreAPIClient.referenceNow(dateHeader: "Sun, 06 Nov 1994 08:48:37 GMT", local: local) == local)
         #expect(AppStoreAPIClient.referenceNow(dateHeader: "garbage", local: local) == local)
         #expect(AppStoreAPIClient.referenceNow(dateHeader: nil, local: local) == local)
     }
