@@ -29,6 +29,10 @@ package struct WebhookDispatcher: Service {
     package let pollInterval: Duration
     /// Days finished deliveries and their attempts are kept (0: forever); pruned about hourly.
     package let retentionDays: Int
+    /// How long one of its database statements may go unanswered before the dispatcher stops waiting for it (default: a
+    /// claim's lease): a database that goes silent (a frozen primary whose kernel still answers TCP, which neither the
+    /// server's limits nor PostgresNIO notice) would otherwise hold its loop for ever; it logs and goes on instead.
+    package let databaseTimeout: Duration
     /// The logger.
     package let logger: Logger
     /// Where deliveries are claimed and recorded.
@@ -57,7 +61,7 @@ package struct WebhookDispatcher: Service {
         client: PostgresClient, httpClient: HTTPClient = WebhookDispatcher.deliveryClient, maximumAttempts: Int = defaultMaximumAttempts,
         initialBackoff: Duration = .seconds(10),
         maximumBackoff: Duration = .seconds(6 * 3600), timeout: Duration = .seconds(10), pollInterval: Duration = .seconds(1),
-        retentionDays: Int = defaultRetentionDays, logger: Logger
+        retentionDays: Int = defaultRetentionDays, databaseTimeout: Duration? = nil, logger: Logger
     ) {
         self.client = client
         self.httpClient = httpClient
@@ -67,6 +71,7 @@ package struct WebhookDispatcher: Service {
         self.timeout = timeout
         self.pollInterval = pollInterval
         self.retentionDays = max(0, retentionDays)
+        self.databaseTimeout = databaseTimeout ?? .seconds(timeout.components.seconds * 3 + 30)
         self.logger = logger
     }
 
@@ -82,7 +87,13 @@ package struct WebhookDispatcher: Service {
                     logger.warning("webhook pruning failed", metadata: ["error": "\(String(reflecting: error))"])
                 }
             }
-            let count = (try? await deliverDue()) ?? 0
+            let count: Int
+            do {
+                count = try await deliverDue()
+            } catch {
+                logger.warning("webhook deliveries not claimed", metadata: ["error": "\(String(reflecting: error))"])
+                count = 0
+            }
             if count == 0 { try? await cancelWhenGracefulShutdown { try await Task.sleep(for: pollInterval) } }
         }
     }
@@ -94,7 +105,9 @@ package struct WebhookDispatcher: Service {
         guard retentionDays > 0 else { return 0 }
         var total = 0
         while true {
-            let pruned = try await store.pruneFinished(olderThanDays: retentionDays, limit: 5_000, logger: logger)
+            let pruned = try await withDeadline(databaseTimeout) { [store, retentionDays, logger] in
+                try await store.pruneFinished(olderThanDays: retentionDays, limit: 5_000, logger: logger)
+            }
             total += pruned
             if pruned < 5_000 { break }
         }
@@ -102,11 +115,14 @@ package struct WebhookDispatcher: Service {
         return total
     }
 
-    /// Claims and delivers up to `limit` due deliveries; returns how many it attempted.
+    /// Claims and delivers up to `limit` due deliveries; returns how many it attempted. Throws ``DeadlineExceeded`` when
+    /// the claim is not answered within `databaseTimeout`.
     @discardableResult
     package func deliverDue(limit: Int = 20) async throws -> Int {
         let lease = Double(timeout.components.seconds) * 3 + 30
-        let due = try await store.claimDue(limit: limit, leaseSeconds: lease, logger: logger)
+        let due = try await withDeadline(databaseTimeout) { [store, logger] in
+            try await store.claimDue(limit: limit, leaseSeconds: lease, logger: logger)
+        }
         await withTaskGroup(of: Void.self) { group in
             for delivery in due { group.addTask { await deliver(delivery) } }
         }
@@ -154,9 +170,11 @@ package struct WebhookDispatcher: Service {
         let outcome: WebhookDeliveryStore.Outcome = failure == nil ? .delivered : exhausted ? .failed : .pending
         let delay = outcome == .pending ? backoff(afterAttempt: delivery.attempt) : 0
         do {
-            try await store.record(
-                delivery, outcome: outcome, status: status, error: failure, milliseconds: milliseconds, retryAfterSeconds: delay, logger: logger
-            )
+            try await withDeadline(databaseTimeout) { [store, logger, status, failure] in
+                try await store.record(
+                    delivery, outcome: outcome, status: status, error: failure, milliseconds: milliseconds, retryAfterSeconds: delay, logger: logger
+                )
+            }
         } catch {
             logger.error("webhook outcome not recorded; the lease will make it due again", metadata: ["error": "\(String(reflecting: error))"])
             return

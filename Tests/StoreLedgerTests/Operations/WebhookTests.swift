@@ -294,6 +294,34 @@ struct WebhookTests {
         }
     }
 
+    /// A database that goes silent (its backend frozen: the kernel still answers TCP, so neither the server's limits nor
+    /// PostgresNIO notice) no longer holds the dispatcher for ever: its claim gives up after `databaseTimeout`, and the
+    /// dispatcher goes on once the database answers again. Made by stopping the dispatcher's backend with SIGSTOP.
+    @Test func aDatabaseThatStopsAnsweringDoesNotHoldTheDispatcher() async throws {
+        try await TestDatabase.withFresh { db in
+            try await TestDatabase.withClient(db.url, maximumConnections: 1) { client in
+                let dispatcher = WebhookDispatcher(client: client, databaseTimeout: .seconds(2), logger: db.logger)
+                #expect(try await dispatcher.deliverDue() == 0)
+                let pid = try #require(
+                    try await client.query("SELECT pg_backend_pid()", logger: db.logger).decode(Int32.self).readToEnd().first)
+                guard kill(pid, SIGSTOP) == 0 else {
+                    Issue.record("could not stop backend \(pid): errno \(errno) (the test needs to signal PostgreSQL's processes)")
+                    return
+                }
+                let stopped = ContinuousClock.now
+                do {
+                    _ = try await dispatcher.deliverDue()
+                    Issue.record("the claim answered while its backend was stopped")
+                } catch {
+                    #expect(error is DeadlineExceeded, "\(error)")
+                }
+                #expect(stopped.duration(to: .now) < .seconds(20))
+                kill(pid, SIGCONT)
+                #expect(try await dispatcher.deliverDue() == 0, "and it goes on once the database answers again")
+            }
+        }
+    }
+
     /// Adds the endpoint `url`, projects the starting fact (one delivery to it) and claims that delivery, as a
     /// dispatcher would before its attempt; returns the endpoints, the delivery store and the claimed delivery.
     static func claimFirstDelivery(
