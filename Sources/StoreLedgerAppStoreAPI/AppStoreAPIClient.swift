@@ -205,8 +205,9 @@ package struct AppStoreAPIClient: Sendable {
     /// The instant a `Retry-After` time is measured from: this host's clock, unless the answer's `Date` says Apple's is
     /// more than 2 s ahead of it (this host's clock is behind, and every wait would read too long), then Apple's. A
     /// `Date` behind this clock is not used: it has whole seconds, and a server may send the same one for a second or,
-    /// loaded, longer (Hummingbird caches it), which would make waits read too long; a host clock that is really ahead
-    /// costs at most an early retry, which Apple answers with a new Retry-After.
+    /// loaded, longer (Hummingbird caches it), which would make waits read too long. The cost: on a host whose clock
+    /// runs ahead of Apple's by d, every wait reads d too short (a wait shorter than d not at all), so retries ask
+    /// Apple early; keep the host's clock synchronised (NTP).
     package static func referenceNow(dateHeader: String?, local: Date = Date()) -> Date {
         guard let server = dateHeader.flatMap(httpDate), server.timeIntervalSince(local) > 2 else { return local }
         return server
@@ -229,7 +230,7 @@ package struct AppStoreAPIClient: Sendable {
 
     /// Exponential backoff with full jitter, and at least the server's `Retry-After` when it sent one (a time already
     /// past on this host's clock still gets the jittered wait, so retries neither go out at once nor in step);
-    /// ``send(_:_:query:body:environment:logger:as:)`` gives up instead of waiting longer than `maximumBackoff`.
+    /// ``send(_:_:endpoint:query:body:environment:logger:as:)`` gives up instead of waiting longer than `maximumBackoff`.
     package func backoff(afterAttempt attempt: Int, retryAfter: Duration?) -> Duration {
         let ceiling = min(configuration.initialBackoff * (1 << min(attempt - 1, 16)), configuration.maximumBackoff)
         let milliseconds = ceiling.components.seconds * 1000 + ceiling.components.attoseconds / 1_000_000_000_000_000

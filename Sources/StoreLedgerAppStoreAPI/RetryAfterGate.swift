@@ -2,7 +2,8 @@ import Synchronization
 
 /// When each endpoint of Apple's App Store Server API may be asked again, as its last 429's `Retry-After` said; one per
 /// client, shared by its copies. Apple limits each endpoint per app and hour, and every early ask is refused (and may
-/// count): a call made before the time is answered at once, by the gate, instead of by Apple.
+/// count): a call made before the time waits for it when it is within the client's longest backoff, and otherwise is
+/// refused at once by the client, without asking Apple.
 final class RetryAfterGate: Sendable {
     private let notBefore = Mutex<[String: ContinuousClock.Instant]>([:])
 

@@ -10,13 +10,14 @@ import StoreLedgerStore
 import StoreLedgerWorker
 
 /// Builds `storeledger dev` as one application: the schema migrated once, then the receiver and app-facing API with
-/// a worker, queue metrics, the webhook dispatcher and the admin port (default 9090) as its services.
+/// a worker, queue metrics, the webhook dispatcher, the reconciler with `RECONCILE_INTERVAL_SECONDS`
+/// (``buildOutboundServices(reader:context:verifiers:preflight:)``) and the admin port (default 9090) as its services.
 ///
 /// Besides the configured roots it trusts the development CA in `certificateAuthority` (made, or renewed to cover
 /// every date `simulate` can sign, here), so that `storeledger simulate` feeds it with no configuration; only `dev`
 /// does this. `APP_BUNDLE_ID` defaults to ``developmentBundleID``; without configured authentication it uses the
 /// development secret in `authenticationSecretFile` (``DevelopmentAuthentication``). `migrate` is the one migration
-/// the server and the worker both wait for (default: the context's migrator).
+/// the server, the worker and the reconciler all wait for (default: the context's migrator).
 package func buildDevelopmentApplication(
     reader: ConfigReader,
     context: ServerContext,

@@ -16,7 +16,7 @@ package enum WorkerHandlerChoice: String, Sendable, CaseIterable {
 /// Builds the services of `storeledger work`, in start order: the context's clients, the claim loops
 /// (``Settings/worker()``, refusing to start on a schema that is not current), queue metrics, the admin port
 /// (default 9091), then the webhook dispatcher and, with `RECONCILE_INTERVAL_SECONDS`, the reconciler
-/// (``buildOutboundServices(reader:context:verifiers:)``).
+/// (``buildOutboundServices(reader:context:verifiers:preflight:)``).
 package func buildWorkerServices(
     reader: ConfigReader, context: ServerContext, handler: WorkerHandlerChoice = .ledger
 ) async throws -> [any Service] {

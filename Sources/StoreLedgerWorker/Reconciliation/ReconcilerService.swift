@@ -2,7 +2,7 @@ package import Foundation
 package import Logging
 import ServiceLifecycle
 
-/// Runs the reconciler periodically inside a worker process (`RECONCILE_INTERVAL_SECONDS`): each run asks for
+/// Runs the reconciler periodically inside a worker process, or `dev` (`RECONCILE_INTERVAL_SECONDS`): each run asks for
 /// the failed deliveries of the last `failuresWindow` and for every notification of the last `slidingWindow`, after
 /// the window of any database history change not reconciled yet (a failover that may have lost events).
 package struct ReconcilerService: Service {

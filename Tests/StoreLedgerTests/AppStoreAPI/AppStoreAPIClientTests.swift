@@ -165,6 +165,25 @@ struct AppStoreAPIClientTests {
         }
     }
 
+    /// A call to an endpoint Apple asked to leave alone for a moment (a Retry-After within the longest backoff) waits for
+    /// that time before asking, even when it is another call than the one that was refused.
+    @Test func aCallBeforeAShortRetryAfterWaitsForIt() async throws {
+        try await FakeAppStoreServer.withRunning { fake in
+            await fake.state.addTransaction(try signed("3250", environment: "Production"), id: "3250", environment: .production)
+            await fake.state.inject([.rateLimited(retryAfterSeconds: 1)])
+            var configuration = fake.configuration(maximumAttempts: 1)
+            configuration.maximumBackoff = .seconds(5)
+            let client = try await AppStoreAPIClient(configuration: configuration)
+            await #expect {
+                _ = try await client.transactionInfo(transactionID: "3250", environment: .production, logger: logger)
+            } throws: { ($0 as? AppStoreAPIError)?.code == .rateLimited }
+            let asked = ContinuousClock.now
+            _ = try await client.transactionInfo(transactionID: "3250", environment: .production, logger: logger)
+            #expect(asked.duration(to: .now) >= .milliseconds(500), "asked Apple before the time it gave")
+            #expect(await fake.state.requests.count == 2)
+        }
+    }
+
     /// 4040002, 4040004 and 4040006 are Apple's "not found, try again" (its own libraries retry them): retried, not taken
     /// as "no such purchase".
     @Test(arguments: [4_040_002, 4_040_004, 4_040_006])
