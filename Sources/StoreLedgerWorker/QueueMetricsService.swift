@@ -14,13 +14,18 @@ package struct QueueMetricsService: Service {
     package let client: PostgresClient
     /// How often to sample.
     package let interval: Duration
+    /// How long a sample may go unanswered before the service stops waiting for it (default: the interval, at least
+    /// 10 s): a database that goes silent (a frozen primary whose kernel still answers TCP) would otherwise stop the
+    /// sampling for good, and the gauges (the unreconciled failover windows' among them) would go stale unnoticed.
+    package let timeout: Duration
     /// The logger.
     package let logger: Logger
 
     /// Creates the service.
-    package init(client: PostgresClient, interval: Duration = .seconds(15), logger: Logger) {
+    package init(client: PostgresClient, interval: Duration = .seconds(15), timeout: Duration? = nil, logger: Logger) {
         self.client = client
         self.interval = interval
+        self.timeout = timeout ?? max(interval, .seconds(10))
         self.logger = logger
     }
 
@@ -28,12 +33,17 @@ package struct QueueMetricsService: Service {
     package func run() async throws {
         while !Task.isCancelledOrShuttingDown {
             do {
-                try await sample()
+                try await sampleWithinTimeout()
             } catch {
-                logger.debug("queue metrics not sampled", metadata: ["error": "\(String(reflecting: error))"])
+                logger.warning("queue metrics not sampled", metadata: ["error": "\(String(reflecting: error))"])
             }
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
         }
+    }
+
+    /// ``sample()``, given up on (``DeadlineExceeded``) when it is not answered within `timeout`.
+    package func sampleWithinTimeout() async throws {
+        try await withDeadline(timeout) { [self] in try await sample() }
     }
 
     /// Reads the queue's shape and the unreconciled history changes once and records them in the gauges.
