@@ -83,24 +83,11 @@ struct FailoverTests {
     @Test(arguments: [DatabasePooler.direct, .session, .transaction])
     func theHistoryIsCheckedBeforeAConnectionsFirstTransactionNotInsideIt(_ pooler: DatabasePooler) async throws {
         try await TestDatabase.withFresh { db in
-            try await db.client.query(
-                """
-                INSERT INTO database_history (system_identifier, timeline)
-                SELECT system_identifier, timeline + 1 FROM database_history ORDER BY id DESC LIMIT 1
-                """, logger: db.logger
-            ).readToEnd()
-            let before = try await db.scalar("SELECT count(*) FROM database_history")
+            let before = try await Self.recordAHistoryTheDatabaseIsNotOn(db)
             try await TestDatabase.withClient(db.url, maximumConnections: 1) { client in
                 let sessions = DatabaseSessions(pooler: pooler)
                 try await client.inTransaction(logger: db.logger, sessions: sessions) { connection in
-                    // Another session sees the change recorded and committed, and no history lock held.
-                    #expect(try await db.scalar("SELECT count(*) FROM database_history") == before + 1)
-                    #expect(
-                        try await db.scalar(
-                            """
-                            SELECT count(*) FROM pg_locks
-                            WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                            """) == 0)
+                    try await Self.expectTheChangeCommittedWithoutAHistoryLock(db, recordsBefore: before)
                     try await connection.query("SELECT 1", logger: db.logger).readToEnd()
                 }
             }
@@ -118,21 +105,9 @@ struct FailoverTests {
                 try await client.inTransaction(logger: db.logger, sessions: sessions) { connection in
                     try await connection.query("SELECT 1", logger: db.logger).readToEnd()
                 }
-                try await db.client.query(
-                    """
-                    INSERT INTO database_history (system_identifier, timeline)
-                    SELECT system_identifier, timeline + 1 FROM database_history ORDER BY id DESC LIMIT 1
-                    """, logger: db.logger
-                ).readToEnd()
-                let before = try await db.scalar("SELECT count(*) FROM database_history")
+                let before = try await Self.recordAHistoryTheDatabaseIsNotOn(db)
                 try await client.inTransaction(logger: db.logger, sessions: sessions) { connection in
-                    #expect(try await db.scalar("SELECT count(*) FROM database_history") == before + 1)
-                    #expect(
-                        try await db.scalar(
-                            """
-                            SELECT count(*) FROM pg_locks
-                            WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                            """) == 0)
+                    try await Self.expectTheChangeCommittedWithoutAHistoryLock(db, recordsBefore: before)
                     try await connection.query("SELECT 1", logger: db.logger).readToEnd()
                 }
             }
@@ -155,12 +130,7 @@ struct FailoverTests {
             ).readToEnd()
             try await db.client.query("ANALYZE events", logger: db.logger).readToEnd()
             let newest = try await db.scalar("SELECT max(id) FROM events")
-            try await db.client.query(
-                """
-                INSERT INTO database_history (system_identifier, timeline)
-                SELECT system_identifier, timeline + 1 FROM database_history ORDER BY id DESC LIMIT 1
-                """, logger: db.logger
-            ).readToEnd()
+            try await Self.recordAHistoryTheDatabaseIsNotOn(db)
             let logScans = """
                 SELECT coalesce(sum(seq_scan), 0)::int8 FROM pg_stat_xact_user_tables
                 WHERE relid = 'events'::regclass OR relid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'events'::regclass)
@@ -225,6 +195,31 @@ struct FailoverTests {
             #expect(try await !history.checkRewind(seen: mark.highWater, logger: db.logger).rewound)
             #expect(try await history.changes(logger: db.logger).isEmpty)
         }
+    }
+
+    /// Records a history the database is not on (its last one's timeline + 1), as a promotion leaves it for the next
+    /// check to find; returns how many history rows there are then.
+    @discardableResult
+    static func recordAHistoryTheDatabaseIsNotOn(_ db: TestDatabase) async throws -> Int {
+        try await db.client.query(
+            """
+            INSERT INTO database_history (system_identifier, timeline)
+            SELECT system_identifier, timeline + 1 FROM database_history ORDER BY id DESC LIMIT 1
+            """, logger: db.logger
+        ).readToEnd()
+        return try await db.scalar("SELECT count(*) FROM database_history")
+    }
+
+    /// Expects, from another session, the change recorded and committed (one history row more than `recordsBefore`)
+    /// and no history lock held.
+    static func expectTheChangeCommittedWithoutAHistoryLock(_ db: TestDatabase, recordsBefore: Int) async throws {
+        #expect(try await db.scalar("SELECT count(*) FROM database_history") == recordsBefore + 1)
+        #expect(
+            try await db.scalar(
+                """
+                SELECT count(*) FROM pg_locks
+                WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                """) == 0)
     }
 
     /// Appends `count` events (a placeholder body) as the receiver stores them; returns the last one's id.

@@ -305,21 +305,7 @@ struct WebhookTests {
                 let patient = WebhookDispatcher(client: client, logger: db.logger)
                 let dispatcher = WebhookDispatcher(client: client, databaseTimeout: .seconds(2), logger: db.logger)
                 #expect(try await patient.deliverDue() == 0)
-                let pid = try #require(
-                    try await client.query("SELECT pg_backend_pid()", logger: db.logger).decode(Int32.self).readToEnd().first)
-                guard kill(pid, SIGSTOP) == 0 else {
-                    Issue.record("could not stop backend \(pid): errno \(errno) (the test needs to signal PostgreSQL's processes)")
-                    return
-                }
-                let stopped = ContinuousClock.now
-                do {
-                    _ = try await dispatcher.deliverDue()
-                    Issue.record("the claim answered while its backend was stopped")
-                } catch {
-                    #expect(error is DeadlineExceeded, "\(error)")
-                }
-                #expect(stopped.duration(to: .now) < .seconds(20))
-                kill(pid, SIGCONT)
+                try await SilentDatabase.expectGivesUp("the claim", on: client, logger: db.logger) { _ = try await dispatcher.deliverDue() }
                 #expect(try await patient.deliverDue() == 0, "and it goes on once the database answers again")
             }
         }

@@ -1,0 +1,31 @@
+import Foundation
+import Logging
+import PostgresNIO
+import StoreLedgerStore
+import Testing
+
+/// A database that goes silent, for tests: an old primary frozen while its kernel still answers TCP, so neither the
+/// server's limits nor PostgresNIO notice. Made by stopping a backend with SIGSTOP.
+enum SilentDatabase {
+    /// Stops the backend of `client`'s one connection (its pool must hold exactly one), runs `operation`, expects it to
+    /// give up with ``DeadlineExceeded`` within 20 s (`what` names it in the issues), and resumes the backend whatever
+    /// happened. Records an issue when the backend cannot be signalled.
+    static func expectGivesUp(
+        _ what: String, on client: PostgresClient, logger: Logger, _ operation: () async throws -> Void
+    ) async throws {
+        let pid = try #require(try await client.query("SELECT pg_backend_pid()", logger: logger).decode(Int32.self).readToEnd().first)
+        guard kill(pid, SIGSTOP) == 0 else {
+            Issue.record("could not stop backend \(pid): errno \(errno) (the test needs to signal PostgreSQL's processes)")
+            return
+        }
+        defer { kill(pid, SIGCONT) }
+        let stopped = ContinuousClock.now
+        do {
+            try await operation()
+            Issue.record("\(what) answered while its backend was stopped")
+        } catch {
+            #expect(error is DeadlineExceeded, "\(what): \(error)")
+        }
+        #expect(stopped.duration(to: .now) < .seconds(20), "\(what) gave up late")
+    }
+}
