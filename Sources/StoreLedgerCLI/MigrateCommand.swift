@@ -31,7 +31,7 @@ struct MigrateCommand: AsyncParsableCommand {
                 if !status.changed.isEmpty { print("edited since applied: \(status.changed.map(String.init).joined(separator: ", "))") }
                 // The rule `serve` and `work` start by: pending is "wait" (3), a diverged schema an error (1), ahead passes.
                 do {
-                    try await migrator.requireCurrent(client: client, logger: logger, allowingAhead: true)
+                    try migrator.requireCurrent(status, logger: logger, allowingAhead: true)
                 } catch let error as StoreError where error.code == .schemaBehind {
                     throw ExitCode(3)
                 } catch let error as StoreError {

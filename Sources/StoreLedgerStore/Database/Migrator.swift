@@ -129,7 +129,12 @@ package struct Migrator: Sendable {
     /// database that also holds migrations newer than this build (a rollout that migrated first) passes with a
     /// warning, while pending or edited migrations still throw.
     package func requireCurrent(client: PostgresClient, logger: Logger, allowingAhead: Bool = false) async throws {
-        var status = try await status(client: client, logger: logger)
+        try requireCurrent(try await status(client: client, logger: logger), logger: logger, allowingAhead: allowingAhead)
+    }
+
+    /// ``requireCurrent(client:logger:allowingAhead:)`` for a status already read.
+    package func requireCurrent(_ status: Status, logger: Logger, allowingAhead: Bool = false) throws {
+        var status = status
         // Ahead means newer than every migration of this build; an unknown one among them is a diverged schema.
         let newest = migrations.last?.version ?? 0
         if allowingAhead, !status.unknown.isEmpty, status.unknown.allSatisfy({ $0 > newest }) {
