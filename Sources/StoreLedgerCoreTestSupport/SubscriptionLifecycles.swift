@@ -1,4 +1,4 @@
-package import StoreLedgerCore
+import StoreLedgerCore
 package import StoreLedgerSimulation
 
 /// The realistic subscription lifecycles the projection tests share, each built with and without Apple's

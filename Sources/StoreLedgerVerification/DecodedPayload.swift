@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 package import StoreLedgerCore
 
 /// A verified JWS's payload as StoreLedgerCore's model, when verification read the payload's claims from that model.

@@ -1,4 +1,4 @@
-package import PostgresNIO
+import PostgresNIO
 
 /// Server-side bounds on one transaction, so that nothing of it outlives its caller by long: set right after `BEGIN`
 /// with `set_config(…, true)` (as `SET LOCAL`: they end with the transaction, and hold behind a transaction pooler).

@@ -1,6 +1,6 @@
 package import Logging
 package import PostgresNIO
-package import StoreLedgerCore
+import StoreLedgerCore
 
 extension ReadModelStore {
     /// The rows of `State`'s table that the rebuild's shadow (schema `shadow`) would change, as their change columns

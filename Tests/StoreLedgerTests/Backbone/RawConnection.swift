@@ -36,7 +36,7 @@ enum RawConnection {
             let closed = try await withThrowingTaskGroup(of: Bool?.self) { group in
                 group.addTask {
                     do {
-                        for try await chunk in inbound { received.withLockedValue { $0.writeImmutableBuffer(chunk) } }
+                        for try await chunk in inbound { received.withLockedValue { _ = $0.writeImmutableBuffer(chunk) } }
                     } catch {
                         // A reset is the server closing too.
                     }

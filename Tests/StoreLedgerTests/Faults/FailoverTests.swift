@@ -167,16 +167,12 @@ struct FailoverTests {
         try await TestDatabase.withFresh(maximumConnections: 1) { db in
             let last = try await Self.appendEvents(5, to: db)
             // Appends that drew their ids and had not committed when a worker's sweep read the mark.
-            try await db.client.withConnection { connection in
-                try await connection.query("SELECT nextval('events_id_seq') FROM generate_series(1, 40)", logger: db.logger).readToEnd()
-            }
+            try await db.client.query("SELECT nextval('events_id_seq') FROM generate_series(1, 40)", logger: db.logger).readToEnd()
             let history = DatabaseHistory(client: db.client)
             let mark = try await history.checkRewind(seen: 0, logger: db.logger)
             #expect(mark.highWater == last)
             // The crash: the sequence's advance was not flushed, so it is back where the last commit left it.
-            try await db.client.withConnection { connection in
-                try await connection.query("SELECT setval('events_id_seq', \(last))", logger: db.logger).readToEnd()
-            }
+            try await db.client.query("SELECT setval('events_id_seq', \(last))", logger: db.logger).readToEnd()
             let after = try await history.checkRewind(seen: mark.highWater, logger: db.logger)
             #expect(!after.rewound)
             #expect(try await history.changes(logger: db.logger).isEmpty)

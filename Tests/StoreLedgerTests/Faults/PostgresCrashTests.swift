@@ -20,7 +20,7 @@ struct PostgresCrashTests {
     func withCluster(_ body: (ThrowawayCluster) async throws -> Void) async throws {
         let cluster = try await ThrowawayCluster.start()
         do {
-            try await TestDatabase.withClient(cluster.url, maximumConnections: 2) { client in
+            _ = try await TestDatabase.withClient(cluster.url, maximumConnections: 2) { client in
                 try await Migrator(migrations: try Migration.bundled()).migrate(client: client, logger: TestDatabase.makeLogger())
             }
             try await body(cluster)

@@ -92,7 +92,10 @@ struct ServerBuilderTests {
             variables["ADMIN_PORT"] = "0"
             let reader = ServerHarness.reader(variables)
             let context = try await ServerHarness.context(reader)
-            context.metrics.makeCounter(name: "storeledger_builder_test_total").increment()
+            context.metrics.makeCounter(
+                descriptor: MetricNameDescriptor(
+                    namespace: "storeledger", metricName: "builder_test", unitName: "total", helpText: "A test's counter.")
+            ).increment()
             let admin = try #require(try buildAdminApplication(reader: reader, context: context, defaultPort: 9090))
             try await ServerHarness.withRunning(context.client) {
                 try await Self.test(admin) { client in
