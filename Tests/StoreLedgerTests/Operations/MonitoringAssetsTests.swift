@@ -94,7 +94,7 @@ struct MonitoringAssetsTests {
     /// A database that goes silent (its backend stopped) no longer stops the sampling for good: a sample gives up after
     /// the service's timeout, and the next one is taken once the database answers again.
     @Test func queueMetricsGiveUpOnASilentDatabaseAndGoOn() async throws {
-        try await TestDatabase.withFresh { db in
+        try await SilentDatabase.withFreshDatabase { db in
             try await TestDatabase.withClient(db.url, maximumConnections: 1) { client in
                 let patient = QueueMetricsService(client: client, timeout: .seconds(60), logger: db.logger)
                 let impatient = QueueMetricsService(client: client, timeout: .seconds(2), logger: db.logger)

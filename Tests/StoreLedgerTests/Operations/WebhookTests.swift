@@ -298,7 +298,7 @@ struct WebhookTests {
     /// PostgresNIO notice) no longer holds the dispatcher for ever: its claim gives up after `databaseTimeout`, and the
     /// dispatcher goes on once the database answers again. Made by stopping the dispatcher's backend with SIGSTOP.
     @Test func aDatabaseThatStopsAnsweringDoesNotHoldTheDispatcher() async throws {
-        try await TestDatabase.withFresh { db in
+        try await SilentDatabase.withFreshDatabase { db in
             try await TestDatabase.withClient(db.url, maximumConnections: 1) { client in
                 // The claims before the stop and after it get the default bound (a loaded machine may be slow); the one
                 // made while the backend is stopped, two seconds.
