@@ -18,9 +18,17 @@ package struct ThrowawayCluster: Sendable {
             .deletingLastPathComponent()
     }
 
+    /// A new folder's path for a throwaway server of `kind` ("test" for a cluster, "pgbouncer"): under
+    /// STORELEDGER_TEST_SCRATCH when set (scripts/test sets it, and destroys whatever a run killed midway left there),
+    /// else under /tmp. Kept short: a cluster's unix socket lives in it, and its path may not pass 107 bytes.
+    package static func scratchDirectory(_ kind: String) -> String {
+        let parent = ProcessInfo.processInfo.environment["STORELEDGER_TEST_SCRATCH"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        return "\(parent)/storeledger-\(kind)-\(UUID().uuidString.prefix(8).lowercased())"
+    }
+
     /// Creates and starts a cluster in a new temporary folder.
     package static func start() async throws -> ThrowawayCluster {
-        let directory = "/tmp/storeledger-test-\(UUID().uuidString.prefix(8).lowercased())"
+        let directory = scratchDirectory("test")
         let output = try await script(["start", directory])
         let url = try DatabaseURL(output.trimmingCharacters(in: .whitespacesAndNewlines))
         return ThrowawayCluster(directory: directory, port: url.port, url: url)
@@ -32,7 +40,7 @@ package struct ThrowawayCluster: Sendable {
     /// Creates and starts a streaming standby of this (running) cluster in a new temporary folder: a base backup,
     /// then asynchronous replication.
     package func makeStandby() async throws -> ThrowawayCluster {
-        let standby = "/tmp/storeledger-test-\(UUID().uuidString.prefix(8).lowercased())"
+        let standby = Self.scratchDirectory("test")
         let output = try await Self.script(["standby", standby, directory])
         let url = try DatabaseURL(output.trimmingCharacters(in: .whitespacesAndNewlines))
         return ThrowawayCluster(directory: standby, port: url.port, url: url)

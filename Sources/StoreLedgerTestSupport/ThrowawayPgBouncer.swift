@@ -27,7 +27,7 @@ package struct ThrowawayPgBouncer: Sendable {
         guard let host = front.host else {
             throw StoreError.configuration("scripts/pgbouncer needs the test server on TCP, not on a unix socket")
         }
-        let directory = "/tmp/storeledger-pgbouncer-\(UUID().uuidString.prefix(8).lowercased())"
+        let directory = ThrowawayCluster.scratchDirectory("pgbouncer")
         let server = "postgres://\(front.username)@\(host):\(front.port)/\(front.database ?? "postgres")"
         let result = try await script.run(["start", directory, server, mode.rawValue], environment: ["PGBOUNCER_POOL_SIZE": "\(poolSize)"])
         guard result.status == 0 else {
