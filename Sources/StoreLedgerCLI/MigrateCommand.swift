@@ -25,8 +25,8 @@ struct MigrateCommand: AsyncParsableCommand {
         try await Bootstrap.withRunningClient(client) {
             if check {
                 let status = try await migrator.status(client: client, logger: logger)
-                print("applied: \(status.applied.map(String.init).joined(separator: ", "))")
-                print("pending: \(status.pending.map(String.init).joined(separator: ", "))")
+                print("applied: \(Self.list(status.applied))")
+                print("pending: \(Self.list(status.pending))")
                 if !status.unknown.isEmpty { print("unknown to this build: \(status.unknown.map(String.init).joined(separator: ", "))") }
                 if !status.changed.isEmpty { print("edited since applied: \(status.changed.map(String.init).joined(separator: ", "))") }
                 // The rule `serve` and `work` start by: pending is "wait" (3), a diverged schema an error (1), ahead passes.
@@ -46,5 +46,10 @@ struct MigrateCommand: AsyncParsableCommand {
                     "applied": "\(applied.map(String.init).joined(separator: ","))"
                 ])
         }
+    }
+
+    /// Migration versions as a comma-separated list, or "none".
+    private static func list(_ versions: [Int]) -> String {
+        versions.isEmpty ? "none" : versions.map(String.init).joined(separator: ", ")
     }
 }

@@ -56,9 +56,11 @@ struct CommandLineValidationTests {
             let url = db.url.connectionString
             let pending = try await Self.run(["migrate", "--check"], databaseURL: url)
             #expect(pending.status == 3, "\(pending.output)")
+            #expect(pending.output.contains("applied: none\n"), "\(pending.output)")
             #expect(try await Self.run(["migrate"], databaseURL: url).status == 0)
             let current = try await Self.run(["migrate", "--check"], databaseURL: url)
             #expect(current.status == 0, "\(current.output)")
+            #expect(current.output.contains("pending: none\n"), "\(current.output)")
             try await db.client.query(
                 "INSERT INTO schema_migrations (version, name, checksum) VALUES (99999, '99999_newer.sql', 'x')", logger: db.logger
             ).readToEnd()
