@@ -192,4 +192,44 @@ struct ServerBuilderTests {
             #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("dev-auth-secret").path))
         }
     }
+
+    /// With `RECONCILE_INTERVAL_SECONDS`, dev's reconciler waits for the same one migration as its server and worker
+    /// before its first run asks Apple (it would otherwise read tables that do not exist yet). The migration is made
+    /// slow, and no request may reach the fake App Store Server API before it finished.
+    @Test func devsReconcilerWaitsForTheOneMigration() async throws {
+        try await TestDatabase.withFresh(migrated: false) { db in
+            try await FakeAppStoreServer.withRunning(bundleID: "com.example.app") { fake in
+                let folder = try ServerHarness.temporaryFolder()
+                defer { try? FileManager.default.removeItem(at: folder) }
+                var variables = ServerHarness.baseVariables(db)
+                variables["RECONCILE_INTERVAL_SECONDS"] = "3600"
+                variables["APPSTORE_ISSUER_ID"] = fake.issuerID
+                variables["APPSTORE_KEY_ID"] = fake.keyID
+                variables["APPSTORE_PRIVATE_KEY"] = fake.privateKeyPEM
+                variables["APPSTORE_API_URL"] = "http://127.0.0.1:\(fake.port)/production"
+                variables["APPSTORE_API_SANDBOX_URL"] = "http://127.0.0.1:\(fake.port)/sandbox"
+                let reader = ServerHarness.reader(variables)
+                let migrations = Mutex(0)
+                let requestsBeforeTheSchema = Mutex<Int?>(nil)
+                let app = try await buildDevelopmentApplication(
+                    reader: reader, context: try await ServerHarness.context(reader),
+                    certificateAuthority: folder.appendingPathComponent("dev-ca"),
+                    authenticationSecretFile: folder.appendingPathComponent("dev-auth-secret"),
+                    migrate: { client, logger in
+                        migrations.withLock { $0 += 1 }
+                        try await Task.sleep(for: .seconds(1))
+                        try await Migrator(migrations: try Migration.bundled()).migrate(client: client, logger: logger)
+                        let asked = await fake.state.requests.count
+                        requestsBeforeTheSchema.withLock { $0 = asked }
+                    }
+                )
+                try await app.test(.router) { _ in
+                    let asked = try await eventually(within: .seconds(30)) { await !fake.state.requests.isEmpty }
+                    #expect(asked, "the reconciler never asked Apple")
+                }
+                #expect(requestsBeforeTheSchema.withLock { $0 } == 0, "the reconciler asked Apple before the schema was migrated")
+                #expect(migrations.withLock { $0 } == 1)
+            }
+        }
+    }
 }
