@@ -35,7 +35,7 @@ enum SilentDatabase {
             return
         }
         let resumeAtTheLatest = Task {
-            try? await Task.sleep(for: .seconds(30))
+            guard (try? await Task.sleep(for: .seconds(30))) != nil else { return }  // cancelled: resumed already
             kill(pid, SIGCONT)
         }
         defer {
