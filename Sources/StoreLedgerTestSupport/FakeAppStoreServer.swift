@@ -59,7 +59,10 @@ package struct FakeAppStoreServer: Sendable {
         )
         let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
+            tasks.addTask {
+                defer { continuation.finish() }  // a server that fails before it runs ends the wait for its port
+                try await group.run()
+            }
             var iterator = ports.makeAsyncIterator()
             guard let port = await iterator.next(), port > 0 else {
                 await group.triggerGracefulShutdown()

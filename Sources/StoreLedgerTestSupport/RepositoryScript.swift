@@ -16,11 +16,12 @@ struct RepositoryScript: Sendable {
     /// The script's name under `scripts/`.
     let name: String
 
-    /// Runs the script with `arguments`, `environment` added to this process's, and returns what it left.
+    /// Runs the script with `arguments`, `environment` added to this process's, and returns what it left; one that
+    /// outlives `limit` is stopped (``Foundation/Process/runToExit(limit:)``) and fails by its status.
     ///
     /// Output goes through files, not pipes: a server the script starts inherits descriptors, and a pipe it held
     /// open would never reach end-of-file.
-    func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Result {
+    func run(_ arguments: [String], environment: [String: String] = [:], limit: Duration = .seconds(300)) async throws -> Result {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("scripts-\(name)-\(UUID().uuidString)")
         let outputURL = scratch.appendingPathExtension("out")
         let errorURL = scratch.appendingPathExtension("err")
@@ -39,7 +40,7 @@ struct RepositoryScript: Sendable {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: outputURL)
         process.standardError = try FileHandle(forWritingTo: errorURL)
-        await process.runToExit()
+        await process.runToExit(limit: limit)
         guard process.processIdentifier != 0 else {
             throw StoreError.configuration("could not run scripts/\(name)")
         }

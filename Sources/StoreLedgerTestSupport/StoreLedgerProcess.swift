@@ -48,7 +48,8 @@ package final class StoreLedgerProcess: @unchecked Sendable {
     package func waitForExit(within limit: Duration) async -> Int32? {
         let deadline = ContinuousClock.now + limit
         while process.isRunning && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
+            // A cancelled sleep returns at once: stop polling rather than spin a thread of the shared pool.
+            guard (try? await Task.sleep(for: .milliseconds(20))) != nil else { break }
         }
         return process.isRunning ? nil : process.terminationStatus
     }

@@ -45,24 +45,23 @@ package struct TestDatabase: Sendable {
         let server = try server ?? serverURL()
         let name = "sl_test_\(UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: ""))"
         let logger = makeLogger()
-        _ = try await withClient(server, maximumConnections: 1) { admin in
-            try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
-        }
+        try await serverWide("CREATE DATABASE \(name)", on: server, logger: logger)
         var url = server
         url.database = name
+        let result: Result
         do {
-            let result = try await withClient(url, maximumConnections: maximumConnections) { client in
+            result = try await withClient(url, maximumConnections: maximumConnections) { client in
                 if migrated {
                     try await Migrator(migrations: try Migration.bundled()).migrate(client: client, logger: logger)
                 }
                 return try await body(TestDatabase(url: url, client: client, logger: logger))
             }
-            try await drop(name, server: server, logger: logger)
-            return result
         } catch {
             try? await drop(name, server: server, logger: logger)
             throw error
         }
+        try await drop(name, server: server, logger: logger)
+        return result
     }
 
     /// Runs `body` with a running client for `url`, shutting the client down afterwards.
@@ -82,8 +81,30 @@ package struct TestDatabase: Sendable {
     }
 
     private static func drop(_ name: String, server: DatabaseURL, logger: Logger) async throws {
-        _ = try await withClient(server, maximumConnections: 1) { admin in
-            try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: logger)
+        try await serverWide("DROP DATABASE IF EXISTS \(name) WITH (FORCE)", on: server, logger: logger)
+    }
+
+    /// How long creating or dropping a test database may take.
+    static let serverWideLimit: Duration = .seconds(120)
+
+    /// Runs `statement` (CREATE or DROP DATABASE) on `server`, giving up after ``serverWideLimit``. Both wait on the
+    /// whole server (DROP DATABASE until every backend of every database has answered a barrier), so one stuck backend
+    /// would otherwise stall every test's set-up or teardown at once, and the run with them; this way the tests fail,
+    /// saying why.
+    private static func serverWide(_ statement: String, on server: DatabaseURL, logger: Logger) async throws {
+        do {
+            try await withDeadline(serverWideLimit) {
+                _ = try await withClient(server, maximumConnections: 1) { admin in
+                    try await admin.query(PostgresQuery(unsafeSQL: statement), logger: logger).readToEnd()
+                }
+            }
+        } catch is DeadlineExceeded {
+            throw StoreError.configuration(
+                """
+                \(statement) did not finish within \(serverWideLimit): a backend that answers none of PostgreSQL's \
+                barriers (a stopped process, or one blocked writing to a client that stopped reading) holds every \
+                DROP DATABASE; the server's log names it ("still waiting for backend with PID")
+                """)
         }
     }
 

@@ -41,14 +41,7 @@ struct CommandRun: Sendable {
         let output = try FileHandle(forWritingTo: outputURL)
         process.standardOutput = output
         process.standardError = output
-        let watchdog = Task {
-            try await Task.sleep(for: limit)
-            process.terminate()
-            try await Task.sleep(for: .seconds(10))
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        }
-        defer { watchdog.cancel() }
-        await process.runToExit()
+        await process.runToExit(limit: limit)
         guard process.processIdentifier != 0 else { throw StoreError.configuration("could not run \(executable)") }
         let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
         return CommandRun(status: status, output: (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "")

@@ -17,7 +17,13 @@ extension TestDatabase {
                     for _ in 0..<2_000 where !release.isSet { try await Task.sleep(for: .milliseconds(10)) }
                 }
             }
-            while !locked.isSet { try await Task.sleep(for: .milliseconds(5)) }
+            // Bounded: a lock that cannot be taken fails here (its error comes from the group) instead of polling forever.
+            for _ in 0..<6_000 where !locked.isSet { try await Task.sleep(for: .milliseconds(5)) }
+            guard locked.isSet else {
+                group.cancelAll()
+                try await group.waitForAll()
+                throw StoreError.configuration("\(table) was not locked within 30 s")
+            }
             defer { release.set() }
             try await body()
             release.set()

@@ -379,6 +379,7 @@ extension RebuildTests {
             let (appended, appendedSignal) = AsyncStream<Void>.makeStream()
             let (release, releaseSignal) = AsyncStream<Void>.makeStream()
             let held = Task {
+                defer { appendedSignal.finish() }  // a failed append ends the wait below instead of holding it for ever
                 try await db.client.inTransaction(logger: db.logger) { connection in
                     _ = try await EventLog.append(
                         NewEvent(source: late.source, body: ByteBuffer(string: late.body)), on: connection, sessions: DatabaseSessions(),
