@@ -7,6 +7,7 @@ extension Process {
     package func runToExit(limit: Duration = .seconds(300)) async {
         let watchdog = Task { [self] in
             try await Task.sleep(for: limit)
+            guard isRunning else { return }
             terminate()
             try await Task.sleep(for: .seconds(10))
             if isRunning { kill(processIdentifier, SIGKILL) }

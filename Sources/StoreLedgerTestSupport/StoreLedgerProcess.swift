@@ -44,7 +44,8 @@ package final class StoreLedgerProcess: @unchecked Sendable {
         kill(process.processIdentifier, signal)
     }
 
-    /// Waits up to `limit` for the process to exit; returns its exit status, or nil when it is still running.
+    /// Waits up to `limit` for the process to exit, or until the calling task is cancelled; returns its exit status, or
+    /// nil when it is still running.
     package func waitForExit(within limit: Duration) async -> Int32? {
         let deadline = ContinuousClock.now + limit
         while process.isRunning && ContinuousClock.now < deadline {

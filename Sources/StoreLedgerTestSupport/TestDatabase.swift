@@ -45,7 +45,12 @@ package struct TestDatabase: Sendable {
         let server = try server ?? serverURL()
         let name = "sl_test_\(UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: ""))"
         let logger = makeLogger()
-        try await serverWide("CREATE DATABASE \(name)", on: server, logger: logger)
+        do {
+            try await serverWide("CREATE DATABASE \(name)", on: server, logger: logger)
+        } catch {
+            try? await drop(name, server: server, logger: logger)  // given up on, it may still have been created
+            throw error
+        }
         var url = server
         url.database = name
         let result: Result

@@ -77,7 +77,8 @@ package struct ThrowawayPgBouncer: Sendable {
 
         func isAvailable() async -> Bool {
             if let answer { return await answer.value }
-            let task = Task { (try? await ThrowawayPgBouncer.script.run(["install"]).status) == 0 }
+            // An install (apt-get) is given time: stopped midway, dpkg would need repairing by hand.
+            let task = Task { (try? await ThrowawayPgBouncer.script.run(["install"], limit: .seconds(1800)).status) == 0 }
             answer = task
             return await task.value
         }
