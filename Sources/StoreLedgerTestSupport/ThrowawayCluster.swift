@@ -59,6 +59,19 @@ package struct ThrowawayCluster: Sendable {
     /// Stops the server and deletes its folder.
     package func destroy() async { _ = try? await Self.script(["destroy", directory]) }
 
+    /// Starts a cluster (``start()``), runs `body` with it and destroys it, whatever `body` did.
+    package static func withRunning<Result>(_ body: (ThrowawayCluster) async throws -> Result) async throws -> Result {
+        let cluster = try await start()
+        do {
+            let result = try await body(cluster)
+            await cluster.destroy()
+            return result
+        } catch {
+            await cluster.destroy()
+            throw error
+        }
+    }
+
     /// Runs `scripts/pg` with `arguments` (always durable: fsync on, whatever the calling shell exported, since crash
     /// tests depend on it) and returns its standard output.
     @discardableResult

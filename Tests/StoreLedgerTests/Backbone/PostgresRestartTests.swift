@@ -10,14 +10,7 @@ import Testing
 @Suite("Receiver across a Postgres restart")
 struct PostgresRestartTests {
     @Test func answers503WhilePostgresIsDownAnd200AgainAfterItRestarts() async throws {
-        let cluster = try await ThrowawayCluster.start()
-        do {
-            try await exercise(cluster)
-            await cluster.destroy()
-        } catch {
-            await cluster.destroy()
-            throw error
-        }
+        try await ThrowawayCluster.withRunning { cluster in try await exercise(cluster) }
     }
 
     func exercise(_ cluster: ThrowawayCluster) async throws {

@@ -18,16 +18,11 @@ import Testing
 struct PostgresCrashTests {
     /// Runs `body` with a private, migrated cluster, destroyed afterwards.
     func withCluster(_ body: (ThrowawayCluster) async throws -> Void) async throws {
-        let cluster = try await ThrowawayCluster.start()
-        do {
+        try await ThrowawayCluster.withRunning { cluster in
             _ = try await TestDatabase.withClient(cluster.url, maximumConnections: 2) { client in
                 try await Migrator(migrations: try Migration.bundled()).migrate(client: client, logger: TestDatabase.makeLogger())
             }
             try await body(cluster)
-            await cluster.destroy()
-        } catch {
-            await cluster.destroy()
-            throw error
         }
     }
 

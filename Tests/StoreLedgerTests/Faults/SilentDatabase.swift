@@ -12,14 +12,7 @@ enum SilentDatabase {
     /// of the shared server's: PostgreSQL's DROP DATABASE waits until every backend has answered a barrier, a stopped
     /// one too, so every other test's teardown would wait for as long as it stays stopped.
     static func withFreshDatabase(_ body: @Sendable (TestDatabase) async throws -> Void) async throws {
-        let cluster = try await ThrowawayCluster.start()
-        do {
-            try await TestDatabase.withFresh(server: cluster.url, body)
-            await cluster.destroy()
-        } catch {
-            await cluster.destroy()
-            throw error
-        }
+        try await ThrowawayCluster.withRunning { cluster in try await TestDatabase.withFresh(server: cluster.url, body) }
     }
 
     /// Stops the backend of `client`'s one connection (its pool must hold exactly one), runs `operation`, expects it to

@@ -255,8 +255,7 @@ extension RebuildTests {
 
 extension RebuildTests {
     @Test func aPostgresCrashThatEmptiesTheUnloggedShadowStopsTheSwapAndLeavesTheLiveTablesAlone() async throws {
-        let cluster = try await ThrowawayCluster.start()
-        do {
+        try await ThrowawayCluster.withRunning { cluster in
             try await TestDatabase.withFresh(server: cluster.url) { db in
                 let (pipeline, healthy) = try await Self.healthyLedger(db)
 
@@ -288,10 +287,6 @@ extension RebuildTests {
                 #expect(again.swapped && again.differences.isEmpty && again.eventsReplayed == Self.workload().count)
                 #expect(try await Self.derived(db) == healthy)
             }
-            await cluster.destroy()
-        } catch {
-            await cluster.destroy()
-            throw error
         }
     }
 }
