@@ -27,8 +27,8 @@ struct MigrateCommand: AsyncParsableCommand {
                 let status = try await migrator.status(client: client, logger: logger)
                 print("applied: \(Self.list(status.applied))")
                 print("pending: \(Self.list(status.pending))")
-                if !status.unknown.isEmpty { print("unknown to this build: \(status.unknown.map(String.init).joined(separator: ", "))") }
-                if !status.changed.isEmpty { print("edited since applied: \(status.changed.map(String.init).joined(separator: ", "))") }
+                if !status.unknown.isEmpty { print("unknown to this build: \(Self.list(status.unknown))") }
+                if !status.changed.isEmpty { print("edited since applied: \(Self.list(status.changed))") }
                 // The rule `serve` and `work` start by: pending is "wait" (3), a diverged schema an error (1), ahead passes.
                 do {
                     try migrator.requireCurrent(status, logger: logger, allowingAhead: true)
