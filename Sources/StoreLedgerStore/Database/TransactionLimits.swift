@@ -41,15 +41,28 @@ package struct TransactionLimits: Sendable, Equatable {
         TransactionLimits(lockWait: lease, statement: lease, idle: max(lease * 10, .seconds(60)))
     }
 
-    /// The statement that sets them inside the transaction.
-    var settingQuery: PostgresQuery {
-        """
-        SELECT set_config('lock_timeout', \(Self.milliseconds(lockWait)), true),
-               set_config('statement_timeout', \(Self.milliseconds(statement)), true),
-               set_config('idle_in_transaction_session_timeout', \(Self.milliseconds(idle)), true),
-               CASE WHEN current_setting('server_version_num')::int >= 140000
-                    THEN set_config('client_connection_check_interval', \(Self.milliseconds(clientCheck)), true) END
-        """
+    /// The statement ``PostgresNIO/PostgresConnection/inTransaction(logger:sessions:limits:isolation:_:)`` runs right
+    /// after `BEGIN`: the commit made durable, and `limits`, when given, set.
+    ///
+    /// `synchronous_commit = off` (set for a role, a database or the server, a common tuning) lets `COMMIT` answer before
+    /// its WAL record is flushed, and a crash then loses a transaction whose success was already reported: an
+    /// acknowledgement Apple will never resend. So an `off` becomes `on` for the transaction; `local`, `remote_write`,
+    /// `remote_apply` and `on` already flush locally first and stay as they are (a configured synchronous standby is
+    /// still waited for).
+    static func settingQuery(for limits: TransactionLimits?) -> PostgresQuery {
+        let durableCommit = """
+            CASE WHEN current_setting('synchronous_commit') = 'off'
+                 THEN set_config('synchronous_commit', 'on', true) END
+            """
+        guard let limits else { return "SELECT \(unescaped: durableCommit)" }
+        return """
+            SELECT \(unescaped: durableCommit),
+                   set_config('lock_timeout', \(Self.milliseconds(limits.lockWait)), true),
+                   set_config('statement_timeout', \(Self.milliseconds(limits.statement)), true),
+                   set_config('idle_in_transaction_session_timeout', \(Self.milliseconds(limits.idle)), true),
+                   CASE WHEN current_setting('server_version_num')::int >= 140000
+                        THEN set_config('client_connection_check_interval', \(Self.milliseconds(limits.clientCheck)), true) END
+            """
     }
 
     /// A duration as a setting's value in milliseconds (at least 1: 0 would switch the limit off).

@@ -12,8 +12,9 @@ import Testing
 /// Postgres crashes (`pg_ctl stop -m immediate`: the server dies without a checkpoint and replays its WAL on restart)
 /// under real `storeledger` processes: no acknowledged notification is lost, workers resume on their own, and SIGTERM
 /// ends a process within its bound even while the database is gone. The machine's page cache survives such a crash,
-/// so this shows that an acknowledgement follows its commit's WAL record; that the record reaches the disk before
-/// COMMIT answers is PostgreSQL's part (`synchronous_commit` and `fsync` on, as the throwaway clusters run).
+/// so this shows that an acknowledgement follows its commit's WAL record (written even where `synchronous_commit` is
+/// `off`); that the record reaches the disk before COMMIT answers is PostgreSQL's part (`fsync` on, as the throwaway
+/// clusters run).
 @Suite("Postgres crashes", .serialized)
 struct PostgresCrashTests {
     /// Runs `body` with a private, migrated cluster, destroyed afterwards.
@@ -101,6 +102,39 @@ struct PostgresCrashTests {
                 let stored = Dictionary(uniqueKeysWithValues: rows.map { ($0.0, $0.1) })
                 let lost = acked.filter { stored[$0.key] != $0.value }
                 #expect(lost.isEmpty, "\(lost.count) of \(acked.count) acknowledged notifications are missing or differ after the crash")
+            }
+        }
+    }
+
+    /// `synchronous_commit = off` for the database (a common tuning) lets COMMIT answer before its WAL record is
+    /// written, and a crash then takes the transaction with it. The receiver's acknowledgement must survive anyway: its
+    /// transaction flushes before it answers. The WAL writer is slowed to its longest delay, so that without that
+    /// flush nothing else writes the record before the crash.
+    @Test(.timeLimit(.minutes(4)))
+    func anAcknowledgementSurvivesACrashWhereTheDatabaseTurnsSynchronousCommitOff() async throws {
+        try await withCluster { cluster in
+            try await TestDatabase.withClient(cluster.url, maximumConnections: 1) { client in
+                let logger = TestDatabase.makeLogger()
+                try await client.query("ALTER SYSTEM SET wal_writer_delay = '10s'", logger: logger).readToEnd()
+                try await client.query("SELECT pg_reload_conf()", logger: logger).readToEnd()
+                try await client.query("ALTER DATABASE storeledger SET synchronous_commit = off", logger: logger).readToEnd()
+            }
+            let (receiver, base) = try await startReceiver(cluster)
+            defer { receiver.cleanUp() }
+            var acknowledged: [Int64: String] = [:]
+            for number in 0..<3 {
+                let body = #"{"signedPayload":"h.p-\#(number).s"}"#
+                let id = try #require(await Self.post(body, to: base), "not acknowledged: \(receiver.output)")
+                acknowledged[id] = body
+            }
+            try await cluster.crash()
+            try await cluster.restart()
+            try await TestDatabase.withClient(cluster.url, maximumConnections: 1) { client in
+                let rows = try await client.query(
+                    "SELECT id, convert_from(body, 'UTF8') FROM events WHERE id = ANY(\(Array(acknowledged.keys)))",
+                    logger: TestDatabase.makeLogger()
+                ).decode((Int64, String).self).readToEnd()
+                #expect(Dictionary(uniqueKeysWithValues: rows.map { ($0.0, $0.1) }) == acknowledged)
             }
         }
     }
