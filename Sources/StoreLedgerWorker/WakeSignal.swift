@@ -35,6 +35,18 @@ final class WakeSignal: Sendable {
         }
     }
 
+    /// Returns after `timeout`, or sooner only once `stopping` is set (and signalled, as shutdown does) or on
+    /// cancellation: a backoff that new work must not cut short.
+    func wait(for timeout: Duration, unlessStopped stopping: StopFlag) async {
+        let deadline = ContinuousClock.now + timeout
+        while !Task.isCancelled {
+            let generation = self.generation
+            let left = ContinuousClock.now.duration(to: deadline)
+            if stopping.isSet || left <= .zero { return }
+            await wait(after: generation, timeout: left)
+        }
+    }
+
     private func waitForSignal(after generation: Int) async {
         let id = state.withLock { state -> Int in
             state.nextWaiterID += 1

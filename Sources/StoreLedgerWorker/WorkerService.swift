@@ -122,7 +122,9 @@ package struct WorkerService<Handler: EventHandler>: Service {
             } catch {
                 failures += 1
                 logger.error("claim failed", metadata: ["worker": "\(owner)", "error": "\(String(reflecting: error))"])
-                await wake.wait(after: generation, timeout: .milliseconds(min(100 * (1 << min(failures, 6)), 5000)))
+                // Not cut short by new work (a NOTIFY per notification would make it a retry per notification against a
+                // database that just failed), only by shutdown.
+                await wake.wait(for: Self.claimBackoff(afterFailures: failures), unlessStopped: stopping)
                 continue
             }
             if batch.isEmpty {
@@ -142,6 +144,13 @@ package struct WorkerService<Handler: EventHandler>: Service {
                     ])
             }
         }
+    }
+
+    /// How long a claim loop waits after `failures` claims in a row failed: 200 ms doubling to 6.4 s, each drawn
+    /// uniformly from its upper half, so that the loops of every worker do not come back to the database at once.
+    static func claimBackoff(afterFailures failures: Int) -> Duration {
+        let ceiling = 100 * (1 << min(max(failures, 1), 6))
+        return .milliseconds(Int.random(in: ceiling / 2...ceiling))
     }
 
     /// Runs the handler over a claimed batch and records the outcomes in the same transaction.
