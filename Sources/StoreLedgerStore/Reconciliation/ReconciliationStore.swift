@@ -24,13 +24,17 @@ package struct ReconciliationStore: Sendable {
     /// event still waiting to be processed has exactly the body Apple sends for it (`{"signedPayload":"…"}`, found by the
     /// log's body digest index: searching every waiting body for the payload cost backlog × window, at the moment a
     /// backlog is largest). Without a readable UUID it is always appended (the worker judges it). Concurrent reconcilers
-    /// serialize per UUID. Returns whether it appended.
+    /// serialize per UUID; the transaction bounds its waits (``TransactionLimits/claim(lease:)`` with 30 s). Returns
+    /// whether it appended.
     package func appendUnlessKnown(
         _ signedPayload: String, notificationUUID uuid: String?, environmentHint: EnvironmentHint, environmentName: String, logger: Logger
     ) async throws -> Bool {
         let body = ByteBuffer(
             bytes: try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload], options: [.withoutEscapingSlashes]))
-        return try await client.inTransaction(logger: logger, sessions: sessions) { [sessions] connection in
+        // Bounded on the server: a reconciler that vanished holding a UUID's lock frees it within the idle limit, and one
+        // waiting for it (or for a table a migration holds) gives up at the lock limit.
+        return try await client.inTransaction(logger: logger, sessions: sessions, limits: .claim(lease: .seconds(30))) {
+            [sessions] connection in
             if let uuid {
                 try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("reconcile/" + uuid), 0))", logger: logger).readToEnd()
                 let known = try await connection.query(

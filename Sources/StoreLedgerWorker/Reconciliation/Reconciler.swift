@@ -21,6 +21,10 @@ package struct Reconciler: Sendable {
     package let environments: [AppStoreAPIHost]
     /// How its appends reach Postgres (the process's pooler and prepared sessions).
     package let sessions: DatabaseSessions
+    /// The longest any one of its database operations may take (default a minute): past it the operation is left
+    /// behind and counts as failed, so a database gone silent (a frozen primary, a vanished host) cannot stop the
+    /// reconciler for good; the next run tries again on fresh connections.
+    package var databaseDeadline: Duration = .seconds(60)
 
     /// Creates a reconciler (`sessions` default: a direct connection).
     package init(
@@ -127,7 +131,7 @@ package struct Reconciler: Sendable {
         let history = DatabaseHistory(client: client)
         var total = Result()
         var firstError: (any Error)?
-        for change in try await history.changes(unreconciledOnly: true, logger: logger) {
+        for change in try await withDeadline(databaseDeadline, operation: { try await history.changes(unreconciledOnly: true, logger: logger) }) {
             let window = change.window()
             do {
                 let result = try await run(from: window.start, to: window.end, onlyFailures: false, logger: logger)
@@ -140,7 +144,9 @@ package struct Reconciler: Sendable {
                         "a database history change's window is partly older than Apple keeps",
                         metadata: ["change": "\(change.id)", "from": "\(window.start)", "unreachable": "\(unreachable)"])
                 }
-                try await history.markReconciled(change.id, by: "reconciler", note: note, logger: logger)
+                try await withDeadline(databaseDeadline) { [note] in
+                    try await history.markReconciled(change.id, by: "reconciler", note: note, logger: logger)
+                }
                 total.listed += result.listed
                 total.appended += result.appended
                 logger.notice(
@@ -151,7 +157,10 @@ package struct Reconciler: Sendable {
                     ])
             } catch {
                 // Recorded, and the other changes still go on; the next run tries this one again.
-                try? await history.markReconciled(change.id, by: "reconciler", error: String(reflecting: error), logger: logger)
+                let reason = String(reflecting: error)
+                try? await withDeadline(databaseDeadline) {
+                    try await history.markReconciled(change.id, by: "reconciler", error: reason, logger: logger)
+                }
                 firstError = firstError ?? error
             }
         }
@@ -171,10 +180,12 @@ package struct Reconciler: Sendable {
 
     /// Appends one notification unless it is already known (``ReconciliationStore``); returns whether it did.
     private func appendUnlessKnown(_ signedPayload: String, uuid: String?, environment: AppStoreAPIHost, logger: Logger) async throws -> Bool {
-        try await ReconciliationStore(client: client, sessions: sessions).appendUnlessKnown(
-            signedPayload, notificationUUID: uuid, environmentHint: environment.environmentHint,
-            environmentName: environment.rawValue, logger: logger
-        )
+        try await withDeadline(databaseDeadline) { [client, sessions] in
+            try await ReconciliationStore(client: client, sessions: sessions).appendUnlessKnown(
+                signedPayload, notificationUUID: uuid, environmentHint: environment.environmentHint,
+                environmentName: environment.rawValue, logger: logger
+            )
+        }
     }
 
     /// The notificationUUID in a notification's payload, read without verifying (only to avoid duplicates: the

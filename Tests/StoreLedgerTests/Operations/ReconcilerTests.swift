@@ -98,6 +98,37 @@ struct ReconcilerTests {
         }
     }
 
+    /// A database operation that does not answer (here: the log locked by another session, as a stuck migration or a
+    /// frozen primary would leave it) fails the run at the reconciler's database deadline instead of holding it; the
+    /// next run, once the database answers again, appends the notification exactly once.
+    @Test(.timeLimit(.minutes(2)))
+    func aDatabaseThatDoesNotAnswerFailsTheRunAtItsDeadline() async throws {
+        try await FakeAppStoreServer.withRunning(bundleID: "com.example.app") { fake in
+            try await TestDatabase.withFresh { db in
+                _ = try await missedSandboxNotification(db, fake)
+                var reconciler = Reconciler(
+                    client: db.client, appStore: try await AppStoreAPIClient(configuration: fake.configuration()), environments: [.sandbox]
+                )
+                reconciler.databaseDeadline = .seconds(2)
+                try await db.withTableLocked("events") { [reconciler] in
+                    let start = ContinuousClock.now
+                    let error = await #expect(throws: ReconciliationError.self) {
+                        try await reconciler.run(from: Date().addingTimeInterval(-3600), to: Date(), onlyFailures: false, logger: db.logger)
+                    }
+                    #expect(start.duration(to: .now) < .seconds(10))
+                    #expect(error?.failures.first?.error.contains("did not finish within") == true, "\(String(describing: error))")
+                }
+                _ = try await reconciler.run(from: Date().addingTimeInterval(-3600), to: Date(), onlyFailures: false, logger: db.logger)
+                let appended = try await eventually(within: .seconds(20), every: .milliseconds(100)) {
+                    try await db.scalar("SELECT count(*) FROM events WHERE source = 'reconciliation'") == 1
+                }
+                #expect(appended)
+                try await Task.sleep(for: .milliseconds(500))
+                #expect(try await db.scalar("SELECT count(*) FROM events WHERE source = 'reconciliation'") == 1)
+            }
+        }
+    }
+
     /// A missed sandbox notification, signed now, in the fake's sandbox history; returns the pipeline.
     func missedSandboxNotification(_ db: TestDatabase, _ fake: FakeAppStoreServer) async throws -> LedgerPipeline {
         let pipeline = try LedgerPipeline(db, pki: Self.pki)
