@@ -49,6 +49,14 @@ package struct EventPartitions: Sendable {
         }
     }
 
+    /// Whether `events_default` holds any event: a month whose partition was not created in time (no worker ran through
+    /// the months made ahead). Its events are stored and processed like any other, but that month never gets a
+    /// partition of its own (PostgreSQL refuses one for a range the default holds rows of; later months still get
+    /// theirs: migration 0034), so retaining or archiving it takes an operator (docs/operations.md, "The event log").
+    package func defaultPartitionHoldsEvents(logger: Logger) async throws -> Bool {
+        try await client.query("SELECT EXISTS (SELECT 1 FROM events_default)", logger: logger).decode(Bool.self).firstAfterReadingAll() ?? false
+    }
+
     /// Runs `body` in a transaction whose lock waits last at most `wait`; a wait that runs out is a
     /// ``StoreError/Kind/unavailable`` saying `what` did not happen and why.
     private func withLogLock<Result>(

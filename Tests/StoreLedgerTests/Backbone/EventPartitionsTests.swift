@@ -27,6 +27,40 @@ struct EventPartitionsTests {
         ).readToEnd()
     }
 
+    /// A month whose events landed in the default partition (its partition was not made in time) cannot get one;
+    /// the months after it still do, so the default stops growing, and the default's events stay readable.
+    @Test func aMonthAlreadyInTheDefaultPartitionDoesNotStopTheMonthsAfterIt() async throws {
+        try await TestDatabase.withFresh { db in
+            let partitions = EventPartitions(client: db.client)
+            #expect(try await partitions.defaultPartitionHoldsEvents(logger: db.logger) == false)
+            try await Self.appendReceived(db, at: "2031-02-10T00:00:00Z", body: "early")
+            #expect(try await db.scalar("SELECT count(*) FROM events_default") == 1)
+            #expect(try await partitions.defaultPartitionHoldsEvents(logger: db.logger))
+
+            #expect(try await partitions.ensure(monthsAhead: 3, from: Self.date("2031-01-15T00:00:00Z"), logger: db.logger) == 3)
+            let names = Set(try await partitions.list(logger: db.logger).map(\.name))
+            #expect(names.isSuperset(of: ["events_2031_01", "events_2031_03", "events_2031_04"]))
+            #expect(!names.contains("events_2031_02"))
+            // Nothing moved or lost; a later event of the left-out month still lands in the default, a later month's
+            // in its own partition.
+            try await Self.appendReceived(db, at: "2031-02-20T00:00:00Z", body: "late")
+            try await Self.appendReceived(db, at: "2031-03-05T00:00:00Z", body: "march")
+            #expect(try await db.scalar("SELECT count(*) FROM events_default") == 2)
+            #expect(try await db.scalar("SELECT count(*) FROM events_2031_03") == 1)
+            #expect(try await partitions.ensure(monthsAhead: 3, from: Self.date("2031-01-15T00:00:00Z"), logger: db.logger) == 0)
+
+            // A worker's sweep says so, as an error, when it checks the partitions (at its start, then hourly).
+            let worker = try StoreLedgerProcess(
+                ["work", "--handler", "envelope"],
+                environment: ["DATABASE_URL": db.url.connectionString, "ADMIN_PORT": "off", "LOG_LEVEL": "error"])
+            defer { worker.cleanUp() }
+            let said = try await eventually(within: .seconds(30), every: .milliseconds(100)) {
+                worker.output.contains("events_default holds events")
+            }
+            #expect(said, "\(worker.output)")
+        }
+    }
+
     @Test func oldMonthsAreDetachedOnlyWhenTheirEventsAreFinished() async throws {
         try await TestDatabase.withFresh { db in
             let partitions = EventPartitions(client: db.client)
