@@ -293,7 +293,10 @@ package struct WorkerService<Handler: EventHandler>: Service {
                     let created = try await withDeadline(configuration.lease) { [logger] in try await log.ensurePartitions(logger: logger) }
                     if created > 0 { logger.info("created event partitions", metadata: ["count": "\(created)"]) }
                     let partitions = EventPartitions(client: client)
-                    if try await withDeadline(configuration.lease, operation: { [logger] in try await partitions.defaultPartitionHoldsEvents(logger: logger) }) {
+                    let defaultHoldsEvents = try await withDeadline(configuration.lease) { [logger] in
+                        try await partitions.defaultPartitionHoldsEvents(logger: logger)
+                    }
+                    if defaultHoldsEvents {
                         logger.error(
                             "events_default holds events: a month's partition was not created in time, so that month has none (later months are created); see docs/operations.md (The event log)"
                         )
