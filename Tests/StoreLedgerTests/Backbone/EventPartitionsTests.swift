@@ -54,7 +54,7 @@ struct EventPartitionsTests {
                 ["work", "--handler", "envelope"],
                 environment: ["DATABASE_URL": db.url.connectionString, "ADMIN_PORT": "off", "LOG_LEVEL": "error"])
             defer { worker.cleanUp() }
-            let said = try await eventually(within: .seconds(30), every: .milliseconds(100)) {
+            let said = try await eventually(within: .seconds(60), every: .milliseconds(100)) {
                 worker.output.contains("events_default holds events")
             }
             #expect(said, "\(worker.output)")
