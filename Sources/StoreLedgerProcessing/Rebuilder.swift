@@ -229,12 +229,36 @@ package struct Rebuilder: Sendable {
                 differences += try await ShadowSchema.differences(in: table, on: connection, logger: logger)
             }
             guard !dryRun else { return (differences, [String: Int](), tail, tailRejected) }
+            try await refuseToRemoveVerifiedFacts(on: connection, logger: logger)
             // The swap's entitlement changes are news like a worker's: a repaired row, or an event the rebuild applied
             // before any worker did (a worker then finds its facts recorded and projects nothing).
             let events = try await swapWebhookEvents(on: connection, logger: logger)
             let changed = try await ShadowSchema.mergeIntoLive(on: connection, logger: logger)
             try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
             return (differences, changed, tail, tailRejected)
+        }
+    }
+
+    /// The swap's last word on dropping verified facts, read from the ledger under the swap's locks: the checks while
+    /// replaying count the queue's `done` rows, which operators prune and which a worker may add after the page was
+    /// read (an event still pending then, verified by a worker since). Facts of events this rebuild did not verify need
+    /// `acceptNewRejections`, facts of events no longer in the log `acceptArchivedEvents`.
+    private func refuseToRemoveVerifiedFacts(on connection: PostgresConnection, logger: Logger) async throws {
+        let removed = try await ShadowSchema.factsTheMergeWouldRemove(on: connection, logger: logger)
+        if removed.ofLoggedEvents > 0 && !acceptNewRejections {
+            throw RebuildError(
+                .newRejections,
+                "the swap would remove \(removed.ofLoggedEvents) verified fact(s) of events still in the log that this rebuild did not "
+                    + "verify (e.g. event \(removed.firstLoggedEvent ?? 0)): check APP_BUNDLE_ID, APP_APPLE_ID, APPLE_ROOT_CAS_DER_BASE64 and "
+                    + "APPLE_ENVIRONMENTS against the workers'; nothing was swapped (--accept-new-rejections drops them)"
+            )
+        }
+        if removed.ofArchivedEvents > 0 && !acceptArchivedEvents {
+            throw RebuildError(
+                .archivedEvents,
+                "the swap would remove \(removed.ofArchivedEvents) verified fact(s) of events no longer in the log (their months were "
+                    + "detached for archiving); nothing was swapped: attach the archived months again, or pass --accept-archived-events"
+            )
         }
     }
 

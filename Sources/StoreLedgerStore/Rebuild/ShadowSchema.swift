@@ -191,6 +191,55 @@ package enum ShadowSchema {
         return result
     }
 
+    /// Verified facts the live tables hold and the shadow does not: what ``mergeIntoLive(on:logger:)`` would delete.
+    package struct RemovedFacts: Sendable, Equatable {
+        /// Facts (deliveries, transactions, renewal infos) whose recording event the log no longer holds: its month was
+        /// detached for archiving.
+        package var ofArchivedEvents = 0
+        /// Facts whose recording event is in the log, which this rebuild did not verify (a trust or app configuration
+        /// that differs from the workers').
+        package var ofLoggedEvents = 0
+        /// The lowest such logged event, to name one.
+        package var firstLoggedEvent: Int64?
+
+        /// Creates a count.
+        package init(ofArchivedEvents: Int = 0, ofLoggedEvents: Int = 0, firstLoggedEvent: Int64? = nil) {
+            self.ofArchivedEvents = ofArchivedEvents
+            self.ofLoggedEvents = ofLoggedEvents
+            self.firstLoggedEvent = firstLoggedEvent
+        }
+    }
+
+    /// Counts the verified facts the merge would delete (a delivery by its event, a transaction or renewal info by the
+    /// first event that recorded it), read from the ledger itself: unlike the queue's `done` rows, which operators
+    /// prune, the fact tables say what was verified. Run it inside the swap's transaction, after the tail's replay.
+    package static func factsTheMergeWouldRemove(on connection: PostgresConnection, logger: Logger) async throws -> RemovedFacts {
+        var removed = RemovedFacts()
+        for try await (archived, logged, first) in try await connection.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    WITH removed AS (
+                        SELECT d.event_id FROM public.notification_deliveries d
+                        WHERE NOT EXISTS (SELECT 1 FROM \(name).notification_deliveries s WHERE s.event_id = d.event_id)
+                        UNION ALL
+                        SELECT t.first_event_id FROM public.transactions t
+                        WHERE NOT EXISTS (SELECT 1 FROM \(name).transactions s WHERE s.fact_sha256 = t.fact_sha256)
+                        UNION ALL
+                        SELECT r.first_event_id FROM public.renewal_infos r
+                        WHERE NOT EXISTS (SELECT 1 FROM \(name).renewal_infos s WHERE s.fact_sha256 = r.fact_sha256)
+                    ), judged AS (
+                        SELECT removed.event_id, EXISTS (SELECT 1 FROM events e WHERE e.id = removed.event_id) AS logged FROM removed
+                    )
+                    SELECT count(*) FILTER (WHERE NOT logged), count(*) FILTER (WHERE logged), min(event_id) FILTER (WHERE logged)
+                    FROM judged
+                    """),
+            logger: logger
+        ).decode((Int, Int, Int64?).self) {
+            removed = RemovedFacts(ofArchivedEvents: archived, ofLoggedEvents: logged, firstLoggedEvent: first)
+        }
+        return removed
+    }
+
     /// Makes each live table equal to its shadow (ignoring bookkeeping columns), writing only rows that differ;
     /// returns how many rows changed per reported table. Run it inside the transaction that locked the live tables.
     package static func mergeIntoLive(on connection: PostgresConnection, logger: Logger) async throws -> [String: Int] {

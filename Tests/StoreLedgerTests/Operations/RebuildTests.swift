@@ -233,6 +233,31 @@ extension RebuildTests {
         }
     }
 
+    /// The queue's `done` rows may be pruned (docs/operations.md); the verified facts they led to stay, and a rebuild
+    /// that cannot verify their events must still refuse to drop them: the swap reads what it would remove from the
+    /// ledger itself.
+    @Test func aRebuildRefusesToDropVerifiedFactsWhoseQueueRowsWerePruned() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.pki)
+            try await pipeline.append(SubscriptionLifecycles.renewThenExpire().facts)
+            try await pipeline.drain()
+            try await db.client.query("DELETE FROM event_queue WHERE state = 'done'", logger: db.logger).readToEnd()
+            let before = try await Self.derived(db)
+            let otherTrust = try LedgerPipeline(db, pki: try TestPKI())
+            let refused = await #expect(throws: RebuildError.self) {
+                _ = try await Rebuilder(client: db.client, handler: otherTrust.handler).run(dryRun: false, logger: db.logger)
+            }
+            #expect(refused?.code == .newRejections)
+            #expect(refused?.detail.contains("the swap would remove") == true, "\(String(describing: refused))")
+            #expect(try await Self.derived(db) == before)
+            #expect(try await db.scalar("SELECT count(*) FROM notification_deliveries") > 0)
+            let forced = try await Rebuilder(client: db.client, handler: otherTrust.handler, acceptNewRejections: true).run(
+                dryRun: false, logger: db.logger)
+            #expect(forced.swapped)
+            #expect(try await db.scalar("SELECT count(*) FROM notification_deliveries") == 0)
+        }
+    }
+
     @Test func aRebuildWithOtherTrustThanTheWorkersRefusesToDropVerifiedFacts() async throws {
         try await TestDatabase.withFresh { db in
             let pipeline = try LedgerPipeline(db, pki: Self.pki)
@@ -515,6 +540,44 @@ extension RebuildTests {
             let requeued = try await OperatorStore(client: db.client).requeue(.ids(archivedID), by: "test", reason: "archived", logger: db.logger)
             #expect(requeued == 0)
             #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE state <> 'done'") == 0)
+        }
+    }
+
+    /// A detached month whose queue rows were pruned too: nothing in the queue says its events are gone, but the
+    /// ledger's facts name them, and the swap refuses to drop those without `--accept-archived-events`.
+    @Test func aDetachedMonthWhoseQueueRowsWerePrunedStillStopsTheSwap() async throws {
+        try await TestDatabase.withFresh { db in
+            let (pipeline, healthy) = try await Self.healthyLedger(db)
+            try await EventPartitions(client: db.client).ensure(monthsAhead: 0, from: Self.date("2025-01-10T00:00:00Z"), logger: db.logger)
+            // A subscription of its own, bought in a notification received in January 2025 that no other event delivers:
+            // processed, then its month detached and its queue row pruned.
+            var builder = SubscriptionLifecycleBuilder(originalTransactionID: "9900", includesStatus: true)
+            builder.subscribe()
+            let old = try pipeline.signer.signedEvent(for: try #require(builder.facts.first))
+            try await db.client.query(
+                """
+                WITH e AS (
+                    INSERT INTO events (received_at, source, body, body_sha256)
+                    VALUES ('2025-01-10T00:00:00Z', \(old.source.rawValue), \(ByteBuffer(string: old.body)), sha256(\(ByteBuffer(string: old.body))))
+                    RETURNING id, received_at
+                ) INSERT INTO event_queue (event_id, event_received_at) SELECT id, received_at FROM e
+                """, logger: db.logger
+            ).readToEnd()
+            try await pipeline.drain()
+            let withOld = try await Self.derived(db)
+            #expect(withOld != healthy, "the January notification should have been recorded")
+            #expect(
+                try await EventPartitions(client: db.client).detach(before: Self.date("2025-02-01T00:00:00Z"), drop: false, logger: db.logger)
+                    .detached == ["events_2025_01"])
+            try await db.client.query("DELETE FROM event_queue WHERE event_received_at < '2025-02-01'", logger: db.logger).readToEnd()
+            #expect(try await db.client.withConnection { try await EventPage.countArchived(on: $0, logger: db.logger) } == 0)
+
+            let refused = await #expect(throws: RebuildError.self) { _ = try await rebuilder(pipeline).run(dryRun: false, logger: db.logger) }
+            #expect(refused?.code == .archivedEvents)
+            #expect(try await Self.derived(db) == withOld)
+            let accepted = Rebuilder(client: db.client, handler: pipeline.handler, batchSize: 13, catchUpThreshold: 5, acceptArchivedEvents: true)
+            #expect(try await accepted.run(dryRun: false, logger: db.logger).swapped)
+            #expect(try await Self.derived(db) == healthy)
         }
     }
 
