@@ -108,7 +108,7 @@ package struct Rebuilder: Sendable {
         do {
             let report = try await rebuild(
                 shadow, dryRun: dryRun, logger: logger, progress: progress, beforeSwap: beforeSwap, duringSwap: duringSwap)
-            try await client.withConnection { try await ShadowSchema.drop(ifHeldBy: shadow, on: $0, logger: logger) }
+            await dropShadowAfterwards(shadow, logger: logger)
             return report
         } catch {
             // A batch under way when another rebuild replaced the shadow fails on the dropped tables themselves, not at
@@ -192,6 +192,21 @@ package struct Rebuilder: Sendable {
     /// The swap, in one transaction: block writers of the live derived tables, replay the events after `last` and those
     /// in `gaps`, compare, and (unless `dryRun`) merge into the live tables and announce the changes. Returns the
     /// differences, the rows changed per table, and how many events it replayed and of them rejected.
+    /// Drops this rebuild's shadow once the rebuild is done. Best effort: a swap has committed by then, so a drop that
+    /// fails, or waits past ``swapLockWait`` for a session still reading the shadow, leaves it (the next rebuild
+    /// replaces it; `DROP SCHEMA storeledger_rebuild CASCADE` frees the space) with a warning, rather than report a
+    /// committed swap as a failed rebuild.
+    private func dropShadowAfterwards(_ shadow: UUID, logger: Logger) async {
+        let limits = TransactionLimits(lockWait: swapLockWait, statement: .seconds(300), idle: .seconds(60))
+        do {
+            try await client.inTransaction(logger: logger, limits: limits) { try await ShadowSchema.drop(ifHeldBy: shadow, on: $0, logger: logger) }
+        } catch {
+            logger.warning(
+                "rebuild: done, but its shadow tables were not dropped; the next rebuild replaces them, and DROP SCHEMA \(ShadowSchema.name) CASCADE frees the space",
+                metadata: ["error": "\(String(reflecting: error))"])
+        }
+    }
+
     private func swap(
         _ shadow: UUID, after last: Int64, gaps: [ClosedRange<Int64>], dryRun: Bool, logger: Logger,
         duringSwap: @Sendable () async throws -> Void

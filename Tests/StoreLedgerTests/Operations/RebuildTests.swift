@@ -581,6 +581,42 @@ extension RebuildTests {
         }
     }
 
+    /// A session still reading the shadow when the swap has committed (an operator's `psql` looking at it) keeps the
+    /// rebuild from dropping it: the rebuild reports its committed swap all the same, leaving the shadow for later,
+    /// instead of failing (or waiting on) a rebuild that is done.
+    @Test func aShadowThatCannotBeDroppedAfterTheSwapLeavesTheRebuildReported() async throws {
+        try await TestDatabase.withFresh { db in
+            let (pipeline, healthy) = try await Self.healthyLedger(db)
+            let locked = AnsweredFlag()
+            let done = AnsweredFlag()
+            let reader = Mutex<Task<Void, any Error>?>(nil)
+            let rebuilder = Rebuilder(
+                client: db.client, handler: pipeline.handler, batchSize: 13, catchUpThreshold: 5, swapLockWait: .seconds(2))
+            let report = try await rebuilder.run(
+                dryRun: false, logger: db.logger,
+                duringSwap: {
+                    guard reader.withLock({ $0 }) == nil else { return }
+                    reader.withLock {
+                        $0 = Task {
+                            try await db.withTableLocked("\(ShadowSchema.name).subscriptions", mode: "ACCESS SHARE") {
+                                locked.set()
+                                while !done.isSet { try await Task.sleep(for: .milliseconds(10)) }
+                            }
+                        }
+                    }
+                    while !locked.isSet { try await Task.sleep(for: .milliseconds(10)) }
+                })
+            let shadowLeft = try await db.scalar("SELECT count(*) FROM pg_namespace WHERE nspname = \(ShadowSchema.name)")
+            done.set()
+            try await reader.withLock { $0 }?.value
+            #expect(report.swapped)
+            #expect(shadowLeft == 1, "the shadow was dropped: the drop waited for the reader")
+            #expect(try await Self.derived(db) == healthy)
+            #expect(try await rebuilder.run(dryRun: true, logger: db.logger).differences.isEmpty)
+            #expect(try await db.scalar("SELECT count(*) FROM pg_namespace WHERE nspname = \(ShadowSchema.name)") == 0)
+        }
+    }
+
     /// An instant written in RFC 3339.
     static func date(_ text: String) -> Date { ISO8601DateFormatter().date(from: text)! }
 
