@@ -7,7 +7,8 @@ extension ConsoleController {
     /// `GET /console/charts?from=&to=&app=&environment=&product=`: every chart as SVG, a table and a CSV link, from the
     /// sums the last snapshot took (never computed over the ledger while the page waits, except on a small one).
     func chartsPage(_ request: Request, session: ConsoleSignedIn, context: some RequestContext) async throws -> Response {
-        let query = ConsoleChartQuery { request.uri.queryParameters.get($0) }
+        let form = ConsoleForm(queryOf: request)
+        let query = ConsoleChartQuery { form[$0] }
         let snapshot = try await freshSnapshot(context: context)
         let loader = ChartLoader(store: charts, cache: chartCache, logger: context.logger, version: "\(snapshot.takenAt?.timeIntervalSince1970 ?? 0)")
         let computedAt = snapshot.takenAt.map { ConsoleFormat.time($0) } ?? "never"
@@ -68,7 +69,8 @@ extension ConsoleController {
         guard file.hasSuffix(".csv"), let chart = ConsoleChart(rawValue: String(file.dropLast(4))) else {
             throw HTTPError(.notFound, message: "There is no chart \(file).")
         }
-        let query = ConsoleChartQuery { request.uri.queryParameters.get($0) }
+        let form = ConsoleForm(queryOf: request)
+        let query = ConsoleChartQuery { form[$0] }
         guard let snapshot = try await freshSnapshot(context: context).takenAt else {
             throw HTTPError(
                 .serviceUnavailable, headers: [.retryAfter: "60"],

@@ -6,7 +6,7 @@ extension ConsoleController {
     /// `GET /console/customers?q=…`: the search form; one customer found goes straight to its page (303), several
     /// are listed, none says so.
     func customerSearch(_ request: Request, session: ConsoleSignedIn, context: some RequestContext) async throws -> Response {
-        let q = request.uri.queryParameters.get("q")?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        let q = ConsoleForm(queryOf: request)["q"]?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         var values: [String: Any] = ["q": q]
         if q.count > CustomerLookupStore.maximumKeyLength {
             values["searchError"] = "The search is longer than \(CustomerLookupStore.maximumKeyLength) characters: no id or token is that long."
@@ -48,7 +48,7 @@ extension ConsoleController {
     /// time, each with its state now and timeline.
     func customerPage(_ request: Request, session: ConsoleSignedIn, context: some RequestContext) async throws -> Response {
         let key = context.decodedParameter("key") ?? ""
-        let pageText = request.uri.queryParameters.get("page")
+        let pageText = ConsoleForm(queryOf: request)["page"]
         guard let pageNumber = pageText.map({ Int($0) }) ?? 1, pageNumber >= 1, pageNumber <= 1_000_000 else {
             return render(
                 "message", status: .badRequest, session: session, title: "Bad request",

@@ -88,7 +88,7 @@ extension ConsoleController {
         } else if let unverified = Self.unverifiedPayload(event.body) {
             values["unverified"] = unverified
         }
-        if let flash = request.uri.queryParameters.get("flash") {
+        if let flash = ConsoleForm(queryOf: request)["flash"] {
             switch flash {
             case "requeued": values["flash"] = "Event \(event.id) requeued: it is pending again with a fresh attempt budget."
             case "replayed": values["flash"] = "Event \(event.id) replayed: the workers will process it again."

@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 
 /// An `application/x-www-form-urlencoded` body as the console's forms send it: the first value of each field.
 struct ConsoleForm: Sendable {
@@ -15,6 +16,12 @@ struct ConsoleForm: Sendable {
             if fields[name] == nil, let value { fields[name] = value }
         }
         self.fields = fields
+    }
+
+    /// The request's query string read the way a browser writes a GET form's fields (`+` for a space, which
+    /// Hummingbird's `queryParameters` leaves as a `+`).
+    init(queryOf request: Request) {
+        self.init(request.uri.query ?? "")
     }
 
     /// The field's value, nil when absent.

@@ -76,6 +76,18 @@ struct ConsoleCustomerTests {
         }
     }
 
+    /// The search is a GET form: a browser writes a space as `+` (an id pasted with a space around it), which must
+    /// read as the space it stands for, trimmed like any other.
+    @Test func aSearchAsTheBrowsersFormWritesItFindsTheCustomer() async throws {
+        try await withLedger { db, browser, _ in
+            for query in ["q=+user-42+", "q=70004+", "q=++70004"] {
+                let response = try await browser.get("/console/customers?\(query)")
+                #expect(response.status == .seeOther, "\(query)")
+                #expect(response.location == "/console/customers/user-42", "\(query)")
+            }
+        }
+    }
+
     @Test func eachOfTheFourKeysFindsTheCustomer() async throws {
         try await withLedger { db, browser, _ in
             // Sandbox 70001 is user-42's (through the token it carries); its third period's transaction id is 70004 (the
