@@ -5,8 +5,8 @@ import NIOCore
 package import PostgresNIO
 package import StoreLedgerStore
 
-/// `GET /healthz` (the process is alive) and `GET /readyz` (the database answers and its schema is
-/// the one this build expects, or, with `allowingAhead`, newer).
+/// `GET /healthz` (the process is alive) and `GET /readyz` (the database answers, its schema is the one this build
+/// expects, or, with `allowingAhead`, newer, and it accepts writes: ``DatabaseWritability``).
 package struct HealthController: Sendable {
     /// The database to check.
     package let client: PostgresClient
@@ -32,8 +32,11 @@ package struct HealthController: Sendable {
             do {
                 try await withDeadline(timeout) { [client, migrator, allowingAhead, logger = context.logger] in
                     try await migrator.requireCurrent(client: client, logger: logger, allowingAhead: allowingAhead)
+                    try await DatabaseWritability.requireWritable(client: client, logger: logger)
                 }
                 return Self.json(#"{"status":"ready"}"#)
+            } catch let error as StoreError where error.code == .unavailable {
+                throw APIError(.serviceUnavailable, code: "database_not_writable", message: error.detail)
             } catch let error as StoreError {
                 throw APIError(.serviceUnavailable, code: "schema_not_current", message: error.detail)
             } catch {

@@ -197,6 +197,31 @@ struct ReceiverTests {
         }
     }
 
+    /// A database that answers reads but refuses writes (a read-only default, as some hosts set over a plan's limit; a
+    /// standby after a failover pointed elsewhere) is not ready: every notification would be answered 503.
+    @Test func aDatabaseThatRefusesWritesIsNotReady() async throws {
+        try await TestDatabase.withFresh { db in
+            try await db.client.query(
+                "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET default_transaction_read_only = on', current_database()); END $$",
+                logger: db.logger
+            ).readToEnd()
+            try await TestDatabase.withClient(db.url, maximumConnections: 2) { client in
+                let router = buildReceiverRouter(
+                    client: client, migrator: migrator, configuration: ReceiverConfiguration(port: 0, readinessTimeout: .seconds(60)))
+                try await Application(router: router).test(.router) { http in
+                    try await http.execute(uri: "/readyz", method: .get) { response in
+                        #expect(response.status == .serviceUnavailable)
+                        let body = String(buffer: response.body)
+                        #expect(body.contains("database_not_writable") && body.contains("read-only"), "\(body)")
+                    }
+                    try await http.execute(
+                        uri: "/notifications/apple", method: .post, body: ByteBuffer(string: #"{"signedPayload":"a.b.c"}"#)
+                    ) { #expect($0.status == .serviceUnavailable) }
+                }
+            }
+        }
+    }
+
     /// A rollout that migrates first leaves the running receivers on a schema ahead of their build: they stay ready
     /// and go on storing (a load balancer taking them out would refuse Apple's notifications meanwhile).
     @Test func aSchemaAheadOfTheBuildKeepsTheReceiverReady() async throws {
