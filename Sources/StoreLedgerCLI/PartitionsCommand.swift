@@ -96,11 +96,21 @@ struct PartitionsCommand: AsyncParsableCommand {
         func run() async throws {
             let month = try month()
             try await PartitionsCommand.withPartitions { partitions, logger in
-                let outcome = try await partitions.detach(
-                    before: month, drop: drop, dropDetached: dropDetached, acceptingParked: acceptParkedEvents, logger: logger)
+                func report(_ outcome: EventPartitions.Detachment) {
+                    if !outcome.detached.isEmpty { print("detached: " + outcome.detached.joined(separator: ", ")) }
+                    if !outcome.dropped.isEmpty { print("dropped: " + outcome.dropped.joined(separator: ", ")) }
+                }
+                let outcome: EventPartitions.Detachment
+                do {
+                    outcome = try await partitions.detach(
+                        before: month, drop: drop, dropDetached: dropDetached, acceptingParked: acceptParkedEvents, logger: logger)
+                } catch let partial as EventPartitions.PartialDetachment {
+                    // Done for good before the failure: said before the failure itself.
+                    report(partial.done)
+                    throw partial.cause
+                }
                 if outcome == .init() { print("nothing to detach") }
-                if !outcome.detached.isEmpty { print("detached: " + outcome.detached.joined(separator: ", ")) }
-                if !outcome.dropped.isEmpty { print("dropped: " + outcome.dropped.joined(separator: ", ")) }
+                report(outcome)
             }
         }
     }

@@ -120,6 +120,35 @@ package struct EventPartitions: Sendable {
         // Read before this run detaches anything: what this run detaches without `drop` is left to be archived.
         let leftovers = dropDetached ? try await detachedTables(logger: logger) : []
         var outcome = Detachment()
+        do {
+            try await detachMonths(
+                before: before, drop: drop, dropDetached: dropDetached, leftovers: leftovers, acceptingParked: acceptingParked,
+                into: &outcome, logger: logger)
+        } catch {
+            // Each month commits on its own: what went before the failure is done, and the caller must say so.
+            guard outcome == .init() else { throw PartialDetachment(done: outcome, cause: error) }
+            throw error
+        }
+        return outcome
+    }
+
+    /// Thrown by ``detach(before:drop:dropDetached:acceptingParked:logger:)`` when a month fails after earlier ones were
+    /// detached (and perhaps dropped) for good: what was done, and why it stopped.
+    package struct PartialDetachment: Error, CustomStringConvertible {
+        /// What was detached and dropped before the failure.
+        package var done: Detachment
+        /// Why the rest was not.
+        package var cause: any Error
+        /// Says both.
+        package var description: String { "stopped after detaching \(done.detached) and dropping \(done.dropped): \(cause)" }
+    }
+
+    /// The months and leftovers of one ``detach(before:drop:dropDetached:acceptingParked:logger:)``, each recorded in
+    /// `outcome` once committed.
+    private func detachMonths(
+        before: Date, drop: Bool, dropDetached: Bool, leftovers: [String], acceptingParked: Bool, into outcome: inout Detachment,
+        logger: Logger
+    ) async throws {
         for partition in try await list(logger: logger) {
             guard let month = partition.month, let end = Self.end(of: month), end <= before else { continue }
             func refuseUnfinished(on connection: PostgresConnection) async throws {
@@ -161,7 +190,6 @@ package struct EventPartitions: Sendable {
             logger.notice("detached events table dropped", metadata: ["table": "\(name)"])
             outcome.dropped.append(name)
         }
-        return outcome
     }
 
     /// What ``detach(before:drop:dropDetached:acceptingParked:logger:)`` did.

@@ -61,6 +61,25 @@ struct EventPartitionsTests {
         }
     }
 
+    /// Each month is detached (and dropped) in a transaction of its own: when a later month is refused, the months
+    /// before it are gone for good, and `partitions detach` says which before it says why it stopped.
+    @Test func aRefusedMonthDoesNotHideTheMonthsDetachedBeforeIt() async throws {
+        try await TestDatabase.withFresh { db in
+            let partitions = EventPartitions(client: db.client)
+            try await partitions.ensure(monthsAhead: 1, from: Self.date("2025-01-15T00:00:00Z"), logger: db.logger)
+            try await Self.appendReceived(db, at: "2025-01-10T00:00:00Z", body: "finished", state: "done")
+            try await Self.appendReceived(db, at: "2025-02-10T00:00:00Z", body: "waiting")
+            let run = try await CommandRun.storeledger(
+                ["partitions", "detach", "--before", "2025-03", "--drop"], environment: ["DATABASE_URL": db.url.connectionString])
+            #expect(run.status != 0, "\(run.output)")
+            #expect(run.output.contains("detached: events_2025_01"), "\(run.output)")
+            #expect(run.output.contains("dropped: events_2025_01"), "\(run.output)")
+            #expect(run.output.contains("events_2025_02 still has 1 unfinished event(s)"), "\(run.output)")
+            #expect(try await db.scalar("SELECT count(*) FROM pg_class WHERE relname = 'events_2025_01'") == 0)
+            #expect(try await partitions.list(logger: db.logger).contains { $0.name == "events_2025_02" })
+        }
+    }
+
     @Test func oldMonthsAreDetachedOnlyWhenTheirEventsAreFinished() async throws {
         try await TestDatabase.withFresh { db in
             let partitions = EventPartitions(client: db.client)
