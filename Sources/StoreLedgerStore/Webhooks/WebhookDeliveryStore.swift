@@ -43,11 +43,15 @@ package struct WebhookDeliveryStore: Sendable {
         self.client = client
     }
 
-    /// Claims up to `limit` due deliveries, counting the attempt and making them due again after `leaseSeconds` (so a
-    /// dispatcher that dies mid-POST does not lose them). Commits before returning. First ends as `failed` ("endpoint
-    /// removed") any due delivery still pending for a removed endpoint (through the index of due deliveries): one
-    /// enqueued by a projection that committed just after the removal, which the removal could not see.
-    package func claimDue(limit: Int, leaseSeconds: Double, logger: Logger) async throws -> [Due] {
+    /// Claims up to `limit` due deliveries, the oldest due first, at most `perEndpoint` of any one endpoint and none of
+    /// the endpoints in `excluding` (a dispatcher's endpoints already at their share in flight: one that hangs must not
+    /// take every slot), counting the attempt and making them due again after `leaseSeconds` (so a dispatcher that dies
+    /// mid-POST does not lose them). Commits before returning. First ends as `failed` ("endpoint removed") any due
+    /// delivery still pending for a removed endpoint (through the index of due deliveries): one enqueued by a
+    /// projection that committed just after the removal, which the removal could not see.
+    package func claimDue(
+        limit: Int, perEndpoint: Int = Int(Int32.max), excluding: [Int64] = [], leaseSeconds: Double, logger: Logger
+    ) async throws -> [Due] {
         // Bounded on the server by the lease, as the event queue's claim: a dispatcher cut off before its COMMIT must
         // not keep the claimed deliveries locked until TCP notices.
         let limits = TransactionLimits.claim(lease: .milliseconds(Int64(leaseSeconds * 1000)))
@@ -63,11 +67,16 @@ package struct WebhookDeliveryStore: Sendable {
             return try await connection.query(
                 """
                 WITH claimed AS (
-                    SELECT event_id, endpoint_id FROM webhook_deliveries
-                    WHERE state = 'pending' AND next_attempt_at <= now()
-                      AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE active)
-                    ORDER BY next_attempt_at LIMIT \(Int32(limit))
-                    FOR UPDATE SKIP LOCKED
+                    SELECT due.event_id, due.endpoint_id
+                    FROM webhook_endpoints e
+                    CROSS JOIN LATERAL (
+                        SELECT d.event_id, d.endpoint_id, d.next_attempt_at FROM webhook_deliveries d
+                        WHERE d.endpoint_id = e.id AND d.state = 'pending' AND d.next_attempt_at <= now()
+                        ORDER BY d.next_attempt_at LIMIT \(Int32(clamping: perEndpoint))
+                        FOR UPDATE SKIP LOCKED
+                    ) due
+                    WHERE e.active AND e.id <> ALL(\(excluding)::int8[])
+                    ORDER BY due.next_attempt_at LIMIT \(Int32(clamping: limit))
                 )
                 UPDATE webhook_deliveries d
                 SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => \(leaseSeconds)::float8)

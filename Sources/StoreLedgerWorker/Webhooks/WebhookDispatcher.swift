@@ -33,6 +33,11 @@ package struct WebhookDispatcher: Service {
     /// claim's lease): a database that goes silent (a frozen primary whose kernel still answers TCP, which neither the
     /// server's limits nor PostgresNIO notice) would otherwise hold its loop for ever; it logs and goes on instead.
     package let databaseTimeout: Duration
+    /// The most deliveries in flight at once (default 20); a finished one's slot is filled at once.
+    package let concurrency: Int
+    /// The most deliveries of one endpoint claimed at once (default 4): an endpoint that hangs holds at most about
+    /// twice that many slots (a claim may add its share to deliveries still in flight) while the others are served.
+    package let perEndpoint: Int
     /// The logger.
     package let logger: Logger
     /// Where deliveries are claimed and recorded.
@@ -61,8 +66,11 @@ package struct WebhookDispatcher: Service {
         client: PostgresClient, httpClient: HTTPClient = WebhookDispatcher.deliveryClient, maximumAttempts: Int = defaultMaximumAttempts,
         initialBackoff: Duration = .seconds(10),
         maximumBackoff: Duration = .seconds(6 * 3600), timeout: Duration = .seconds(10), pollInterval: Duration = .seconds(1),
-        retentionDays: Int = defaultRetentionDays, databaseTimeout: Duration? = nil, logger: Logger
+        retentionDays: Int = defaultRetentionDays, databaseTimeout: Duration? = nil, concurrency: Int = 20, perEndpoint: Int = 4,
+        logger: Logger
     ) {
+        self.concurrency = max(1, concurrency)
+        self.perEndpoint = max(1, perEndpoint)
         self.client = client
         self.httpClient = httpClient
         self.maximumAttempts = max(1, maximumAttempts)
@@ -76,25 +84,62 @@ package struct WebhookDispatcher: Service {
     }
 
     /// Delivers until graceful shutdown, and prunes finished deliveries older than the retention about hourly.
+    ///
+    /// Up to ``concurrency`` deliveries are in flight, and a slot is refilled as soon as its delivery ends, so a slow
+    /// endpoint holds only its own slots; an endpoint with ``perEndpoint`` deliveries in flight is left out of the next
+    /// claims until one ends. Idle, it looks for due deliveries every ``pollInterval``.
     package func run() async throws {
         var lastPrune: ContinuousClock.Instant?
-        while !Task.isCancelledOrShuttingDown {
-            if lastPrune.map({ $0.duration(to: .now) >= .seconds(3_600) }) ?? true {
-                lastPrune = .now
-                do {
-                    try await pruneFinished()
-                } catch {
-                    logger.warning("webhook pruning failed", metadata: ["error": "\(String(reflecting: error))"])
+        // A child answers with the endpoint of the delivery it made, or nil when it is the poll interval's tick.
+        await withTaskGroup(of: Int64?.self) { group in
+            var inFlight: [Int64: Int] = [:]
+            var total = 0
+            var ticking = false
+            while !Task.isCancelledOrShuttingDown {
+                if lastPrune.map({ $0.duration(to: .now) >= .seconds(3_600) }) ?? true {
+                    lastPrune = .now
+                    do {
+                        try await pruneFinished()
+                    } catch {
+                        logger.warning("webhook pruning failed", metadata: ["error": "\(String(reflecting: error))"])
+                    }
+                }
+                var claimed = 0
+                if total < concurrency {
+                    let full = inFlight.filter { $0.value >= perEndpoint }.map(\.key)
+                    do {
+                        for delivery in try await claim(limit: concurrency - total, perEndpoint: perEndpoint, excluding: full) {
+                            inFlight[delivery.endpointID, default: 0] += 1
+                            total += 1
+                            claimed += 1
+                            group.addTask {
+                                await deliver(delivery)
+                                return delivery.endpointID
+                            }
+                        }
+                    } catch {
+                        logger.warning("webhook deliveries not claimed", metadata: ["error": "\(String(reflecting: error))"])
+                    }
+                }
+                // Slots left and some were just filled: more may be due.
+                if claimed > 0 && total < concurrency { continue }
+                if !ticking {
+                    ticking = true
+                    group.addTask { [pollInterval] in
+                        try? await cancelWhenGracefulShutdown { try await Task.sleep(for: pollInterval) }
+                        return nil
+                    }
+                }
+                // A slot freed, or the interval passed.
+                guard let finished = await group.next() else { continue }
+                if let endpoint = finished {
+                    inFlight[endpoint, default: 1] -= 1
+                    if inFlight[endpoint] == 0 { inFlight[endpoint] = nil }
+                    total -= 1
+                } else {
+                    ticking = false
                 }
             }
-            let count: Int
-            do {
-                count = try await deliverDue()
-            } catch {
-                logger.warning("webhook deliveries not claimed", metadata: ["error": "\(String(reflecting: error))"])
-                count = 0
-            }
-            if count == 0 { try? await cancelWhenGracefulShutdown { try await Task.sleep(for: pollInterval) } }
         }
     }
 
@@ -119,14 +164,21 @@ package struct WebhookDispatcher: Service {
     /// the claim is not answered within `databaseTimeout`.
     @discardableResult
     package func deliverDue(limit: Int = 20) async throws -> Int {
-        let lease = Double(timeout.components.seconds) * 3 + 30
-        let due = try await withDeadline(databaseTimeout) { [store, logger] in
-            try await store.claimDue(limit: limit, leaseSeconds: lease, logger: logger)
-        }
+        let due = try await claim(limit: limit, perEndpoint: limit, excluding: [])
         await withTaskGroup(of: Void.self) { group in
             for delivery in due { group.addTask { await deliver(delivery) } }
         }
         return due.count
+    }
+
+    /// Claims up to `limit` due deliveries, at most `perEndpoint` of each endpoint and none of `excluding`'s, under a
+    /// lease of three timeouts and 30 s. Throws ``DeadlineExceeded`` when the claim is not answered within
+    /// `databaseTimeout`.
+    private func claim(limit: Int, perEndpoint: Int, excluding: [Int64]) async throws -> [WebhookDeliveryStore.Due] {
+        let lease = Double(timeout.components.seconds) * 3 + 30
+        return try await withDeadline(databaseTimeout) { [store, logger] in
+            try await store.claimDue(limit: limit, perEndpoint: perEndpoint, excluding: excluding, leaseSeconds: lease, logger: logger)
+        }
     }
 
     private func deliver(_ delivery: WebhookDeliveryStore.Due) async {

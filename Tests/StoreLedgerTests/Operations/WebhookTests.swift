@@ -202,6 +202,67 @@ struct WebhookTests {
         }
     }
 
+    /// An endpoint that accepts and never answers holds only its own share of the dispatcher's slots: deliveries to a
+    /// healthy endpoint, due after 30 of the hanging one's, go out while at most about twice its share of those are
+    /// claimed (a batch dispatcher took 20 of them first, and waited out their timeout before any other).
+    @Test func anEndpointThatHangsHoldsOnlyItsShareOfTheDeliverySlots() async throws {
+        let released = AnsweredFlag()
+        let router = Router()
+        router.post("hang") { _, _ -> Response in
+            let start = ContinuousClock.now
+            while !released.isSet && start.duration(to: .now) < .seconds(60) { try await Task.sleep(for: .milliseconds(20)) }
+            return Response(status: .ok)
+        }
+        try await Application(router: router).test(.live) { hanging in
+            try await Self.withHook { receiver, url, db, _ in
+                let endpoints = WebhookEndpoints(client: db.client)
+                _ = try await endpoints.add(url: "http://127.0.0.1:\(hanging.port!)/hang", logger: db.logger)
+                _ = try await endpoints.add(url: url, logger: db.logger)
+                // 30 events for the hanging endpoint alone, then 3 for both, each due after the 30.
+                try await db.client.query(
+                    """
+                    WITH ev AS (
+                        INSERT INTO webhook_events (id, type, environment, original_transaction_id, entitled, occurred_at, payload)
+                        SELECT gen_random_uuid(), 'subscription.renewed', 'Sandbox', 'h' || n, true, now(), '{}'::jsonb
+                        FROM generate_series(1, 33) n
+                        RETURNING id, original_transaction_id
+                    )
+                    INSERT INTO webhook_deliveries (event_id, endpoint_id, next_attempt_at)
+                    SELECT ev.id, ep.id, now() - make_interval(secs => 100 - substr(ev.original_transaction_id, 2)::int)
+                    FROM ev, webhook_endpoints ep
+                    WHERE ep.url LIKE '%/hang' OR substr(ev.original_transaction_id, 2)::int > 30
+                    """, logger: db.logger
+                ).readToEnd()
+                let dispatcher = WebhookDispatcher(client: db.client, timeout: .seconds(30), pollInterval: .milliseconds(50), logger: db.logger)
+                let running = Task { try await dispatcher.run() }
+                let served = try await eventually(within: .seconds(60), every: .milliseconds(50)) { await receiver.received.count == 3 }
+                let hangingClaimed = try await db.scalar(
+                    "SELECT count(*) FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.url LIKE '%/hang' AND d.attempts > 0")
+                // More work for the healthy endpoint while the hanging deliveries are still in flight: a freed slot takes
+                // it at once (a dispatcher that waits for its whole batch would wait for the hanging ones' timeout).
+                try await db.client.query(
+                    """
+                    WITH ev AS (
+                        INSERT INTO webhook_events (id, type, environment, original_transaction_id, entitled, occurred_at, payload)
+                        SELECT gen_random_uuid(), 'subscription.renewed', 'Sandbox', 'later' || n, true, now(), '{}'::jsonb
+                        FROM generate_series(1, 3) n RETURNING id
+                    )
+                    INSERT INTO webhook_deliveries (event_id, endpoint_id) SELECT ev.id, ep.id FROM ev, webhook_endpoints ep WHERE ep.url NOT LIKE '%/hang'
+                    """, logger: db.logger
+                ).readToEnd()
+                let servedAgain = try await eventually(within: .seconds(60), every: .milliseconds(50)) { await receiver.received.count == 6 }
+                let hangingEnded = try await db.scalar(
+                    "SELECT count(*) FROM webhook_delivery_attempts a JOIN webhook_endpoints e ON e.id = a.endpoint_id WHERE e.url LIKE '%/hang'")
+                released.set()
+                running.cancel()
+                _ = await running.result
+                #expect(served && servedAgain)
+                #expect(hangingEnded == 0, "the healthy endpoint's later deliveries waited for the hanging ones to end")
+                #expect(hangingClaimed <= 8, "\(hangingClaimed) of the hanging endpoint's deliveries were claimed first")
+            }
+        }
+    }
+
     /// A consumer that was down past the last attempt is back: `webhooks retry URL` makes its failed deliveries due again
     /// with a new series of attempts, and they are delivered; an inactive or unknown URL is refused.
     @Test func failedDeliveriesAreDeliveredAgainOnceRetried() async throws {
