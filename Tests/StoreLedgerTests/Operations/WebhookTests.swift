@@ -237,7 +237,8 @@ struct WebhookTests {
                 let running = Task { try await dispatcher.run() }
                 let served = try await eventually(within: .seconds(60), every: .milliseconds(50)) { await receiver.received.count == 3 }
                 let hangingClaimed = try await db.scalar(
-                    "SELECT count(*) FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.url LIKE '%/hang' AND d.attempts > 0")
+                    "SELECT count(*) FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.url LIKE '%/hang' AND d.attempts > 0"
+                )
                 // More work for the healthy endpoint while the hanging deliveries are still in flight: a freed slot takes
                 // it at once (a dispatcher that waits for its whole batch would wait for the hanging ones' timeout).
                 try await db.client.query(
