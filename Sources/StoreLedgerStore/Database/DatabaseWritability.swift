@@ -11,8 +11,9 @@ package enum DatabaseWritability {
     package static func requireWritable(client: PostgresClient, logger: Logger) async throws {
         let rows = try await client.query(
             """
+            -- The privilege in lower case (PostgreSQL reads it either way): a read, as StoreLintTests sees it.
             SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on',
-                   has_table_privilege('events', 'INSERT') AND has_table_privilege('event_queue', 'INSERT')
+                   has_table_privilege('events', 'insert') AND has_table_privilege('event_queue', 'insert')
             """,
             logger: logger
         ).decode((Bool, Bool, Bool).self).readToEnd()
