@@ -22,6 +22,10 @@ package final class DatabaseSessions: Sendable {
     /// What sits between this process and Postgres.
     package let pooler: DatabasePooler
 
+    /// Whether ``prepare(_:logger:)`` makes the session's commits durable, so that a transaction on a prepared
+    /// connection needs no statement of its own for it: where sessions are kept whole.
+    package var makesSessionsDurable: Bool { pooler.keepsSessions }
+
     private struct Entry {
         weak var connection: PostgresConnection?
         /// The named statements known prepared on it (one has answered once).
@@ -49,8 +53,9 @@ package final class DatabaseSessions: Sendable {
     /// (`storeledger_check_history`, as a session's first event id or webhook number would: migrations 0011 and 0032) in
     /// a statement of its own, so that a change noticed after a failover is recorded in a transaction that ends at once,
     /// not inside a worker's batch whose history lock would hold every receiver's first append until the batch ends;
-    /// where sessions are kept whole, also sets `plan_cache_mode = force_generic_plan` and marks the session checked,
-    /// once per connection (a failover ends the session).
+    /// where sessions are kept whole, also sets `plan_cache_mode = force_generic_plan`, turns a `synchronous_commit` of
+    /// `off` `on` (every commit of the session durable) and marks the session checked, once per connection (a failover
+    /// ends the session).
     ///
     /// Behind a transaction pooler nothing is set on the session (it is anyone's), and the check runs before every
     /// transaction, not once per connection: the pooler keeps this process's connection open across a failover of the
@@ -69,10 +74,13 @@ package final class DatabaseSessions: Sendable {
         // batch (see ClaimStatement, CompleteStatement), while custom plans would be made on every call.
         // The check and the mark written out, not storeledger_check_history_once (0032): appends also run on a
         // database at an older schema while it is being upgraded (migration tests do), and 0011's check is there.
+        // The session's commits made durable too (``TransactionLimits/durableCommit``), once here rather than by a
+        // statement in each transaction.
         try await connection.query(
             """
             SELECT set_config('plan_cache_mode', 'force_generic_plan', false), storeledger_check_history(),
-                   set_config('storeledger.history_checked', 'on', false)
+                   set_config('storeledger.history_checked', 'on', false),
+                   CASE WHEN current_setting('synchronous_commit') = 'off' THEN set_config('synchronous_commit', 'on', false) END
             """, logger: logger
         ).readToEnd()
         entries.withLock { entries in

@@ -9,7 +9,7 @@ extension PostgresClient {
     /// protocol its implicit transaction commits at `Sync`, *after* the statement's rows and its CommandComplete were
     /// sent, so a failing commit (a deferred constraint, a crash before the WAL flush) is invisible to its caller.
     /// An explicit `COMMIT` answers only after the commit is durable (the transaction flushes its WAL before answering
-    /// even where `synchronous_commit` is `off`: ``TransactionLimits/settingQuery(for:)``), and says `ROLLBACK` when an
+    /// even where `synchronous_commit` is `off`: ``TransactionLimits/durableCommit``), and says `ROLLBACK` when an
     /// earlier statement failed; anything but `COMMIT` throws ``StoreError/Code/notCommitted``. The body's own error is rethrown
     /// unwrapped after a rollback, so callers can match on it. A transaction that runs hot statements passes the
     /// process's `sessions`, which prepares the connection's session first (``DatabaseSessions/prepare(_:logger:)``);
@@ -51,7 +51,11 @@ extension PostgresConnection {
         try await query("BEGIN", logger: logger).readToEnd()
         let result: Result
         do {
-            try await query(TransactionLimits.settingQuery(for: limits), logger: logger).readToEnd()
+            if let limits {
+                try await query(TransactionLimits.settingQuery(for: limits), logger: logger).readToEnd()
+            } else if sessions?.makesSessionsDurable != true {
+                try await query(TransactionLimits.durableCommitQuery, logger: logger).readToEnd()
+            }
             result = try await body(self)
         } catch {
             // A closed connection has no transaction left to roll back, and a statement written to it would never be

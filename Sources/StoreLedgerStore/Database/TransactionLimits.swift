@@ -41,20 +41,22 @@ package struct TransactionLimits: Sendable, Equatable {
         TransactionLimits(lockWait: lease, statement: lease, idle: max(lease * 10, .seconds(60)))
     }
 
-    /// The statement ``PostgresNIO/PostgresConnection/inTransaction(logger:sessions:limits:isolation:_:)`` runs right
-    /// after `BEGIN`: the commit made durable, and `limits`, when given, set.
-    ///
-    /// `synchronous_commit = off` (set for a role, a database or the server, a common tuning) lets `COMMIT` answer before
-    /// its WAL record is flushed, and a crash then loses a transaction whose success was already reported: an
-    /// acknowledgement Apple will never resend. So an `off` becomes `on` for the transaction; `local`, `remote_write`,
+    /// Makes the transaction's commit durable: `synchronous_commit = off` (set for a role, a database or the server, a
+    /// common tuning) lets `COMMIT` answer before its WAL record is flushed, and a crash then loses a transaction whose
+    /// success was already reported: an acknowledgement Apple will never resend. So an `off` becomes `on` for the
+    /// transaction (`SET LOCAL` semantics: it holds behind a transaction pooler); `local`, `remote_write`,
     /// `remote_apply` and `on` already flush locally first and stay as they are (a configured synchronous standby is
-    /// still waited for).
-    static func settingQuery(for limits: TransactionLimits?) -> PostgresQuery {
-        let durableCommit = """
-            CASE WHEN current_setting('synchronous_commit') = 'off'
-                 THEN set_config('synchronous_commit', 'on', true) END
-            """
-        guard let limits else { return "SELECT \(unescaped: durableCommit)" }
+    /// still waited for). ``DatabaseSessions`` does the same once per session where sessions are kept whole.
+    static let durableCommit = """
+        CASE WHEN current_setting('synchronous_commit') = 'off' THEN set_config('synchronous_commit', 'on', true) END
+        """
+
+    /// ``durableCommit`` alone, for a transaction without limits on a connection whose session is not made durable.
+    static var durableCommitQuery: PostgresQuery { "SELECT \(unescaped: durableCommit)" }
+
+    /// The statement ``PostgresNIO/PostgresConnection/inTransaction(logger:sessions:limits:isolation:_:)`` runs right
+    /// after `BEGIN` for a transaction with limits: the commit made durable (``durableCommit``) and the limits set.
+    static func settingQuery(for limits: TransactionLimits) -> PostgresQuery {
         return """
             SELECT \(unescaped: durableCommit),
                    set_config('lock_timeout', \(Self.milliseconds(limits.lockWait)), true),
