@@ -189,9 +189,6 @@ package struct Rebuilder: Sendable {
     /// How many times the swap is tried when a lock it needs is not granted within ``swapLockWait``.
     static let swapAttempts = 10
 
-    /// The swap, in one transaction: block writers of the live derived tables, replay the events after `last` and those
-    /// in `gaps`, compare, and (unless `dryRun`) merge into the live tables and announce the changes. Returns the
-    /// differences, the rows changed per table, and how many events it replayed and of them rejected.
     /// Drops this rebuild's shadow once the rebuild is done. Best effort: a swap has committed by then, so a drop that
     /// fails, or waits past ``swapLockWait`` for a session still reading the shadow, leaves it (the next rebuild
     /// replaces it; `DROP SCHEMA storeledger_rebuild CASCADE` frees the space) with a warning, rather than report a
@@ -207,6 +204,9 @@ package struct Rebuilder: Sendable {
         }
     }
 
+    /// The swap, in one transaction: block writers of the live derived tables, replay the events after `last` and those
+    /// in `gaps`, compare, and (unless `dryRun`) merge into the live tables and announce the changes. Returns the
+    /// differences, the rows changed per table, and how many events it replayed and of them rejected.
     private func swap(
         _ shadow: UUID, after last: Int64, gaps: [ClosedRange<Int64>], dryRun: Bool, logger: Logger,
         duringSwap: @Sendable () async throws -> Void
@@ -243,8 +243,8 @@ package struct Rebuilder: Sendable {
             for table in ShadowSchema.reportedTables {
                 differences += try await ShadowSchema.differences(in: table, on: connection, logger: logger)
             }
+            try await refuseToRemoveVerifiedFacts(dryRun: dryRun, on: connection, logger: logger)
             guard !dryRun else { return (differences, [String: Int](), tail, tailRejected) }
-            try await refuseToRemoveVerifiedFacts(on: connection, logger: logger)
             // The swap's entitlement changes are news like a worker's: a repaired row, or an event the rebuild applied
             // before any worker did (a worker then finds its facts recorded and projects nothing).
             let events = try await swapWebhookEvents(on: connection, logger: logger)
@@ -257,23 +257,30 @@ package struct Rebuilder: Sendable {
     /// The swap's last word on dropping verified facts, read from the ledger under the swap's locks: the checks while
     /// replaying count the queue's `done` rows, which operators prune and which a worker may add after the page was
     /// read (an event still pending then, verified by a worker since). Facts of events this rebuild did not verify need
-    /// `acceptNewRejections`, facts of events no longer in the log `acceptArchivedEvents`.
-    private func refuseToRemoveVerifiedFacts(on connection: PostgresConnection, logger: Logger) async throws {
+    /// `acceptNewRejections`, facts of events no longer in the log `acceptArchivedEvents`. A dry run warns of what the
+    /// swap would refuse and goes on (its differences list those facts as removed rows).
+    private func refuseToRemoveVerifiedFacts(dryRun: Bool, on connection: PostgresConnection, logger: Logger) async throws {
         let removed = try await ShadowSchema.factsTheMergeWouldRemove(on: connection, logger: logger)
+        func refuse(_ error: RebuildError) throws {
+            guard dryRun else { throw error }
+            logger.warning("rebuild --dry-run: the swap would refuse: \(error.detail)")
+        }
         if removed.ofLoggedEvents > 0 && !acceptNewRejections {
-            throw RebuildError(
-                .newRejections,
-                "the swap would remove \(removed.ofLoggedEvents) verified fact(s) of events still in the log that this rebuild did not "
-                    + "verify (e.g. event \(removed.firstLoggedEvent ?? 0)): check APP_BUNDLE_ID, APP_APPLE_ID, APPLE_ROOT_CAS_DER_BASE64 and "
-                    + "APPLE_ENVIRONMENTS against the workers'; nothing was swapped (--accept-new-rejections drops them)"
-            )
+            try refuse(
+                RebuildError(
+                    .newRejections,
+                    "the swap would remove \(removed.ofLoggedEvents) verified fact(s) of events still in the log that this rebuild did not "
+                        + "verify (e.g. event \(removed.firstLoggedEvent ?? 0)): check APP_BUNDLE_ID, APP_APPLE_ID, APPLE_ROOT_CAS_DER_BASE64 and "
+                        + "APPLE_ENVIRONMENTS against the workers'; nothing was swapped (--accept-new-rejections drops them)"
+                ))
         }
         if removed.ofArchivedEvents > 0 && !acceptArchivedEvents {
-            throw RebuildError(
-                .archivedEvents,
-                "the swap would remove \(removed.ofArchivedEvents) verified fact(s) of events no longer in the log (their months were "
-                    + "detached for archiving); nothing was swapped: attach the archived months again, or pass --accept-archived-events"
-            )
+            try refuse(
+                RebuildError(
+                    .archivedEvents,
+                    "the swap would remove \(removed.ofArchivedEvents) verified fact(s) of events no longer in the log (their months were "
+                        + "detached for archiving); nothing was swapped: attach the archived months again, or pass --accept-archived-events"
+                ))
         }
     }
 

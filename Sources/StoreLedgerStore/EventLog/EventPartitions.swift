@@ -43,7 +43,10 @@ package struct EventPartitions: Sendable {
         // wait, then a later try (partitions are made months ahead), rather than receivers answering 503.
         return try await withLogLock(waitingAtMost: creationLockWait, toDo: "the partitions ahead were not created", logger: logger) {
             connection in
-            try await connection.query(
+            // A new partition's range is checked against the default partition's rows by a scan, under the log's lock:
+            // bounded, so a large default (a month left out, migration 0034) cannot hold the appends for long.
+            try await connection.query("SET LOCAL statement_timeout = '10s'", logger: logger).readToEnd()
+            return try await connection.query(
                 "SELECT storeledger_ensure_event_partitions(\(Int32(monthsAhead))::int4, coalesce(\(from)::timestamptz, now()))", logger: logger
             ).decode(Int32.self).firstAfterReadingAll().map(Int.init) ?? 0
         }

@@ -3,7 +3,7 @@
 -- range the default partition holds rows of. That refusal aborted the whole call, so no later month was created
 -- either, every later month's events landed in the default too, and the hourly sweep failed the same way from then
 -- on. Such a month is now left out, with a warning, and the months after it are still created, so the default stops
--- growing as soon as a worker runs again. The events of the month left out stay where they are, stored and processed
+-- growing from the next month on once a worker runs again. The events of the month left out stay where they are, stored and processed
 -- like any other; only detaching them (retention) needs an operator (docs/operations.md, "The event log"). Each worker's
 -- sweep logs an error while the default partition holds events.
 CREATE OR REPLACE FUNCTION storeledger_ensure_event_partitions(
