@@ -6,7 +6,8 @@ struct ConsoleForm: Sendable {
     /// Fields by name.
     var fields: [String: String]
 
-    /// Parses `body`; malformed percent escapes leave the field out.
+    /// Parses `body`; a name or value with a malformed percent escape (`100%`, typed into a URL by hand) is taken as
+    /// written, `+` read as a space.
     init(_ body: String) {
         var fields: [String: String] = [:]
         for pair in body.split(separator: "&", omittingEmptySubsequences: true) {
@@ -28,6 +29,7 @@ struct ConsoleForm: Sendable {
     subscript(_ name: String) -> String? { fields[name] }
 
     private static func decode(_ text: Substring) -> String? {
-        text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+        let spaced = text.replacingOccurrences(of: "+", with: " ")
+        return spaced.removingPercentEncoding ?? spaced
     }
 }

@@ -72,7 +72,7 @@ package struct WebhookDeliveryStore: Sendable {
                     CROSS JOIN LATERAL (
                         SELECT d.event_id, d.endpoint_id, d.next_attempt_at FROM webhook_deliveries d
                         WHERE d.endpoint_id = e.id AND d.state = 'pending' AND d.next_attempt_at <= now()
-                        ORDER BY d.next_attempt_at LIMIT \(Int32(clamping: perEndpoint))
+                        ORDER BY d.next_attempt_at LIMIT \(Int32(clamping: min(perEndpoint, limit)))
                         FOR UPDATE SKIP LOCKED
                     ) due
                     WHERE e.active AND e.id <> ALL(\(excluding)::int8[])

@@ -80,6 +80,10 @@ struct ConsoleCustomerTests {
     /// read as the space it stands for, trimmed like any other.
     @Test func aSearchAsTheBrowsersFormWritesItFindsTheCustomer() async throws {
         try await withLedger { db, browser, _ in
+            // A malformed escape typed by hand is searched for as written (nothing matches), not dropped.
+            let typed = try await browser.get("/console/customers?q=70004%")
+            #expect(typed.status == .ok)
+            #expect(typed.html.contains("70004%"))
             for query in ["q=+user-42+", "q=70004+", "q=++70004"] {
                 let response = try await browser.get("/console/customers?\(query)")
                 #expect(response.status == .seeOther, "\(query)")
