@@ -11,9 +11,10 @@ package enum AdminApplication {
     /// The admin router: `GET /metrics` (Prometheus text format 0.0.4), `GET /healthz`, `GET /readyz` (with
     /// `readinessAllowsAhead`, ready on a schema ahead of the build: ``HealthController/allowingAhead``), and the web
     /// console under `/console` when `console` is given (`CONSOLE=on`; every `/console` path is a 404 otherwise).
+    /// `readinessTimeout` bounds the readiness check (default 2 s).
     package static func router(
         registry: PrometheusCollectorRegistry, client: PostgresClient, migrator: Migrator, console: ConsoleController? = nil,
-        readinessAllowsAhead: Bool = false
+        readinessAllowsAhead: Bool = false, readinessTimeout: Duration = .seconds(2)
     ) -> Router<StoreLedgerRequestContext> {
         let router = Router(context: StoreLedgerRequestContext.self)
         router.get("/metrics") { _, _ in
@@ -25,7 +26,7 @@ package enum AdminApplication {
                 body: .init(byteBuffer: ByteBuffer(bytes: bytes))
             )
         }
-        HealthController(client: client, migrator: migrator, allowingAhead: readinessAllowsAhead).addRoutes(to: router)
+        HealthController(client: client, migrator: migrator, timeout: readinessTimeout, allowingAhead: readinessAllowsAhead).addRoutes(to: router)
         console?.addRoutes(to: router)
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
         return router

@@ -251,7 +251,8 @@ struct ReceiverTests {
             // The admin port's /readyz follows the same rule as the public port's (a probe may point at either).
             for allowsAhead in [true, false] {
                 let admin = AdminApplication.router(
-                    registry: PrometheusCollectorRegistry(), client: db.client, migrator: older, readinessAllowsAhead: allowsAhead)
+                    registry: PrometheusCollectorRegistry(), client: db.client, migrator: older, readinessAllowsAhead: allowsAhead,
+                    readinessTimeout: .seconds(60))
                 try await Application(router: admin).test(.router) { client in
                     try await client.execute(uri: "/readyz", method: .get) {
                         #expect($0.status == (allowsAhead ? .ok : .serviceUnavailable), "readinessAllowsAhead: \(allowsAhead)")

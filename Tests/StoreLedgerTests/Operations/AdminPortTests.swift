@@ -40,7 +40,8 @@ struct AdminPortTests {
             try await pipeline.append(source: .appleNotification, body: #"{"signedPayload":"\#(try forged.signedNotification(type: "TEST"))"}"#)
             try await pipeline.drain()
 
-            let admin = Application(router: AdminApplication.router(registry: registry, client: db.client, migrator: migrator))
+            let admin = Application(
+                router: AdminApplication.router(registry: registry, client: db.client, migrator: migrator, readinessTimeout: .seconds(60)))
             try await admin.test(.router) { client in
                 let metrics = try await client.execute(uri: "/metrics", method: .get)
                 #expect(metrics.status == .ok)
