@@ -61,8 +61,16 @@ enum Bootstrap {
         _ body: @Sendable () async throws -> Result
     ) async throws -> Result {
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
+            // The body starts once the client's task has: a lease asked for before `run()` began makes PostgresNIO
+            // log a warning ("run() hasn't been called yet") that an operator would take for a fault.
+            let (started, starting) = AsyncStream<Void>.makeStream()
+            group.addTask {
+                starting.finish()
+                await client.run()
+            }
             defer { group.cancelAll() }
+            for await _ in started {}
+            await Task.yield()
             return try await body()
         }
     }

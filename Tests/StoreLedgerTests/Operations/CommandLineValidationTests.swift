@@ -48,6 +48,19 @@ struct CommandLineValidationTests {
         #expect(run.output.contains(message), "\(arguments): \(run.output)")
     }
 
+    /// A command's first statement waits for its client's task to have started: asked for before, PostgresNIO logs a
+    /// warning ("`PostgresClient.run()` hasn't been called yet") that an operator would take for a fault (in five of
+    /// eight `migrate --check` runs before).
+    @Test func aCommandLogsNoWarningAboutItsOwnStartUp() async throws {
+        try await TestDatabase.withFresh { db in
+            for _ in 0..<6 {
+                let run = try await CommandRun.storeledger(["migrate", "--check"], environment: ["DATABASE_URL": db.url.connectionString])
+                #expect(run.status == 0, "\(run.output)")
+                #expect(!run.output.contains("hasn't been called yet"), "\(run.output)")
+            }
+        }
+    }
+
     /// `migrate --check` (the deploy samples' init containers) follows the rule `serve` and `work` start by: 3 while this
     /// build's migrations are pending (wait), 0 when current or merely ahead (a newer build migrated first: a receiver
     /// without the app API runs on it), 1 with the reason when an applied migration was edited.
