@@ -60,7 +60,7 @@ package func buildDevelopmentApplication(
     let authentication = try await DevelopmentAuthentication.configuration(settings, file: authenticationSecretFile, logger: logger)
     let appAPI = try await buildAppAPI(reader: reader, context: context, verifiers: { verifiers }, authentication: authentication)
     let admin = try buildAdminApplication(reader: reader, context: context, defaultPort: 9090, console: true)
-    let queueMetrics = QueueMetricsService(client: client, logger: logger)
+    let queueMetrics = QueueMetricsService(client: client, logger: logger, preflight: { try await migration.run() })
     let outbound = try await buildOutboundServices(
         reader: reader, context: context, verifiers: { verifiers }, preflight: { try await migration.run() })
     return buildReceiverApplication(

@@ -8,7 +8,7 @@ import StoreLedgerWorker
 /// Builds the services that reach out from a process that works the queue (`work`, and `dev`, which is receiver and
 /// worker in one): the webhook dispatcher (`WEBHOOK_MAX_ATTEMPTS`, `WEBHOOK_RETENTION_DAYS`) and, with
 /// `RECONCILE_INTERVAL_SECONDS`, the reconciler for the environments `verifiers` accept (read only then: a worker of the
-/// envelope handler needs no app settings; the reconciler needs the App Store Server API credentials), which awaits
+/// envelope handler needs no app settings; the reconciler needs the App Store Server API credentials); each awaits
 /// `preflight` before its first run. One function for both, so that `dev` honours the same settings as `work`.
 package func buildOutboundServices(
     reader: ConfigReader, context: ServerContext, verifiers: () throws -> LedgerVerifiers,
@@ -18,7 +18,7 @@ package func buildOutboundServices(
     var services: [any Service] = [
         WebhookDispatcher(
             client: context.client, maximumAttempts: try settings.webhookMaximumAttempts(), retentionDays: try settings.webhookRetention(),
-            logger: context.logger)
+            logger: context.logger, preflight: preflight)
     ]
     if let interval = try settings.reconcileInterval() {
         guard let appStore = try await settings.appStoreClient() else {

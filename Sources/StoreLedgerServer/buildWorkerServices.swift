@@ -41,7 +41,7 @@ package func buildWorkerServices(
     }
     let admin = try buildAdminApplication(reader: reader, context: context, defaultPort: 9091)
     var services: [any Service] = [client] + (context.listenClient.map { [$0] } ?? [])
-    services += [worker, QueueMetricsService(client: client, logger: logger)] + (admin.map { [$0] } ?? [])
+    services += [worker, QueueMetricsService(client: client, logger: logger, preflight: preflight)] + (admin.map { [$0] } ?? [])
     services += try await buildOutboundServices(reader: reader, context: context, verifiers: { try settings.verifiers() }, preflight: preflight)
     return services
 }

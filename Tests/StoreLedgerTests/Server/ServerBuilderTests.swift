@@ -168,11 +168,17 @@ struct ServerBuilderTests {
             variables["WORKER_POLL_SECONDS"] = "1"
             let reader = ServerHarness.reader(variables)
             let migrations = Mutex(0)
+            // Every service waits for the migration: none reads a table that does not exist yet and logs it (the
+            // migration is slowed, so that one that did not wait would).
+            let logs = AppStoreAPIClientTests.CapturedLogs()
+            let logger = Logger(label: "dev") { _ in AppStoreAPIClientTests.CapturedLogs.Handler(sink: logs) }
             let app = try await buildDevelopmentApplication(
-                reader: reader, context: try await ServerHarness.context(reader), certificateAuthority: folder.appendingPathComponent("dev-ca"),
+                reader: reader, context: try await ServerContext.connect(reader: reader, logger: logger),
+                certificateAuthority: folder.appendingPathComponent("dev-ca"),
                 authenticationSecretFile: folder.appendingPathComponent("dev-auth-secret"),
                 migrate: { client, logger in
                     migrations.withLock { $0 += 1 }
+                    try await Task.sleep(for: .seconds(1))
                     try await Migrator(migrations: try Migration.bundled()).migrate(client: client, logger: logger)
                 }
             )
@@ -190,6 +196,8 @@ struct ServerBuilderTests {
             }
             #expect(migrations.withLock { $0 } == 1)
             #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("dev-auth-secret").path))
+            let early = logs.all.filter { $0.contains("does not exist") }
+            #expect(early.isEmpty, "\(early)")
         }
     }
 
