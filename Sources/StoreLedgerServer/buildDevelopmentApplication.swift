@@ -3,6 +3,7 @@ package import Foundation
 package import Hummingbird
 package import Logging
 package import PostgresNIO
+import ServiceLifecycle
 import StoreLedgerHTTP
 import StoreLedgerProcessing
 import StoreLedgerSimulation
@@ -54,18 +55,19 @@ package func buildDevelopmentApplication(
         configuration: try settings.worker(),
         logger: logger,
         listenClient: context.listenClient,
-        sessions: context.sessions,
-        preflight: { try await migration.run() }
+        sessions: context.sessions
     )
     let authentication = try await DevelopmentAuthentication.configuration(settings, file: authenticationSecretFile, logger: logger)
     let appAPI = try await buildAppAPI(reader: reader, context: context, verifiers: { verifiers }, authentication: authentication)
     let admin = try buildAdminApplication(reader: reader, context: context, defaultPort: 9090, console: true)
-    let queueMetrics = QueueMetricsService(client: client, logger: logger, preflight: { try await migration.run() })
+    // Every service that reads the schema waits for the one migration.
+    let readers: [any Service] = [worker, QueueMetricsService(client: client, logger: logger)]
+    let afterMigration: [any Service] = readers.map { ServiceAfterPreflight($0, after: { try await migration.run() }) }
     let outbound = try await buildOutboundServices(
         reader: reader, context: context, verifiers: { verifiers }, preflight: { try await migration.run() })
     return buildReceiverApplication(
         client: client, migrator: migrator, configuration: receiver, appAPI: appAPI,
-        services: (context.listenClient.map { [$0] } ?? []) + [worker, queueMetrics] + outbound + (admin.map { [$0] } ?? []),
+        services: (context.listenClient.map { [$0] } ?? []) + afterMigration + outbound + (admin.map { [$0] } ?? []),
         sessions: context.sessions, migrate: { try await migration.run() }, logger: logger
     )
 }

@@ -8,8 +8,8 @@ import StoreLedgerWorker
 /// Builds the services that reach out from a process that works the queue (`work`, and `dev`, which is receiver and
 /// worker in one): the webhook dispatcher (`WEBHOOK_MAX_ATTEMPTS`, `WEBHOOK_RETENTION_DAYS`) and, with
 /// `RECONCILE_INTERVAL_SECONDS`, the reconciler for the environments `verifiers` accept (read only then: a worker of the
-/// envelope handler needs no app settings; the reconciler needs the App Store Server API credentials); each awaits
-/// `preflight` before its first run. One function for both, so that `dev` honours the same settings as `work`.
+/// envelope handler needs no app settings; the reconciler needs the App Store Server API credentials); each starts
+/// after `preflight` (``ServiceAfterPreflight``). One function for both, so that `dev` honours the same settings as `work`.
 package func buildOutboundServices(
     reader: ConfigReader, context: ServerContext, verifiers: () throws -> LedgerVerifiers,
     preflight: @escaping @Sendable () async throws -> Void = {}
@@ -18,7 +18,7 @@ package func buildOutboundServices(
     var services: [any Service] = [
         WebhookDispatcher(
             client: context.client, maximumAttempts: try settings.webhookMaximumAttempts(), retentionDays: try settings.webhookRetention(),
-            logger: context.logger, preflight: preflight)
+            logger: context.logger)
     ]
     if let interval = try settings.reconcileInterval() {
         guard let appStore = try await settings.appStoreClient() else {
@@ -29,7 +29,7 @@ package func buildOutboundServices(
         let reconciler = Reconciler(
             client: context.client, appStore: appStore, environments: settings.reconciliationEnvironments(try verifiers()), sessions: context.sessions
         )
-        services.append(ReconcilerService(reconciler: reconciler, interval: interval, logger: context.logger, preflight: preflight))
+        services.append(ReconcilerService(reconciler: reconciler, interval: interval, logger: context.logger))
     }
-    return services
+    return services.map { ServiceAfterPreflight($0, after: preflight) }
 }

@@ -31,17 +31,18 @@ package func buildWorkerServices(
         verifiers.warnIfProductionIsRefused(logger: logger)
         worker = WorkerService(
             client: client, handler: LedgerHandler(verifiers: verifiers, factCache: context.factCache),
-            configuration: configuration, logger: logger, listenClient: context.listenClient, sessions: context.sessions, preflight: preflight
+            configuration: configuration, logger: logger, listenClient: context.listenClient, sessions: context.sessions
         )
     case .envelope:
         worker = WorkerService(
             client: client, handler: EnvelopeHandler(), configuration: configuration, logger: logger, listenClient: context.listenClient,
-            sessions: context.sessions, preflight: preflight
+            sessions: context.sessions
         )
     }
     let admin = try buildAdminApplication(reader: reader, context: context, defaultPort: 9091)
     var services: [any Service] = [client] + (context.listenClient.map { [$0] } ?? [])
-    services += [worker, QueueMetricsService(client: client, logger: logger, preflight: preflight)] + (admin.map { [$0] } ?? [])
+    services += [worker, QueueMetricsService(client: client, logger: logger)].map { ServiceAfterPreflight($0, after: preflight) }
+    services += admin.map { [$0] } ?? []
     services += try await buildOutboundServices(reader: reader, context: context, verifiers: { try settings.verifiers() }, preflight: preflight)
     return services
 }

@@ -20,24 +20,17 @@ package struct QueueMetricsService: Service {
     package let timeout: Duration
     /// The logger.
     package let logger: Logger
-    /// Awaited before the first sample (`dev`: the schema's migration, which runs beside the services).
-    package let preflight: @Sendable () async throws -> Void
 
     /// Creates the service.
-    package init(
-        client: PostgresClient, interval: Duration = .seconds(15), timeout: Duration? = nil, logger: Logger,
-        preflight: @escaping @Sendable () async throws -> Void = {}
-    ) {
-        self.preflight = preflight
+    package init(client: PostgresClient, interval: Duration = .seconds(15), timeout: Duration? = nil, logger: Logger) {
         self.client = client
         self.interval = interval
         self.timeout = timeout ?? max(interval, .seconds(10))
         self.logger = logger
     }
 
-    /// Samples until graceful shutdown, after `preflight`.
+    /// Samples until graceful shutdown.
     package func run() async throws {
-        try await preflight()
         while !Task.isCancelledOrShuttingDown {
             do {
                 try await sampleWithinTimeout()

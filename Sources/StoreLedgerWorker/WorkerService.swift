@@ -32,8 +32,6 @@ package struct WorkerService<Handler: EventHandler>: Service {
     package let listenClient: PostgresClient?
     /// How the claim and completion reach Postgres (the process's pooler and prepared sessions).
     package let sessions: DatabaseSessions
-    /// Runs before the first claim (e.g. the schema check); a throw stops the worker.
-    package let preflight: @Sendable () async throws -> Void
 
     private let wake = WakeSignal()
     private let processed = Counter(label: "storeledger_worker_events_total", dimensions: [("outcome", "done")])
@@ -52,10 +50,8 @@ package struct WorkerService<Handler: EventHandler>: Service {
         logger: Logger,
         workerID: String? = nil,
         listenClient: PostgresClient? = nil,
-        sessions: DatabaseSessions = DatabaseSessions(),
-        preflight: @escaping @Sendable () async throws -> Void = {}
+        sessions: DatabaseSessions = DatabaseSessions()
     ) {
-        self.preflight = preflight
         self.sessions = sessions
         self.listenClient = listenClient
         self.client = client
@@ -74,7 +70,6 @@ package struct WorkerService<Handler: EventHandler>: Service {
 
     /// Runs until graceful shutdown or cancellation.
     package func run() async throws {
-        try await preflight()
         let queue = EventQueue(client: client, sessions: sessions)
         let stopping = StopFlag()
         let listener = listenClient ?? (sessions.pooler.keepsSessions ? client : nil)

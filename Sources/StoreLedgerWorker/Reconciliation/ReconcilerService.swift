@@ -16,26 +16,20 @@ package struct ReconcilerService: Service {
     package let slidingWindow: TimeInterval
     /// The logger.
     package let logger: Logger
-    /// Awaited before the first run (`dev`: the schema's migration, which runs beside the services).
-    package let preflight: @Sendable () async throws -> Void
 
     /// Creates the service.
     package init(
-        reconciler: Reconciler, interval: Duration, failuresWindow: TimeInterval = 3 * 86_400, slidingWindow: TimeInterval = 2 * 3600, logger: Logger,
-        preflight: @escaping @Sendable () async throws -> Void = {}
+        reconciler: Reconciler, interval: Duration, failuresWindow: TimeInterval = 3 * 86_400, slidingWindow: TimeInterval = 2 * 3600, logger: Logger
     ) {
         self.reconciler = reconciler
         self.interval = interval
         self.failuresWindow = failuresWindow
         self.slidingWindow = slidingWindow
         self.logger = logger
-        self.preflight = preflight
     }
 
-    /// Reconciles every `interval` until graceful shutdown, after `preflight`; a failed run is logged and retried next
-    /// time.
+    /// Reconciles every `interval` until graceful shutdown; a failed run is logged and retried next time.
     package func run() async throws {
-        try await preflight()
         while !Task.isCancelledOrShuttingDown {
             await runOnce(now: Date())
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }

@@ -40,8 +40,6 @@ package struct WebhookDispatcher: Service {
     package let perEndpoint: Int
     /// The logger.
     package let logger: Logger
-    /// Awaited before the first claim (`dev`: the schema's migration, which runs beside the services).
-    package let preflight: @Sendable () async throws -> Void
     /// Where deliveries are claimed and recorded.
     private var store: WebhookDeliveryStore { WebhookDeliveryStore(client: client) }
 
@@ -69,9 +67,8 @@ package struct WebhookDispatcher: Service {
         initialBackoff: Duration = .seconds(10),
         maximumBackoff: Duration = .seconds(6 * 3600), timeout: Duration = .seconds(10), pollInterval: Duration = .seconds(1),
         retentionDays: Int = defaultRetentionDays, databaseTimeout: Duration? = nil, concurrency: Int = 20, perEndpoint: Int = 4,
-        logger: Logger, preflight: @escaping @Sendable () async throws -> Void = {}
+        logger: Logger
     ) {
-        self.preflight = preflight
         self.concurrency = max(1, concurrency)
         self.perEndpoint = max(1, perEndpoint)
         self.client = client
@@ -86,14 +83,12 @@ package struct WebhookDispatcher: Service {
         self.logger = logger
     }
 
-    /// Delivers until graceful shutdown (after `preflight`), and prunes finished deliveries older than the retention
-    /// about hourly.
+    /// Delivers until graceful shutdown, and prunes finished deliveries older than the retention about hourly.
     ///
     /// Up to ``concurrency`` deliveries are in flight, and a slot is refilled as soon as its delivery ends, so a slow
     /// endpoint holds only its own slots; an endpoint with ``perEndpoint`` deliveries in flight is left out of the next
     /// claims until one ends. Idle, it looks for due deliveries every ``pollInterval``.
     package func run() async throws {
-        try await preflight()
         var lastPrune: ContinuousClock.Instant?
         // A child answers with the endpoint of the delivery it made, or nil when it is the poll interval's tick.
         await withTaskGroup(of: Int64?.self) { group in

@@ -5,6 +5,7 @@ import PostgresNIO
 import ServiceLifecycle
 import StoreLedgerCore
 import StoreLedgerProcessing
+import StoreLedgerServer
 import StoreLedgerStore
 import StoreLedgerTestSupport
 import StoreLedgerWorker
@@ -249,9 +250,9 @@ struct WorkerServiceTests {
     @Test func theWorkerRefusesToStartOnAStaleSchema() async throws {
         try await TestDatabase.withFresh(migrated: false) { db in
             let migrator = Migrator(migrations: try Migration.bundled())
-            let worker = WorkerService(
-                client: db.client, handler: EnvelopeHandler(), logger: db.logger,
-                preflight: { try await migrator.requireCurrent(client: db.client, logger: db.logger) }
+            let worker = ServiceAfterPreflight(
+                WorkerService(client: db.client, handler: EnvelopeHandler(), logger: db.logger),
+                after: { try await migrator.requireCurrent(client: db.client, logger: db.logger) }
             )
             let error = await #expect(throws: StoreError.self) { try await worker.run() }
             #expect(error?.code == .schemaBehind)

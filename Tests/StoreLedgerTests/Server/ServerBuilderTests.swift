@@ -125,7 +125,10 @@ struct ServerBuilderTests {
             variables["DATABASE_LISTEN_URL"] = db.url.connectionString
             let reader = ServerHarness.reader(variables)
             let context = try await ServerHarness.context(reader)
-            let services = try await buildWorkerServices(reader: reader, context: context)
+            let built = try await buildWorkerServices(reader: reader, context: context)
+            // The worker, the metrics and the dispatcher start after the schema check.
+            #expect(built.filter { $0 is ServiceAfterPreflight }.count == 3)
+            let services = ServerHarness.unwrapped(built)
             #expect(services.count == 6)
             #expect((services[0] as? PostgresClient) === context.client)
             #expect((services[1] as? PostgresClient) === context.listenClient)
@@ -153,7 +156,8 @@ struct ServerBuilderTests {
             variables["APPSTORE_PRIVATE_KEY"] = P256Key.freshPEM()
             let reader = ServerHarness.reader(variables)
             let context = try await ServerHarness.context(reader)
-            let services = try await buildOutboundServices(reader: reader, context: context, verifiers: { try Settings(reader: reader).verifiers() })
+            let services = ServerHarness.unwrapped(
+                try await buildOutboundServices(reader: reader, context: context, verifiers: { try Settings(reader: reader).verifiers() }))
             #expect(services.compactMap { $0 as? WebhookDispatcher }.map(\.retentionDays) == [7])
             #expect(services.compactMap { $0 as? ReconcilerService }.map(\.interval) == [.seconds(90)])
         }

@@ -50,6 +50,11 @@ enum ServerHarness {
         return folder
     }
 
+    /// The services as they run once started: each ``ServiceAfterPreflight`` replaced by the service it starts.
+    static func unwrapped(_ services: [any Service]) -> [any Service] {
+        services.map { ($0 as? ServiceAfterPreflight)?.service ?? $0 }
+    }
+
     /// Connects a context through `reader`, quietly.
     static func context(_ reader: ConfigReader) async throws -> ServerContext {
         try await ServerContext.connect(reader: reader, logger: TestDatabase.makeLogger("server"))
