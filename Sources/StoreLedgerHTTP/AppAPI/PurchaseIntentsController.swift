@@ -75,7 +75,9 @@ package struct PurchaseIntentsController: Sendable {
         let user: UserID
         switch context.caller {
         case .user(let id):
-            if let named = body.user_id?.value, named != id.rawValue {
+            // An empty `user_id` names no one, as an absent one does: a host page that fills the field only for
+            // service calls still works for a signed-in user.
+            if let named = body.user_id?.value, !named.isEmpty, named != id.rawValue {
                 throw APIError(.forbidden, code: "forbidden", message: "a signed-in user can create intents only for themself")
             }
             user = id

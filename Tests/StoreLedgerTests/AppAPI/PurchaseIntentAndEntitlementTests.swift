@@ -271,6 +271,12 @@ struct PurchaseIntentAndEntitlementTests {
                     uri: "/v1/purchase-intents", method: .post, headers: gina, body: try AppAPIHarness.body(["user_id": "hank", "product_id": "p"])
                 )
                 #expect(forOther.status == .forbidden)
+                // An empty user_id names no one: the intent is the signed-in user's, as without the field.
+                let emptyNamed = try await client.execute(
+                    uri: "/v1/purchase-intents", method: .post, headers: gina, body: try AppAPIHarness.body(["user_id": "", "product_id": "p"])
+                )
+                #expect(emptyNamed.status == .created)
+                #expect(try AppAPIHarness.json(emptyNamed)["user_id"] as? String == "gina")
                 let own = try AppAPIHarness.json(
                     try await client.execute(
                         uri: "/v1/purchase-intents", method: .post, headers: gina, body: try AppAPIHarness.body(["product_id": "p"])
