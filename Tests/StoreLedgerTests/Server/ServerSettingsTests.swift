@@ -153,6 +153,24 @@ struct ServerSettingsTests {
         #expect(try settings.verifiers().productionRefusalWarning == nil)
     }
 
+    @Test("compose passes every setting of deploy/.env to each app container, not only the keys it names")
+    func composeReadsItsSettingsFile() throws {
+        let text = try String(contentsOf: ThrowawayCluster.repositoryRoot.appendingPathComponent("deploy/compose.yaml"), encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        // The shared `x-storeledger` block (up to the next top-level key) reads the optional settings file.
+        let start = try #require(lines.firstIndex(of: "x-storeledger: &storeledger"))
+        let block = lines[(start + 1)...].prefix { $0.isEmpty || $0.hasPrefix(" ") || $0.hasPrefix("#") }
+        let envFile = try #require(block.firstIndex(of: "  env_file:"))
+        #expect(block[(envFile + 1)...].prefix(2).map { $0.trimmingCharacters(in: .whitespaces) } == ["- path: .env", "required: false"])
+        // Every service running the image (the `build:` in that block) takes the block, so none misses the file.
+        let services = ["migrate", "web", "worker"]
+        for service in services {
+            let at = try #require(lines.firstIndex(of: "  \(service):"), "\(service)")
+            #expect(lines[at + 1] == "    <<: *storeledger", "\(service)")
+        }
+        #expect(lines.filter { $0.hasPrefix("    <<: *storeledger") }.count == services.count)
+    }
+
     @Test("the database settings reach what runs statements: the pooler's sessions and the fact cache's size")
     func theDatabaseSettingsAreInjected() async throws {
         try await TestDatabase.withFresh { db in
