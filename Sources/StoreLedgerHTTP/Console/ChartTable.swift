@@ -22,7 +22,8 @@ package struct ChartTable: Sendable, Equatable {
     var unit: String
 
     /// The table as CSV (RFC 4180: CRLF line ends, fields with a comma, quote or line break quoted; a text field
-    /// starting with `=`, `+`, `-` or `@` is prefixed with `'` so spreadsheets do not run it as a formula).
+    /// starting with `=`, `+`, `-`, `@`, a tab or a carriage return is prefixed with `'` so spreadsheets do not run
+    /// it as a formula: ``csvField(_:)``).
     var csv: String {
         ([columns] + rows).map { $0.map(Self.csvField).joined(separator: ",") }.joined(separator: "\r\n") + "\r\n"
     }
