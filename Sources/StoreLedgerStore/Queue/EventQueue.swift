@@ -77,12 +77,12 @@ package struct EventQueue: Sendable {
                 delays.append(0)
             case .reject(let reason):
                 states.append(QueueState.rejected.rawValue)
-                errors.append(reason)
+                errors.append(Self.storable(reason))
                 delays.append(0)
             case .retry(let reason):
                 let exhausted = policy.isExhausted(afterAttempt: event.attempt)
                 states.append(exhausted ? QueueState.dead.rawValue : QueueState.pending.rawValue)
-                errors.append(reason)
+                errors.append(Self.storable(reason))
                 delays.append(exhausted ? 0 : policy.delay(afterAttempt: event.attempt))
             }
         }
@@ -100,6 +100,13 @@ package struct EventQueue: Sendable {
                 "\(results.count - finished) of \(results.count) events are no longer leased to \(owner)"
             )
         }
+    }
+
+    /// `reason` as the queue's text columns can hold it: a NUL, which PostgreSQL's `text` refuses (and with it the whole
+    /// batch's completion), written as the escape `\u0000`. Reasons quote what was sent (a forged JWS header's `alg`),
+    /// so anyone who can post a body could otherwise make every batch holding it fail.
+    static func storable(_ reason: String) -> String {
+        reason.contains("\u{0}") ? reason.replacingOccurrences(of: "\u{0}", with: "\\u0000") : reason
     }
 
     /// Returns expired leases to `pending` (or `dead` when they used their last attempt) and

@@ -166,6 +166,26 @@ struct LedgerHandlerAdversarialTests {
         }
     }
 
+    /// A forged body whose JWS header names an algorithm holding a NUL (anyone may post one; the receiver stores it) is
+    /// rejected with the algorithm quoted, the NUL written as `\u0000`: before, PostgreSQL refused the reason's NUL, the
+    /// whole batch's completion rolled back, and the forgery was retried (its batch-mates one by one) into `dead`.
+    @Test func aForgedHeaderHoldingANULIsRejectedAndItsBatchMatesAreDone() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.trusted)
+            let header = Data(#"{"alg":"ES256\u0000","x5c":[]}"#.utf8).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            let forged = try await pipeline.append(source: .appleNotification, body: #"{"signedPayload":"\#(header).e30.AA"}"#)
+            try await pipeline.append(source: .appleNotification, body: try Self.notification("9400", offer: "summer"))
+            try await pipeline.drain()
+            let reason = try await db.client.query("SELECT reject_reason FROM event_queue WHERE event_id = \(forged.rawValue)", logger: db.logger)
+                .decode(String?.self).firstAfterReadingAll()
+            #expect(reason??.contains(#"unsupported algorithm 'ES256\u0000'"#) == true, "\(String(describing: reason))")
+            #expect(try await pipeline.count(.rejected) == 1)
+            #expect(try await pipeline.count(.done) == 1)
+            #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE attempts > 1") == 0)
+        }
+    }
+
     @Test func aBodyThatIsNotAnEnvelopeIsRejectedAsMalformed() async throws {
         try await TestDatabase.withFresh { db in
             let pipeline = try LedgerPipeline(db, pki: Self.trusted)
