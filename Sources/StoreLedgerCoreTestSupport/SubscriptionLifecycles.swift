@@ -57,6 +57,17 @@ package enum SubscriptionLifecycles {
         return b
     }
 
+    /// buy → renew → upgrade mid-period, of which only the app's post of the renewal re-signed as upgraded is known
+    /// (the new transaction's notification still on its way): the renewal stays current, not the lapsed first period.
+    package static func upgradeAwaitingItsSuccessor(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
+        var b = SubscriptionLifecycleBuilder(originalTransactionID: "3500", productID: "com.example.basic", includesStatus: includesStatus)
+        b.subscribe()
+        b.renew()
+        b.advance(by: 10 * day)
+        b.appPostsUpgradedTransaction()
+        return b
+    }
+
     /// A family-shared subscription → Family Sharing revoked.
     package static func familyRevoke(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
         var b = SubscriptionLifecycleBuilder(originalTransactionID: "4000", ownership: .familyShared, includesStatus: includesStatus)
@@ -96,6 +107,7 @@ package enum SubscriptionLifecycles {
             ("offerPriceIncreaseRenew", 6, offerPriceIncreaseRenew(includesStatus: includesStatus)),
             ("downgradeThenRenew", 7, downgradeThenRenew(includesStatus: includesStatus)),
             ("billingRetryExpireResubscribe", 8, billingRetryExpireResubscribe(includesStatus: includesStatus)),
+            ("upgradeAwaitingItsSuccessor", 9, upgradeAwaitingItsSuccessor(includesStatus: includesStatus)),
         ]
     }
 }

@@ -147,6 +147,32 @@ struct CoreSubscriptionProjectionTests {
         #expect(restored.expiresAt == refunded.expiresAt)
     }
 
+    /// buy → renew → the app posts the renewal re-signed as upgraded before the new transaction is known: the renewal
+    /// stays current (its product, its expiry: entitled), not the first period, which has lapsed. Before, the rows
+    /// fell back to the first period and answered "expired". Once the new transaction arrives, it is current.
+    @Test(arguments: [true, false])
+    func anUpgradeWhoseSuccessorIsNotKnownYetKeepsTheCurrentPeriod(includesStatus: Bool) throws {
+        var b = SubscriptionLifecycleBuilder(originalTransactionID: "3500", productID: "com.example.basic", includesStatus: includesStatus)
+        b.subscribe()
+        b.renew()
+        let renewal = b.current
+        b.advance(by: 10 * day)
+        b.appPostsUpgradedTransaction()
+        let awaiting = try fold(b)
+        #expect(awaiting.latestTransactionID == renewal.transactionID)
+        #expect(awaiting.expiresAt == renewal.expiresDate)
+        #expect(awaiting.productID == "com.example.basic")
+        #expect(awaiting.status == .active)
+        #expect(awaiting.entitled)
+
+        b.upgrade(to: "com.example.premium", price: 19_990)
+        let upgraded = try fold(b)
+        #expect(upgraded.productID == "com.example.premium")
+        #expect(upgraded.latestTransactionID == b.current.transactionID)
+        #expect(upgraded.latestTransactionID != renewal.transactionID)
+        #expect(upgraded.entitled)
+    }
+
     /// A reversal after the period ended restores expired, not active.
     @Test func refundReversedAfterExpiryRestoresExpired() throws {
         var b = SubscriptionLifecycleBuilder(includesStatus: false)

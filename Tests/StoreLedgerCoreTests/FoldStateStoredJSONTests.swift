@@ -9,13 +9,19 @@ import Testing
 /// or error) is always `JSONDecoder`'s.
 @Suite("Core: stored fold states read back as JSONDecoder reads them")
 struct FoldStateStoredJSONTests {
-    /// The final fold state of every simulated lifecycle, with and without Apple's `data.status`.
+    /// The final fold state of every simulated lifecycle, with and without Apple's `data.status`, but the one whose
+    /// current transaction was upgraded away from (its successor not known yet): that row keeps no state, and each new
+    /// fact refolds it until the successor arrives (`mergeTransaction`).
     static func states() throws -> [(name: String, state: SubscriptionFoldState)] {
         try [true, false].flatMap { includesStatus in
-            try SubscriptionLifecycles.all(includesStatus: includesStatus).map { name, _, builder in
+            try SubscriptionLifecycles.all(includesStatus: includesStatus).compactMap { name, _, builder in
                 let key = try #require(builder.facts.compactMap(\.subscriptionKey).first)
-                let state = try #require(SubscriptionProjection.foldWithState(builder.facts, key: key).state)
-                return ("\(name) (data.status: \(includesStatus))", state)
+                let state = SubscriptionProjection.foldWithState(builder.facts, key: key).state
+                guard name != "upgradeAwaitingItsSuccessor" else {
+                    #expect(state == nil, "an upgraded current transaction is refolded, not merged")
+                    return nil
+                }
+                return ("\(name) (data.status: \(includesStatus))", try #require(state))
             }
         }
     }

@@ -28,7 +28,8 @@ extension SubscriptionFoldState {
         let newest = current == nil || (time.map { time in latestTransactionTime.map { time > $0 } ?? true } ?? false)
         note(version.signedDate)
 
-        // The current transaction: the newest version of each transaction, not upgraded away, latest purchase then expiry.
+        // The current transaction: the newest version of each transaction, latest purchase then expiry, one not upgraded
+        // away winning a tie. An upgraded one that would be current (its successor not known yet) is left to a refold.
         if let current {
             guard current.isUpgraded != true else { return false }
             if current.transactionID?.rawValue == id {
@@ -47,6 +48,8 @@ extension SubscriptionFoldState {
                     guard newest else { return false }
                     makeCurrent(version, id: id)
                 }
+            } else if Self.rank(current) < Self.rank(version) {
+                return false
             }
         } else {
             makeCurrent(version, id: id)

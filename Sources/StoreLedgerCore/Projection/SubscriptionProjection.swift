@@ -81,19 +81,20 @@ public enum SubscriptionProjection {
         return state
     }
 
-    /// The transaction of the current period: among the latest-signed version of each transaction, not
-    /// upgraded away from (unless all are), the one with the latest purchase date, then the latest expiry.
-    /// A late-arriving older renewal can therefore never roll the period back.
+    /// The transaction of the current period: among the latest-signed version of each transaction, the one with the
+    /// latest purchase date, then the latest expiry; on a tie, one not upgraded away from wins. A late-arriving older
+    /// renewal can therefore never roll the period back, and neither can an upgrade whose new transaction is not
+    /// known yet: the period upgraded away from stays current until its successor (purchased later) arrives, rather
+    /// than an earlier, lapsed period taking its place.
     static func currentTransaction(_ facts: NormalizedFacts) -> NormalizedFacts.Item<TransactionPayload>? {
-        let versions = facts.latestTransactionVersions
-        let standing = versions.filter { $0.payload.isUpgraded != true }
-        let candidates = standing.isEmpty ? versions : standing
-        return candidates.max { lhs, rhs in
+        facts.latestTransactionVersions.max { lhs, rhs in
             let l = lhs.payload
             let r = rhs.payload
             let lKey = (l.purchaseDate?.millisecondsSince1970 ?? -.infinity, l.expiresDate?.millisecondsSince1970 ?? -.infinity)
             let rKey = (r.purchaseDate?.millisecondsSince1970 ?? -.infinity, r.expiresDate?.millisecondsSince1970 ?? -.infinity)
             if lKey != rKey { return lKey < rKey }
+            let (lStanding, rStanding) = (l.isUpgraded != true, r.isUpgraded != true)
+            if lStanding != rStanding { return rStanding }
             return lhs.canonical < rhs.canonical
         }
     }

@@ -218,11 +218,7 @@ package struct SubscriptionLifecycleBuilder: Sendable {
     /// An immediate upgrade (DID_CHANGE_RENEWAL_PREF / UPGRADE): the old transaction is re-signed as upgraded
     /// (the server API would return it) and a new period of the new product starts now.
     package mutating func upgrade(to productID: ProductID, price: Int64) {
-        var old = current
-        old.isUpgraded = true
-        old.signedDate = now
-        facts.append(.transaction(old))
-        tick()
+        appPostsUpgradedTransaction()
         current.price = price
         renewalInfo.renewalPrice = price
         startPeriod(productID: productID, reason: .purchase, offerType: nil, offerID: nil, at: now)
@@ -287,6 +283,16 @@ package struct SubscriptionLifecycleBuilder: Sendable {
     /// carrying the current transaction and renewal info.
     package mutating func notifyWithoutEffect(_ type: NotificationType, _ subtype: NotificationSubtype? = nil) {
         notify(type, subtype)
+    }
+
+    /// The app posts the current transaction re-signed now with `isUpgraded` (StoreKit 2 delivers it on an upgrade;
+    /// ``upgrade(to:price:)`` starts with it, before the new transaction and its notification).
+    package mutating func appPostsUpgradedTransaction() {
+        var upgraded = current
+        upgraded.isUpgraded = true
+        upgraded.signedDate = now
+        facts.append(.transaction(upgraded))
+        tick()
     }
 
     /// The app posts the current transaction (StoreKit 2), signed now.
