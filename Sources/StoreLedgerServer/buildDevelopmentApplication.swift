@@ -60,14 +60,17 @@ package func buildDevelopmentApplication(
     let authentication = try await DevelopmentAuthentication.configuration(settings, file: authenticationSecretFile, logger: logger)
     let appAPI = try await buildAppAPI(reader: reader, context: context, verifiers: { verifiers }, authentication: authentication)
     let admin = try buildAdminApplication(reader: reader, context: context, defaultPort: 9090, console: true)
-    // Every service that reads the schema waits for the one migration.
-    let readers: [any Service] = [worker, QueueMetricsService(client: client, logger: logger)]
-    let afterMigration: [any Service] = readers.map { ServiceAfterPreflight($0, after: { try await migration.run() }) }
+    // Every service that reads the schema waits for the one migration. The worker comes last, so that it is the
+    // first told to stop (as in `work`: buildWorkerServices).
+    let afterMigration: (any Service) -> any Service = { ServiceAfterPreflight($0, after: { try await migration.run() }) }
     let outbound = try await buildOutboundServices(
         reader: reader, context: context, verifiers: { verifiers }, preflight: { try await migration.run() })
+    var services: [any Service] = context.listenClient.map { [$0] } ?? []
+    services.append(afterMigration(QueueMetricsService(client: client, logger: logger)))
+    services += outbound + (admin.map { [$0] } ?? [])
+    services.append(afterMigration(worker))
     return buildReceiverApplication(
-        client: client, migrator: migrator, configuration: receiver, appAPI: appAPI,
-        services: (context.listenClient.map { [$0] } ?? []) + afterMigration + outbound + (admin.map { [$0] } ?? []),
+        client: client, migrator: migrator, configuration: receiver, appAPI: appAPI, services: services,
         sessions: context.sessions, migrate: { try await migration.run() }, logger: logger
     )
 }

@@ -13,10 +13,12 @@ package enum WorkerHandlerChoice: String, Sendable, CaseIterable {
     case envelope
 }
 
-/// Builds the services of `storeledger work`, in start order: the context's clients, the claim loops
-/// (``Settings/worker()``, refusing to start on a schema that is not current), queue metrics, the admin port
-/// (default 9091), then the webhook dispatcher and, with `RECONCILE_INTERVAL_SECONDS`, the reconciler
-/// (``buildOutboundServices(reader:context:verifiers:preflight:)``).
+/// Builds the services of `storeledger work`, in start order: the context's clients, queue metrics, the admin port
+/// (default 9091), the webhook dispatcher and, with `RECONCILE_INTERVAL_SECONDS`, the reconciler
+/// (``buildOutboundServices(reader:context:verifiers:preflight:)``), then the claim loops (``Settings/worker()``);
+/// all but the clients and the admin port refuse to start on a schema that is not current. A service group stops its
+/// services in reverse order, one after the other: on SIGTERM the claim loops are told first, so they stop claiming
+/// while the slower services (a webhook delivery, a reconciliation pass) end, and finish their batches in time.
 package func buildWorkerServices(
     reader: ConfigReader, context: ServerContext, handler: WorkerHandlerChoice = .ledger
 ) async throws -> [any Service] {
@@ -41,8 +43,9 @@ package func buildWorkerServices(
     }
     let admin = try buildAdminApplication(reader: reader, context: context, defaultPort: 9091)
     var services: [any Service] = [client] + (context.listenClient.map { [$0] } ?? [])
-    services += [worker, QueueMetricsService(client: client, logger: logger)].map { ServiceAfterPreflight($0, after: preflight) }
+    services.append(ServiceAfterPreflight(QueueMetricsService(client: client, logger: logger), after: preflight))
     services += admin.map { [$0] } ?? []
     services += try await buildOutboundServices(reader: reader, context: context, verifiers: { try settings.verifiers() }, preflight: preflight)
+    services.append(ServiceAfterPreflight(worker, after: preflight))
     return services
 }

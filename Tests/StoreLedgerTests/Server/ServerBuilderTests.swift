@@ -117,7 +117,7 @@ struct ServerBuilderTests {
         try await app.test(.router, body)
     }
 
-    @Test("work's services: its clients first, then the worker, metrics, admin port and webhook dispatcher")
+    @Test("work's services: its clients first, then metrics, admin port, webhook dispatcher, and the worker last (stopped first)")
     func theWorkerServices() async throws {
         try await TestDatabase.withFresh { db in
             var variables = ServerHarness.baseVariables(db)
@@ -132,8 +132,10 @@ struct ServerBuilderTests {
             #expect(services.count == 6)
             #expect((services[0] as? PostgresClient) === context.client)
             #expect((services[1] as? PostgresClient) === context.listenClient)
-            #expect(services.contains { String(describing: type(of: $0)).hasPrefix("WorkerService") })
             #expect(services.contains { String(describing: type(of: $0)) == "WebhookDispatcher" })
+            // A service group stops its services in reverse order, each after the one before has ended: the claim loops
+            // must hear SIGTERM first, not after the dispatcher's deliveries and a reconciliation pass have ended.
+            #expect(String(describing: type(of: services.last!)).hasPrefix("WorkerService"))
         }
     }
 
@@ -186,6 +188,8 @@ struct ServerBuilderTests {
                     try await Migrator(migrations: try Migration.bundled()).migrate(client: client, logger: logger)
                 }
             )
+            // Its worker is the last of its services, so the first told to stop (as in `work`).
+            #expect(String(describing: type(of: ServerHarness.unwrapped(app.services).last!)).hasPrefix("WorkerService"))
             try await app.test(.router) { client in
                 // The server started: the schema was migrated before it.
                 #expect(try await db.scalar("SELECT count(*) FROM schema_migrations") == (try Migration.bundled().count))
