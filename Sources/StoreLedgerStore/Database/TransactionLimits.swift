@@ -17,6 +17,11 @@ package struct TransactionLimits: Sendable, Equatable {
     /// How often a running statement checks that its client is still there (`client_connection_check_interval`,
     /// PostgreSQL 14 and later; older servers skip it).
     package var clientCheck: Duration
+    /// How long what the server sends may stay unacknowledged before it closes the connection: ``statement``
+    /// (`tcp_user_timeout`, TCP connections only). A statement blocked writing its rows to a client that vanished (a
+    /// claim's hundreds of bodies fill the socket's buffers) heeds neither a timeout nor the client check, only this:
+    /// without it, its transaction and row locks would last until TCP gave up, about fifteen minutes.
+    package var unacknowledgedSend: Duration { statement }
 
     /// Creates limits.
     package init(lockWait: Duration, statement: Duration, idle: Duration, clientCheck: Duration = .seconds(1)) {
@@ -63,7 +68,8 @@ package struct TransactionLimits: Sendable, Equatable {
                    set_config('statement_timeout', \(Self.milliseconds(limits.statement)), true),
                    set_config('idle_in_transaction_session_timeout', \(Self.milliseconds(limits.idle)), true),
                    CASE WHEN current_setting('server_version_num')::int >= 140000
-                        THEN set_config('client_connection_check_interval', \(Self.milliseconds(limits.clientCheck)), true) END
+                        THEN set_config('client_connection_check_interval', \(Self.milliseconds(limits.clientCheck)), true) END,
+                   set_config('tcp_user_timeout', \(Self.milliseconds(limits.unacknowledgedSend)), true)
             """
     }
 
