@@ -38,13 +38,15 @@ package struct InlineProcessor: Sendable {
 
     /// Appends `event`, processes it, then runs `body` with the prepared event and its outcome in the same
     /// transaction (to link the purchase to a user, say) and commits. Throws (and commits nothing) on database
-    /// errors, so the caller answers 5xx and nothing was accepted.
+    /// errors, so the caller answers 5xx and nothing was accepted; at once, with ``StoreError/Code/rebuildSwapping``,
+    /// while a rebuild's swap holds the read model (``ShadowSchema/refuseWhileSwapping(on:logger:)``).
     package func process<Result: Sendable>(
         _ event: NewEvent,
         logger: Logger,
         then body: @Sendable (PreparedEvent, EventOutcome, PostgresConnection) async throws -> Result
     ) async throws -> Result {
         try await client.inTransaction(logger: logger, sessions: sessions, limits: TransactionLimits(lease: Self.lease)) { connection in
+            try await ShadowSchema.refuseWhileSwapping(on: connection, logger: logger)
             let appended = try await EventLog.append(event, on: connection, sessions: sessions, logger: logger)
             let claimed = try await EventQueue.leaseAppended(appended, event, owner: owner, lease: Self.lease, on: connection, logger: logger)
             let prepared = await handler.prepare(claimed, logger: logger)

@@ -5,7 +5,7 @@ package struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case configuration, schemaBehind, schemaAhead, migrationChanged, unavailable, leaseLost, notCommitted, concurrentChange,
-                invariantBroken, handlerContract
+                invariantBroken, handlerContract, rebuildSwapping
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -33,6 +33,9 @@ package struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         package static let invariantBroken = Code(.invariantBroken)
         /// An event handler broke its contract with the worker (for example, not one outcome per event).
         package static let handlerContract = Code(.handlerContract)
+        /// A rebuild's swap holds the read model's tables (for minutes on a large ledger): a writer that would wait for
+        /// them was turned away instead, having stored nothing; retry in a few seconds.
+        package static let rebuildSwapping = Code(.rebuildSwapping)
 
         /// The code's name.
         package var description: String { base.rawValue }

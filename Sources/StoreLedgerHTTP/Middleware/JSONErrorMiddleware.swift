@@ -36,6 +36,12 @@ package struct JSONErrorMiddleware: RouterMiddleware {
             throw APIError(
                 .badRequest, code: "invalid_request",
                 message: "a value in the request cannot be stored or looked up (for example a NUL character); nothing was accepted")
+        } catch let error as StoreError where error.code == .rebuildSwapping {
+            context.logger.notice("turned away while a rebuild swaps the read model in", metadata: ["error": "\(error)"])
+            throw APIError(
+                .serviceUnavailable, code: "rebuild_in_progress",
+                message: "a rebuild is swapping the read model in; nothing was stored: retry in a few seconds",
+                headers: [.retryAfter: "5"])
         } catch  where Self.isStorageOutage(error) {
             context.logger.error("database error", metadata: ["error": "\(String(reflecting: error))"])
             throw APIError(

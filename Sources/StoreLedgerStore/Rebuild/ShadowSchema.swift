@@ -141,6 +141,20 @@ package enum ShadowSchema {
         try await connection.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(list) IN SHARE ROW EXCLUSIVE MODE"), logger: logger).readToEnd()
     }
 
+    /// Turns the caller's transaction away while a swap holds (or waits for) the live tables, instead of letting it
+    /// wait on their locks: it takes ``swapLockKey`` shared for the transaction, as a claim does, so a swap starting
+    /// later waits for it, and throws ``StoreError/Code/rebuildSwapping`` when the lock is not to be had. For writers a
+    /// caller waits on (the app-facing API's posts): waiting out a swap, each would hold one of the process's pooled
+    /// connections, which the receiver shares, for minutes.
+    package static func refuseWhileSwapping(on connection: PostgresConnection, logger: Logger) async throws {
+        let free =
+            try await connection.query("SELECT pg_try_advisory_xact_lock_shared(\(swapLockKey))", logger: logger)
+            .decode(Bool.self).readToEnd().first ?? false
+        guard free else {
+            throw StoreError(.rebuildSwapping, "a rebuild is swapping the read model in; nothing was stored: retry in a few seconds")
+        }
+    }
+
     /// One row that differs between live and shadow.
     package struct Difference: Sendable {
         /// The table.

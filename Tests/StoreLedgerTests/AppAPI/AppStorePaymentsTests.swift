@@ -42,6 +42,50 @@ struct AppStorePaymentsTests {
         }
     }
 
+    /// While a rebuild's swap holds the read model (minutes on a large ledger), an app's post is turned away at once,
+    /// 503 `rebuild_in_progress` with `Retry-After`, storing nothing, and goes through once the swap is over. Before, each
+    /// post waited out the swap on one of the process's pooled connections, which the receiver shares: a few posts
+    /// a second took them all, and Apple's notifications got 503 for as long as the swap lasted.
+    @Test func aPostDuringARebuildsSwapIsTurnedAwayAtOnce() async throws {
+        try await TestDatabase.withFresh { db in
+            let harness = try await AppAPIHarness(db, pki: Self.pki)
+            let jws = try harness.subscription("5050", expiresIn: 7 * 86_400)
+            let (swapHeld, holdSwap) = AsyncStream<Void>.makeStream()
+            let (swapOver, endSwap) = AsyncStream<Void>.makeStream()
+            defer { endSwap.finish() }
+            // The swap's locks, held by another session until told.
+            let swap = Task {
+                try await db.client.inTransaction(logger: db.logger) { connection in
+                    try await ShadowSchema.lockLiveTables(on: connection, logger: db.logger)
+                    holdSwap.yield()
+                    for await _ in swapOver { break }
+                }
+            }
+            for await _ in swapHeld { break }
+            try await harness.app.test(.router) { client in
+                let started = ContinuousClock.now
+                let refused = try await client.execute(
+                    uri: Self.transactionPath, method: .post, headers: try await AppAPIHarness.headers(user: "alice"),
+                    body: try AppAPIHarness.body(["signed_transaction": jws])
+                )
+                // At once: not after the transaction's 60 s lock wait (judged loosely: the suite's load slows everything).
+                #expect(started.duration(to: .now) < .seconds(30))
+                #expect(refused.status == .serviceUnavailable)
+                #expect(refused.headers[.retryAfter] == "5")
+                #expect(try AppAPIHarness.json(refused)["code"] as? String == "rebuild_in_progress")
+                #expect(try await harness.count("SELECT count(*)::int8 FROM events WHERE source = 'client'") == 0)
+                endSwap.yield()
+                try await swap.value
+                let accepted = try await client.execute(
+                    uri: Self.transactionPath, method: .post, headers: try await AppAPIHarness.headers(user: "alice"),
+                    body: try AppAPIHarness.body(["signed_transaction": jws])
+                )
+                #expect(accepted.status == .ok)
+            }
+            #expect(try await harness.count("SELECT count(*)::int8 FROM subscriptions WHERE original_transaction_id = '5050' AND entitled") == 1)
+        }
+    }
+
     @Test func postingTheSameTransactionAgainIsIdempotent() async throws {
         try await TestDatabase.withFresh { db in
             let harness = try await AppAPIHarness(db, pki: Self.pki)
