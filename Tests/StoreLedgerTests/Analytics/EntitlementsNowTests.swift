@@ -227,6 +227,55 @@ struct EntitlementsNowTests {
         }
     }
 
+    /// A non-consumable restored on another device is a transaction of its own (a new transaction id, the purchase's
+    /// original one), posted by the app: a refund of the purchase revokes the restored copy too, from the refund's
+    /// date, and its reversal restores both. Before, the copy went on granting premium after the refund.
+    @Test func aRefundRevokesEveryRestoredCopyOfThePurchase() async throws {
+        try await TestDatabase.withFresh { db in
+            let ledger = try Ledger(db)
+            let bought = ledger.oneTime("800", type: "Non-Consumable", product: "com.example.fullunlock", purchased: Self.start)
+            try await ledger.notify("ONE_TIME_CHARGE", at: Self.start, transaction: bought)
+            let restoredAt = Self.start.addingTimeInterval(30 * Self.day)
+            let copy = ledger.oneTime(
+                "801", type: "Non-Consumable", product: "com.example.fullunlock", purchased: Self.start, signed: restoredAt,
+                overrides: ["originalTransactionId": "800"])
+            try await ledger.pipeline.append(source: .client, body: #"{"signedTransaction":"\#(try ledger.signer.sign(json: copy))"}"#)
+            try await ledger.pipeline.drain()
+            // One purchase, two rows: both entitle.
+            #expect(try await verdicts(db, "800", at: restoredAt).map(\.entitled) == [true, true])
+
+            let revoked = Self.start.addingTimeInterval(40 * Self.day)
+            var refunded = bought
+            refunded["signedDate"] = TestSigner.milliseconds(revoked)
+            refunded["revocationDate"] = TestSigner.milliseconds(revoked)
+            refunded["revocationReason"] = 1
+            refunded["revocationType"] = "REFUND_FULL"
+            try await ledger.notify("REFUND", at: revoked, transaction: refunded)
+            #expect(try await copyVerdict(db, "801", at: revoked.addingTimeInterval(-Self.tick)) == Self.active("lifetime"))
+            #expect(try await copyVerdict(db, "801", at: revoked) == Self.inactive("revoked", status: "revoked"))
+            #expect(try await verdicts(db, "800", at: revoked.addingTimeInterval(Self.day)).map(\.entitled) == [false, false])
+
+            let reversed = revoked.addingTimeInterval(2 * Self.day)
+            var restored = bought
+            restored["signedDate"] = TestSigner.milliseconds(reversed)
+            try await ledger.notify("REFUND_REVERSED", at: reversed, transaction: restored)
+            #expect(try await verdicts(db, "800", at: reversed.addingTimeInterval(Self.tick)).map(\.entitled) == [true, true])
+        }
+    }
+
+    /// The verdict about the purchase row of transaction `transactionID` at `at`.
+    func copyVerdict(_ db: TestDatabase, _ transactionID: String, at: Date) async throws -> Verdict? {
+        let rows = try await db.client.query(
+            "SELECT entitlement, entitled_now, reason, status_now FROM entitlements_at(\(at)) WHERE transaction_id = \(transactionID)",
+            logger: db.logger)
+        var verdicts: [Verdict] = []
+        for try await (entitlement, entitled, reason, status) in rows.decode((String?, Bool, String, String).self) {
+            verdicts.append(Verdict(entitlement: entitlement, entitled: entitled, reason: reason, status: status))
+        }
+        #expect(verdicts.count == 1, "\(transactionID) at \(at): \(verdicts)")
+        return verdicts.first
+    }
+
     @Test func theCatalogDecidesWhatAProductGrantsAndHowLongAOneTimeProductLasts() async throws {
         try await TestDatabase.withFresh { db in
             let ledger = try Ledger(db)
