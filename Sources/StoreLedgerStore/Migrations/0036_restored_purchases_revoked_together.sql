@@ -53,21 +53,24 @@ FROM (
            sub.ownership, sub.app_account_token
     FROM public.subscriptions sub
     UNION ALL
+    -- A purchase's rows (a restore on another device has a transaction id of its own and the purchase's original one)
+    -- stand or fall together: revoked when any of them is, from the earliest such revocation (an undated one: always).
+    -- Scalar subqueries, not a join, so that this branch stays a plain scan of purchases that a caller's filter on
+    -- (environment, original_transaction_id) reaches by index (purchases_owner_key_idx), as in 0012.
     SELECT 'purchase', p.product_type, p.environment, coalesce(p.original_transaction_id, p.transaction_id), p.transaction_id,
            p.product_id, p.bundle_id,
-           CASE WHEN p.entitled AND NOT coalesce(sibling.revoked, false) THEN 'active' ELSE 'revoked' END, p.purchased_at,
-           p.expires_at, NULL::timestamptz,
-           CASE WHEN p.entitled THEN sibling.revoked_at ELSE p.revoked_at END, NULL::boolean, p.ownership, p.app_account_token
+           CASE WHEN p.entitled AND NOT EXISTS (
+                    SELECT 1 FROM public.purchases q
+                    WHERE q.environment = p.environment AND NOT q.entitled
+                      AND coalesce(q.original_transaction_id, q.transaction_id) = coalesce(p.original_transaction_id, p.transaction_id))
+                THEN 'active' ELSE 'revoked' END,
+           p.purchased_at, p.expires_at, NULL::timestamptz,
+           (SELECT CASE WHEN bool_or(q.revoked_at IS NULL) THEN NULL ELSE min(q.revoked_at) END
+            FROM public.purchases q
+            WHERE q.environment = p.environment AND NOT q.entitled
+              AND coalesce(q.original_transaction_id, q.transaction_id) = coalesce(p.original_transaction_id, p.transaction_id)),
+           NULL::boolean, p.ownership, p.app_account_token
     FROM public.purchases p
-    -- The other transactions of the same purchase (a restore on another device has a transaction id of its own and
-    -- the purchase's original one): a refund or revocation of any of them revokes them all.
-    LEFT JOIN LATERAL (
-        SELECT bool_or(NOT q.entitled) AS revoked, min(q.revoked_at) FILTER (WHERE NOT q.entitled) AS revoked_at
-        FROM public.purchases q
-        WHERE q.environment = p.environment
-          AND coalesce(q.original_transaction_id, q.transaction_id) = coalesce(p.original_transaction_id, p.transaction_id)
-          AND q.transaction_id <> p.transaction_id
-    ) sibling ON true
 ) r
 LEFT JOIN public.product_catalog c ON c.product_id = r.product_id
 LEFT JOIN public.user_links l ON l.environment = r.environment AND l.original_transaction_id = r.original_transaction_id

@@ -11,8 +11,14 @@ package enum EntitlementStore {
     package static func entitlements(
         of user: UserID, at date: Date, on connection: PostgresConnection, logger: Logger
     ) async throws -> [Entitlement] {
+        try await decode(connection.query(entitlementsQuery(of: user, at: date), logger: logger))
+    }
+
+    /// The statement of ``entitlements(of:at:on:logger:)``: every key it looks up (a user's links and tokens) reaches
+    /// `subscriptions` and `purchases` by index, through `entitlements_at` (tests read its plan).
+    package static func entitlementsQuery(of user: UserID, at date: Date) -> PostgresQuery {
         let user = user.rawValue
-        let rows = try await connection.query(
+        return
             """
             WITH tokens AS (
                 SELECT app_account_token FROM app_account_tokens WHERE user_id = \(user)
@@ -36,10 +42,7 @@ package enum EntitlementStore {
             JOIN owned o ON e.environment = o.environment AND e.original_transaction_id = o.original_transaction_id
             \(unescaped: groupBy)
             ORDER BY e.expires_at DESC NULLS FIRST, e.purchased_at DESC NULLS LAST, e.kind, e.transaction_id
-            """,
-            logger: logger
-        )
-        return try await decode(rows)
+            """
     }
 
     /// The row that holds transaction `transactionID` (or original transaction) in `environment` as of `date`, if
