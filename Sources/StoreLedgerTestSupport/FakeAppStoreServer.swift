@@ -171,6 +171,7 @@ package struct FakeAppStoreServer: Sendable {
             }
             group.get("inApps/v1/subscriptions/:id") { request, context in
                 let id = try context.parameters.require("id")
+                if let hook = await state.hooks["/inApps/v1/subscriptions/\(id)"] { await hook() }
                 return try await guarded(request, "/inApps/v1/subscriptions/\(id)") {
                     guard let answer = await state.statuses[environment]?[id] else {
                         return error(404, code: 4_040_010, message: "Transaction id not found.")

@@ -97,6 +97,15 @@ package actor FakeAppStoreState {
         productionUnreleased = value
     }
 
+    /// Code run before answering a request for a path (Get All Subscription Statuses only): how a test changes the world
+    /// between two of the server's requests.
+    var hooks: [String: @Sendable () async -> Void] = [:]
+
+    /// Runs `hook` before answering each request for `path` (`/inApps/v1/subscriptions/<id>`).
+    package func setHook(for path: String, _ hook: @escaping @Sendable () async -> Void) {
+        hooks[path] = hook
+    }
+
     func log(_ request: LoggedRequest) { requests.append(request) }
     func logToken(header: Data, claims: Data) { receivedTokens.append((header, claims)) }
     func nextFault() -> Fault? { faults.isEmpty ? nil : faults.removeFirst() }

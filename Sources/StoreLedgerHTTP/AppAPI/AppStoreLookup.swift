@@ -4,6 +4,7 @@ import Logging
 import StoreLedgerAppStoreAPI
 import StoreLedgerCore
 import StoreLedgerProcessing
+import StoreLedgerStore
 import StoreLedgerVerification
 
 /// Looking transactions up at Apple for the app-facing routes: the signed answer goes into the event log
@@ -64,7 +65,7 @@ struct AppStoreLookup: Sendable {
         if case .accepted(let accepted) = submission, accepted.transaction.type == .autoRenewable,
             let originalID = accepted.transaction.originalTransactionID?.rawValue
         {
-            await submitLatestState(
+            try await submitLatestState(
                 of: originalID, asking: transactionID, environment: environment,
                 known: accepted.transaction.transactionID?.rawValue, client: client, request: request, context: context)
         }
@@ -74,11 +75,13 @@ struct AppStoreLookup: Sendable {
     /// Get Transaction Info answers with the one transaction asked for, which may be a period long past (a client that
     /// sends its original transaction id, renewals whose notifications never arrived). For a subscription, Apple's Get
     /// All Subscription Statuses gives its latest transaction and renewal info: both are submitted too, so the row shows
-    /// what Apple says now. A failure here leaves the lookup's answer as it was (it is logged).
+    /// what Apple says now. A failure here leaves the lookup's answer as it was (it is logged), except a rebuild's swap
+    /// (``StoreError/Code/rebuildSwapping``), which is passed on: the caller is asked to retry in a few seconds rather
+    /// than answered from a period that may be long past.
     private func submitLatestState(
         of originalID: String, asking transactionID: String, environment: AppStoreAPIHost, known: String?,
         client: AppStoreAPIClient, request: Request, context: StoreLedgerRequestContext
-    ) async {
+    ) async throws {
         let statuses: SubscriptionStatusesResponse
         do {
             statuses = try await client.allSubscriptionStatuses(transactionID: transactionID, environment: environment, logger: context.logger)
@@ -110,6 +113,8 @@ struct AppStoreLookup: Sendable {
                         "App Store Server API: the subscription's renewal info was not recorded", metadata: ["reason": "\(reason)"])
                 }
             }
+        } catch let error as StoreError where error.code == .rebuildSwapping {
+            throw error
         } catch {
             context.logger.warning(
                 "the subscription's latest state could not be recorded; the transaction asked for stands",

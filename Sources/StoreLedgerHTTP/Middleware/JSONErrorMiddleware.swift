@@ -40,7 +40,7 @@ package struct JSONErrorMiddleware: RouterMiddleware {
             context.logger.notice("turned away while a rebuild swaps the read model in", metadata: ["error": "\(error)"])
             throw APIError(
                 .serviceUnavailable, code: "rebuild_in_progress",
-                message: "a rebuild is swapping the read model in; nothing was stored: retry in a few seconds",
+                message: "a rebuild is swapping the read model in; retry in a few seconds (what this request stored before counts once)",
                 headers: [.retryAfter: "5"])
         } catch  where Self.isStorageOutage(error) {
             context.logger.error("database error", metadata: ["error": "\(String(reflecting: error))"])

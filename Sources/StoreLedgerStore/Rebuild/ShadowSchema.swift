@@ -151,7 +151,7 @@ package enum ShadowSchema {
             try await connection.query("SELECT pg_try_advisory_xact_lock_shared(\(swapLockKey))", logger: logger)
             .decode(Bool.self).readToEnd().first ?? false
         guard free else {
-            throw StoreError(.rebuildSwapping, "a rebuild is swapping the read model in; nothing was stored: retry in a few seconds")
+            throw StoreError(.rebuildSwapping, "a rebuild is swapping the read model in; the transaction was not stored: retry in a few seconds")
         }
     }
 

@@ -259,6 +259,53 @@ struct AppStoreRoutesTests {
         }
     }
 
+    /// A rebuild's swap that begins between the period asked for and the subscription's latest state turns validate away
+    /// (503 `rebuild_in_progress`, retry), instead of answering from the period asked for alone: long lapsed here, it
+    /// said `isUnlocked: false` to a customer whose subscription runs.
+    @Test func aSwapBetweenALookupAndTheLatestStateTurnsTheCallerAway() async throws {
+        try await withAPI { harness, fake, http in
+            let signer = TestSigner(pki: Self.pki)
+            let day: TimeInterval = 86_400
+            let first = try signer.signedTransaction(
+                signer.transactionPayload(
+                    transactionID: "8800", originalTransactionID: "8800", purchaseDate: Date().addingTimeInterval(-60 * day),
+                    expiresDate: Date().addingTimeInterval(-30 * day), signedDate: Date()))
+            let latest = try signer.signedTransaction(
+                signer.transactionPayload(
+                    transactionID: "8801", originalTransactionID: "8800", purchaseDate: Date().addingTimeInterval(-30 * day),
+                    expiresDate: Date().addingTimeInterval(day), signedDate: Date()))
+            await fake.state.addTransaction(first, id: "8800", environment: .sandbox)
+            await fake.state.setStatuses(
+                Self.sandboxStatuses(
+                    fake, [.init(status: 1, originalTransactionId: "8800", signedTransactionInfo: latest, signedRenewalInfo: nil)]),
+                for: "8800", environment: .sandbox)
+            // The swap takes the read model's locks when the server asks Apple for the latest state, and holds them.
+            let (takeSwapAsked, takeSwap) = AsyncStream<Void>.makeStream()
+            let (swapTakenSaid, swapTaken) = AsyncStream<Void>.makeStream()
+            let (swapOverSaid, endSwap) = AsyncStream<Void>.makeStream()
+            defer { endSwap.finish() }
+            let swap = Task {
+                try await harness.db.client.inTransaction(logger: harness.db.logger) { connection in
+                    for await _ in takeSwapAsked { break }
+                    try await ShadowSchema.lockLiveTables(on: connection, logger: harness.db.logger)
+                    swapTaken.yield()
+                    for await _ in swapOverSaid { break }
+                }
+            }
+            await fake.state.setHook(for: "/inApps/v1/subscriptions/8800") {
+                takeSwap.yield()
+                for await _ in swapTakenSaid { break }
+            }
+            let validate = try await http.execute(
+                uri: "/api/iap/validate", method: .post, headers: try await AppAPIHarness.headers(user: "sam"),
+                body: try Self.validateBody("8800"))
+            #expect(validate.status == .serviceUnavailable)
+            #expect(try AppAPIHarness.json(validate)["code"] as? String == "rebuild_in_progress")
+            endSwap.yield()
+            try await swap.value
+        }
+    }
+
     /// When the period asked for is already the latest, Apple's status answer signs the same transaction anew: it is
     /// known by its id and not appended a second time (the renewal info is).
     @Test func aLookupOfTheLatestPeriodAppendsItOnce() async throws {
