@@ -186,6 +186,10 @@ package struct FakeAppStoreServer: Sendable {
                     guard let asked = try? JSONDecoder().decode(NotificationHistoryRequest.self, from: Data(body.readableBytesView)) else {
                         return error(400, code: 4_000_000, message: "Invalid request.")
                     }
+                    await state.logHistory(asked, environment: environment)
+                    if await state.omitsPaginationToken {
+                        return try json(NotificationHistoryPage(paginationToken: nil, hasMore: true, notificationHistory: []))
+                    }
                     // Apple keeps 180 days of history in production, 30 in the sandbox, and refuses an older start.
                     let keptDays: Double = environment == .production ? 180 : 30
                     if Double(asked.startDate) < (Date().timeIntervalSince1970 - keptDays * 86_400) * 1000 {

@@ -106,6 +106,16 @@ package actor FakeAppStoreState {
         hooks[path] = hook
     }
 
+    /// Every Get Notification History request's body, in order, with the environment it went to.
+    package private(set) var historyRequests: [(environment: AppStoreAPIHost, request: NotificationHistoryRequest)] = []
+    /// Answers the next Get Notification History requests with `hasMore` but no page token (Apple misbehaving).
+    package var omitsPaginationToken = false
+
+    /// Sets ``omitsPaginationToken``.
+    package func setOmitsPaginationToken(_ value: Bool) { omitsPaginationToken = value }
+
+    func logHistory(_ request: NotificationHistoryRequest, environment: AppStoreAPIHost) { historyRequests.append((environment, request)) }
+
     func log(_ request: LoggedRequest) { requests.append(request) }
     func logToken(header: Data, claims: Data) { receivedTokens.append((header, claims)) }
     func nextFault() -> Fault? { faults.isEmpty ? nil : faults.removeFirst() }

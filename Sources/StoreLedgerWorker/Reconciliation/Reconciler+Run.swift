@@ -30,6 +30,8 @@ extension Reconciler {
         package var windows: [Result] = []
         /// Each step that failed, named, with its error.
         package var failures: [String] = []
+        /// The names of the steps that failed (a window's ``Window/name``, or `database history changes`).
+        package var failedSteps: [String] = []
     }
 
     /// A reconciliation as the workers' service and `storeledger reconcile` run it: first the windows of database
@@ -40,6 +42,7 @@ extension Reconciler {
         var run = Run()
         func failed(_ step: String, _ error: any Error) {
             run.failures.append("\(step): \(error)")
+            run.failedSteps.append(step)
             logger.warning("reconciliation failed; the next run retries", metadata: ["step": "\(step)", "error": "\(String(reflecting: error))"])
         }
         do {

@@ -199,6 +199,45 @@ struct ReconcilerTests {
         }
     }
 
+    /// Every notification is asked for without a gap between runs: back to where the last successful run's window
+    /// ended, and over the whole interval when it is longer than the 2 h window. Before, each run asked for the last
+    /// 2 h only, so with an interval of 3 h, or after runs failing for longer than 2 h, stretches were never asked.
+    @Test func everyNotificationIsAskedForWithoutAGap() async throws {
+        try await FakeAppStoreServer.withRunning(bundleID: "com.example.app") { fake in
+            try await TestDatabase.withFresh { db in
+                let service = ReconcilerService(
+                    reconciler: Reconciler(
+                        client: db.client, appStore: try await AppStoreAPIClient(configuration: fake.configuration(maximumAttempts: 1)),
+                        environments: [.sandbox]),
+                    interval: .seconds(3 * 3600), logger: db.logger
+                )
+                func everyNotificationWindows() async -> [NotificationHistoryRequest] {
+                    await fake.state.historyRequests.map(\.request).filter { $0.onlyFailures != true }
+                }
+                func milliseconds(_ date: Date) -> Int64 { Int64(date.timeIntervalSince1970 * 1000) }
+                let start = Date()
+                let first = await service.runOnce(now: start)
+                #expect(first.failures == 0)
+                #expect(first.coveredUntil == start)
+                // The interval (3 h) is longer than the 2 h window: the window covers the interval and a margin.
+                #expect(await everyNotificationWindows().last?.startDate == milliseconds(start.addingTimeInterval(-3 * 3600 - 600)))
+                // The next run fails (both of its requests): nothing more is covered.
+                await fake.state.inject([.retryable, .retryable])
+                let failing = await service.runOnce(now: start.addingTimeInterval(3 * 3600), coveredUntil: first.coveredUntil)
+                #expect(failing.failures == 2)
+                #expect(failing.coveredUntil == start)
+                // The run after asks from the end of the last window asked (less the margin), 6 h back.
+                let later = start.addingTimeInterval(6 * 3600)
+                let recovered = await service.runOnce(now: later, coveredUntil: failing.coveredUntil)
+                #expect(recovered.failures == 0)
+                #expect(recovered.coveredUntil == later)
+                let last = await everyNotificationWindows().last
+                #expect(last?.startDate == milliseconds(start.addingTimeInterval(-600)))
+                #expect(last?.endDate == milliseconds(later))
+            }
+        }
+    }
+
     /// A database history change whose window fails does not keep the periodic windows from running.
     @Test func aFailingStepDoesNotStopTheOthers() async throws {
         try await FakeAppStoreServer.withRunning(bundleID: "com.example.app") { fake in
@@ -217,7 +256,7 @@ struct ReconcilerTests {
                         environments: [.sandbox]),
                     interval: .seconds(3600), logger: db.logger
                 )
-                let firstRun = await service.runOnce(now: Date())
+                let firstRun = await service.runOnce(now: Date()).failures
                 let paths = await fake.state.requests.map(\.path)
                 #expect(firstRun == 1, "\(paths)")
                 #expect(try await db.scalar("SELECT count(*) FROM events WHERE source = 'reconciliation'") == 1)
@@ -226,7 +265,7 @@ struct ReconcilerTests {
                         "SELECT count(*) FROM database_history WHERE system_identifier = '2' AND reconciled_at IS NULL AND last_reconcile_error IS NOT NULL"
                     ) == 1)
                 // The next run reconciles the change.
-                #expect(await service.runOnce(now: Date()) == 0)
+                #expect(await service.runOnce(now: Date()).failures == 0)
                 #expect(
                     try await db.scalar(
                         "SELECT count(*) FROM database_history WHERE system_identifier = '2' AND reconciled_at IS NOT NULL AND last_reconcile_error IS NULL"
