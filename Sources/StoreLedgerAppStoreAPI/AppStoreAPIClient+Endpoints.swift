@@ -44,7 +44,8 @@ extension AppStoreAPIClient {
         while true {
             let page = try await transactionHistoryPage(transactionID: transactionID, revision: revision, environment: environment, logger: logger)
             all += page.signedTransactions
-            guard page.hasMore, let next = page.revision, next != revision else { return all }
+            guard let next = try Self.nextPage(after: revision, hasMore: page.hasMore, token: page.revision, endpoint: "Get Transaction History")
+            else { return all }
             revision = next
         }
     }
@@ -88,9 +89,22 @@ extension AppStoreAPIClient {
         while true {
             let page = try await notificationHistoryPage(request, paginationToken: token, environment: environment, logger: logger)
             try await eachPage(page.notificationHistory)
-            guard page.hasMore, let next = page.paginationToken, next != token else { return }
+            guard let next = try Self.nextPage(after: token, hasMore: page.hasMore, token: page.paginationToken, endpoint: "Get Notification History")
+            else { return }
             token = next
         }
+    }
+
+    /// The token of the page after one asked for with `current`: nil when the page says it is the last; an error when
+    /// it says more follow but gives no new token, which would otherwise end the walk quietly with pages left unread
+    /// (a reconciliation would count a window as asked that was not).
+    static func nextPage(after current: String?, hasMore: Bool, token: String?, endpoint: String) throws(AppStoreAPIError) -> String? {
+        guard hasMore else { return nil }
+        guard let token, !token.isEmpty, token != current else {
+            throw AppStoreAPIError(
+                .malformedResponse, "\(endpoint) answered hasMore without a new page token (\(token.map { "'\($0)'" } ?? "none")): pages left unread")
+        }
+        return token
     }
 
     /// Request a Test Notification; returns its `testNotificationToken`.

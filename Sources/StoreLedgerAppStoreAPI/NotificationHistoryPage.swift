@@ -13,4 +13,13 @@ package struct NotificationHistoryPage: Sendable, Codable, Equatable {
         self.hasMore = hasMore
         self.notificationHistory = notificationHistory
     }
+
+    /// Decodes a page as Apple's own libraries read it: every field optional, so a quiet window's answer without
+    /// `notificationHistory` or `hasMore` is an empty, last page rather than a malformed response that fails the run.
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        paginationToken = try container.decodeIfPresent(String.self, forKey: .paginationToken)
+        hasMore = try container.decodeIfPresent(Bool.self, forKey: .hasMore) ?? false
+        notificationHistory = try container.decodeIfPresent([NotificationHistoryItem].self, forKey: .notificationHistory) ?? []
+    }
 }

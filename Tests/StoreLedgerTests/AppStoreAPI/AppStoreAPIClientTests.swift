@@ -260,6 +260,23 @@ struct AppStoreAPIClientTests {
         }
     }
 
+    /// A page that says more follow but gives no token ends the walk with an error, not quietly: the reconciliation that
+    /// asked would otherwise count the window as asked with its later pages unread. A page without its optional fields
+    /// (a quiet window, as Apple's own libraries allow) is an empty last page.
+    @Test func notificationHistoryRefusesMoreWithoutAToken() async throws {
+        try await FakeAppStoreServer.withRunning { fake in
+            await fake.state.setOmitsPaginationToken(true)
+            let client = try await AppStoreAPIClient(configuration: fake.configuration(maximumAttempts: 1))
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let request = NotificationHistoryRequest(startDate: now - 3_600_000, endDate: now, onlyFailures: nil)
+            await #expect {
+                _ = try await client.notificationHistory(request, environment: .sandbox, logger: logger)
+            } throws: { ($0 as? AppStoreAPIError)?.code == .malformedResponse && "\($0)".contains("hasMore") }
+        }
+        let quiet = try JSONDecoder().decode(NotificationHistoryPage.self, from: Data("{}".utf8))
+        #expect(quiet == NotificationHistoryPage(paginationToken: nil, hasMore: false, notificationHistory: []))
+    }
+
     @Test func subscriptionStatusesAndTestNotifications() async throws {
         try await FakeAppStoreServer.withRunning { fake in
             let statuses = SubscriptionStatusesResponse(
