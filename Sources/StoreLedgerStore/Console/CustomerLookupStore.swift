@@ -162,7 +162,8 @@ package struct CustomerLookupStore: Sendable {
         return CustomerPurchasePage(purchases: purchases, total: total)
     }
 
-    /// Every notification about the purchase, every transaction of it that arrived on its own, and every time it was
+    /// Every notification about the purchase, every transaction and renewal info of it that arrived on its own (the
+    /// app's posts, Apple's answers to a sync or validate), and every time it was
     /// linked to a user or moved to another (`user_link_history`: support's answer to "why did I lose premium?"), in
     /// signed (recorded) order (notifications before a transaction at the same instant), at most ``timelineLimit``: the
     /// latest, when there are more.
@@ -201,6 +202,25 @@ package struct CustomerLookupStore: Sendable {
                            t.expires_at, t.transaction_id, NULL, NULL, t.revoked_at, NULL, t.first_event_id, NULL
                     FROM transactions t
                     WHERE t.environment = k.environment AND t.original_transaction_id = k.original_transaction_id AND t.standalone
+                    UNION ALL
+                    -- Renewal info fetched from Apple (a sync's or validate's Get All Subscription Statuses, the app): it
+                    -- can end premium by itself (billing retry, expiry) when the notification saying so never arrived.
+                    -- Its word on status in Apple's codes (4 grace period, 3 billing retry, 2 expired), as the fold reads it.
+                    SELECT 'renewal info', 1, r.signed_at, 'RENEWAL_INFO',
+                           CASE WHEN r.is_in_billing_retry AND r.grace_period_expires_at > r.signed_at THEN 'in a billing grace period'
+                                WHEN r.is_in_billing_retry THEN 'in billing retry'
+                                WHEN r.expiration_intent IS NOT NULL THEN
+                                    'expired: ' || CASE r.expiration_intent WHEN 1 THEN 'customer cancelled' WHEN 2 THEN 'billing error'
+                                                                            WHEN 3 THEN 'price increase not consented'
+                                                                            WHEN 4 THEN 'product unavailable' ELSE 'other reason' END
+                           END,
+                           r.product_id, NULL, NULL, NULL, NULL,
+                           CASE WHEN r.is_in_billing_retry AND r.grace_period_expires_at > r.signed_at THEN 4
+                                WHEN r.is_in_billing_retry THEN 3
+                                WHEN r.expiration_intent IS NOT NULL THEN 2 END,
+                           r.auto_renew_status = 1, NULL, r.grace_period_expires_at, r.first_event_id, NULL
+                    FROM renewal_infos r
+                    WHERE r.environment = k.environment AND r.original_transaction_id = k.original_transaction_id AND r.standalone
                     UNION ALL
                     SELECT 'ownership', 2, h.recorded_at, upper(h.change),
                            CASE WHEN h.from_user_id IS NULL THEN 'to ' || h.to_user_id ELSE h.from_user_id || ' → ' || h.to_user_id END

@@ -168,6 +168,42 @@ struct ConsoleCustomerTests {
         }
     }
 
+    /// "Why did I lose premium?" when the notification saying the renewal failed never arrived, but a sync fetched
+    /// Apple's renewal info, which put the subscription in billing retry: the timeline shows that renewal info and the
+    /// status it moved to. Before, it ended at the last renewal, "active", under a state of "not entitled".
+    @Test func theTimelineShowsRenewalInfoFetchedFromApple() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: ConsoleTests.pki)
+            let day: TimeInterval = 86_400
+            let bought = Date().addingTimeInterval(-40 * day)
+            let expired = bought.addingTimeInterval(30 * day)
+            let transaction = pipeline.signer.transactionPayload(
+                transactionID: "90001", originalTransactionID: "90001", productID: "com.example.app.monthly", purchaseDate: bought,
+                expiresDate: expired, signedDate: bought)
+            let subscribed = pipeline.signer.notificationPayload(
+                type: "SUBSCRIBED", subtype: "INITIAL_BUY", signedDate: bought,
+                signedTransactionInfo: try pipeline.signer.sign(json: transaction), signedRenewalInfo: nil, status: 1)
+            try await pipeline.append(
+                source: .appleNotification, body: #"{"signedPayload":"\#(try pipeline.signer.sign(json: subscribed))"}"#)
+            let retrying = pipeline.signer.renewalInfoPayload(
+                originalTransactionID: "90001", productID: "com.example.app.monthly", renewalDate: expired,
+                signedDate: expired.addingTimeInterval(2 * day), overrides: ["isInBillingRetryPeriod": true, "expirationIntent": 2])
+            try await pipeline.append(
+                source: .serverAPI, body: #"{"signedRenewalInfo":"\#(try pipeline.signer.signedRenewalInfo(retrying))"}"#)
+            try await pipeline.drain()
+            #expect(
+                try await db.scalar("SELECT count(*) FROM subscriptions WHERE original_transaction_id = '90001' AND status = 'billing_retry'") == 1)
+            try await Self.withConsole(db) { browser in
+                let html = try await browser.get("/console/customers/90001").html
+                let types = try Self.captures(#"<span class="type" data-field="type">([^<]+)</span>"#, in: html)
+                #expect(types == ["SUBSCRIBED", "RENEWAL_INFO"])
+                let subtypes = try Self.captures(#"<span data-field="subtype">([^<]*)</span>"#, in: html)
+                #expect(subtypes.last == "in billing retry")
+                #expect(html.contains("status: 1 active → 3 billing retry"), "\(html)")
+            }
+        }
+    }
+
     /// "Why did I lose premium?" when another account restored the purchase: the timeline shows each link and transfer
     /// (`user_link_history`) with the users, the reason and the event that caused it.
     @Test func theTimelineShowsWhoThePurchaseWasLinkedToAndMovedTo() async throws {
