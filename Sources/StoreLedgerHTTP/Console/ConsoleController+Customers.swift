@@ -107,9 +107,14 @@ extension ConsoleController {
         }
     }
 
-    /// The timeline's entries as template values, each with what it changed against what was known before it.
+    /// The timeline's entries as template values, each with what it changed against what was known before it. An entry
+    /// about a transaction of an earlier period than the current one (a refund of an older period, a sync that fetched
+    /// the first period anew) is marked as such and compared with what was known of that transaction only: it changes
+    /// nothing of the subscription's state now, and against the current period it would read as the expiry moving back.
     static func timelineValues(_ entries: [TimelineEntry]) -> [[String: Any]] {
         var known: [String: String] = [:]
+        var knownOfTransaction: [String: [String: String]] = [:]
+        var current: (transactionID: String, expiresAt: Date)?
         return entries.map { entry in
             let facts: [(String, String?)] = [
                 ("product", entry.productID), ("expires", entry.expiresAt.map { ConsoleFormat.time($0) }),
@@ -118,15 +123,21 @@ extension ConsoleController {
                 ("grace period ends", entry.gracePeriodExpiresAt.map { ConsoleFormat.time($0) }),
                 ("transaction", entry.transactionID),
             ]
-            var changes: [String] = []
-            for (name, value) in facts {
-                guard let value else { continue }
-                if let before = known[name] {
-                    if before != value { changes.append("\(name): \(before) → \(value)") }
-                } else {
-                    changes.append("\(name): \(value)")
+            var earlierPeriod: String?
+            if let id = entry.transactionID, let expires = entry.expiresAt, let period = current, id != period.transactionID,
+                expires < period.expiresAt
+            {
+                earlierPeriod = id
+            }
+            let changes: [String]
+            if let earlierPeriod {
+                changes = Self.changes(facts, against: &knownOfTransaction[earlierPeriod, default: [:]])
+            } else {
+                changes = Self.changes(facts, against: &known)
+                if let id = entry.transactionID {
+                    _ = Self.changes(facts, against: &knownOfTransaction[id, default: [:]])
+                    if let expires = entry.expiresAt { current = (id, expires) }
                 }
-                known[name] = value
             }
             var values: [String: Any] = [
                 "signedAt": ConsoleFormat.time(entry.signedAt), "type": entry.type, "subtype": entry.subtype ?? "",
@@ -136,7 +147,23 @@ extension ConsoleController {
             if let expires = entry.expiresAt { values["expiresAt"] = ConsoleFormat.time(expires) }
             if let transaction = entry.transactionID { values["transactionID"] = transaction }
             if let status = entry.status { values["status"] = statusName(status) }
+            if let earlierPeriod { values["earlierPeriod"] = earlierPeriod }
             return values
         }
+    }
+
+    /// What `facts` (name, value) say that `known` did not, as `name: before → after` or `name: value`; `known` takes them.
+    static func changes(_ facts: [(String, String?)], against known: inout [String: String]) -> [String] {
+        var changes: [String] = []
+        for (name, value) in facts {
+            guard let value else { continue }
+            if let before = known[name] {
+                if before != value { changes.append("\(name): \(before) → \(value)") }
+            } else {
+                changes.append("\(name): \(value)")
+            }
+            known[name] = value
+        }
+        return changes
     }
 }

@@ -204,6 +204,52 @@ struct ConsoleCustomerTests {
         }
     }
 
+    /// A refund of an older period, signed after later renewals, is marked as about that earlier period and compared
+    /// with what was known of that period, not with the current one: before, it read `expires: <April> → <February>` and
+    /// `transaction: 1003 → 1001`, as though the refund had cut premium short, while the state said entitled.
+    @Test func anEntryAboutAnEarlierPeriodIsComparedWithThatPeriod() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: ConsoleTests.pki)
+            let day: TimeInterval = 86_400
+            let start = Date().addingTimeInterval(-70 * day)
+            func period(_ n: Int) -> [String: Any] {
+                pipeline.signer.transactionPayload(
+                    transactionID: "9100\(n)", originalTransactionID: "91001", productID: "com.example.app.monthly",
+                    purchaseDate: start.addingTimeInterval(Double(n - 1) * 30 * day), expiresDate: start.addingTimeInterval(Double(n) * 30 * day),
+                    signedDate: start.addingTimeInterval(Double(n - 1) * 30 * day))
+            }
+            func notify(_ type: String, _ subtype: String?, _ transaction: [String: Any], at signed: Date) async throws {
+                let payload = pipeline.signer.notificationPayload(
+                    type: type, subtype: subtype, signedDate: signed, signedTransactionInfo: try pipeline.signer.sign(json: transaction),
+                    signedRenewalInfo: nil, status: 1)
+                try await pipeline.append(
+                    source: .appleNotification, body: #"{"signedPayload":"\#(try pipeline.signer.sign(json: payload))"}"#)
+            }
+            try await notify("SUBSCRIBED", "INITIAL_BUY", period(1), at: start)
+            try await notify("DID_RENEW", nil, period(2), at: start.addingTimeInterval(30 * day))
+            try await notify("DID_RENEW", nil, period(3), at: start.addingTimeInterval(60 * day))
+            var refunded = period(1)
+            let refundedAt = start.addingTimeInterval(65 * day)
+            refunded["signedDate"] = TestSigner.milliseconds(refundedAt)
+            refunded["revocationDate"] = TestSigner.milliseconds(refundedAt)
+            refunded["revocationReason"] = 0
+            try await notify("REFUND", nil, refunded, at: refundedAt)
+            try await pipeline.drain()
+            try await Self.withConsole(db) { browser in
+                let html = try await browser.get("/console/customers/91001").html
+                #expect(try Self.captures(#"data-field="state"><span class="badge [a-z]+">([^<]+)<"#, in: html) == ["entitled"])
+                #expect(try Self.captures(#"data-field="earlier-period">about an earlier period \(transaction ([0-9]+)\)"#, in: html) == ["91001"])
+                let changes = try Self.captures(#"<ul class="changes" data-field="changes">(.*?)</ul>"#, in: html)
+                #expect(changes.count == 4)
+                // The refund's own change: the first period revoked; nothing about the current period's expiry.
+                #expect(changes.last?.contains("revoked: ") == true, "\(changes)")
+                #expect(changes.last?.contains("expires") == false, "\(changes)")
+                #expect(changes.last?.contains("transaction") == false, "\(changes)")
+                #expect(!html.contains("transaction: 91003 → 91001"))
+            }
+        }
+    }
+
     /// "Why did I lose premium?" when another account restored the purchase: the timeline shows each link and transfer
     /// (`user_link_history`) with the users, the reason and the event that caused it.
     @Test func theTimelineShowsWhoThePurchaseWasLinkedToAndMovedTo() async throws {
