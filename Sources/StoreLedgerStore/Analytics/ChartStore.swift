@@ -251,19 +251,19 @@ package struct ChartStore: Sendable {
         """,
         // analytics.trials (migrations 0014, 0027) over the snapshot: a subscription whose first period is a free
         // trial, the purchaser's (a Family Sharing member's copy is none); converted = its first paid period exists
-        // and was not refunded; pending = no paid period, still giving access, auto-renew on; abandoned = no paid
-        // period and auto-renew off. By the trial's start month.
+        // and was not refunded; pending = no paid period, still giving access, auto-renew on; abandoned = neither
+        // (migration 0037: auto-renew off, a first payment failed or refunded). By the trial's start month.
         """
         INSERT INTO console_chart_months (source, month, environment, bundle_id, product_id, all_products, trials_started, trials_converted,
                                           trials_pending, trials_abandoned)
         SELECT 'trials', date_trunc('month', t.period_start AT TIME ZONE 'UTC')::date, t.environment, t.bundle_id, t.product_id, false,
                count(t.original_transaction_id), count(t.original_transaction_id) FILTER (WHERE t.converted),
-               count(t.original_transaction_id) FILTER (WHERE t.pending), count(t.original_transaction_id) FILTER (WHERE t.abandoned)
+               count(t.original_transaction_id) FILTER (WHERE t.pending),
+               count(t.original_transaction_id) FILTER (WHERE NOT t.converted AND NOT t.pending)
         FROM (
             SELECT f.period_start, f.environment, f.bundle_id, f.product_id, f.original_transaction_id,
                    c.transaction_id IS NOT NULL AND c.revoked_at IS NULL AS converted,
-                   c.transaction_id IS NULL AND f.active_until > now() AND NOT coalesce(r.auto_renew_status, 1) = 0 AS pending,
-                   c.transaction_id IS NULL AND coalesce(r.auto_renew_status, 1) = 0 AS abandoned
+                   c.transaction_id IS NULL AND f.active_until > now() AND NOT coalesce(r.auto_renew_status, 1) = 0 AS pending
             FROM console_chart_periods f
             LEFT JOIN LATERAL (
                 SELECT p.transaction_id, p.revoked_at FROM console_chart_periods p

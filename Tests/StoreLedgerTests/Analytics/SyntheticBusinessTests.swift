@@ -88,8 +88,10 @@ struct SyntheticBusinessTests {
     static let pki = try! TestPKI()
 
     /// Runs the business through the handler into a fresh ledger.
-    func withBusiness(_ body: @Sendable (TestDatabase) async throws -> Void) async throws {
-        let inputs = try SyntheticBusiness.build(pki: Self.pki).inputs.enumerated()
+    func withBusiness(
+        _ business: SyntheticBusiness? = nil, _ body: @Sendable (TestDatabase) async throws -> Void
+    ) async throws {
+        let inputs = try (business ?? SyntheticBusiness.build(pki: Self.pki)).inputs.enumerated()
             .sorted { ($0.element.signedAt, $0.offset) < ($1.element.signedAt, $1.offset) }
             .map(\.element)
         try await TestDatabase.withFresh { db in
@@ -336,7 +338,13 @@ struct SyntheticBusinessTests {
                 WHERE environment = 'Production' AND cohort_month < '2025-07-01' AND abandoned > 0 ORDER BY cohort_month, product_id
                 """
             )
-            #expect(abandoned == ["2025-03 monthly 1", "2025-06 monthly 1"])
+            // S09 too (since 0037): its first payment was refunded, so it neither converted nor is pending.
+            #expect(abandoned == ["2025-03 monthly 1", "2025-04 monthly 1", "2025-06 monthly 1"])
+            // Every trial is converted, pending or abandoned.
+            let unaccounted = try await rows(
+                db,
+                "SELECT to_char(cohort_month, 'YYYY-MM') FROM analytics.trial_conversion WHERE trials <> converted + pending + abandoned")
+            #expect(unaccounted == [])
             let refunded = try await rows(
                 db, "SELECT converted || ' ' || converted_transaction_id FROM analytics.trials WHERE original_transaction_id = '100900'"
             )
@@ -355,6 +363,22 @@ struct SyntheticBusinessTests {
                 "SELECT original_transaction_id || ' ' || abandoned FROM analytics.trials WHERE original_transaction_id IN ('102400', '102500') ORDER BY 1"
             )
             #expect(running == ["102400 false", "102500 true"])
+        }
+    }
+
+    /// A trial whose first payment failed and never recovered (billing retry, auto-renew still on) is abandoned once the
+    /// trial ended: before 0037 it was neither converted, pending nor abandoned, and the cohort's trials did not add up.
+    @Test func aTrialWhoseFirstPaymentFailedIsAbandoned() async throws {
+        var business = SyntheticBusiness(pki: Self.pki)
+        try business.subscribe(30, SyntheticBusiness.monthly, "2025-08-01", "2025-08-08", trial: "P1W")
+        try business.failToRenew(30, SyntheticBusiness.monthly, at: "2025-08-08")
+        try await withBusiness(business) { db in
+            let trial = try await rows(
+                db, "SELECT converted || ' ' || pending || ' ' || abandoned FROM analytics.trials WHERE original_transaction_id = '103000'")
+            #expect(trial == ["false false true"])
+            let cohort = try await rows(
+                db, "SELECT trials || ' ' || converted || ' ' || pending || ' ' || abandoned FROM analytics.trial_conversion")
+            #expect(cohort == ["1 0 0 1"])
         }
     }
 }

@@ -122,11 +122,13 @@ struct ChartViewReference: Sendable {
             ), trials AS MATERIALIZED (
                 -- analytics.trials (migrations 0014, 0027) over the snapshot: a subscription whose first period is a
                 -- free trial, the purchaser's; converted = its first paid period exists and was not refunded; pending = no paid period, still
-                -- giving access, auto-renew on; abandoned = no paid period and auto-renew off.
+                -- giving access, auto-renew on; abandoned = neither (0037).
                 SELECT date_trunc('month', f.period_start AT TIME ZONE 'UTC')::date AS cohort_month, f.original_transaction_id,
                        c.transaction_id IS NOT NULL AND c.revoked_at IS NULL AS converted,
                        c.transaction_id IS NULL AND f.active_until > now() AND NOT coalesce(r.auto_renew_status, 1) = 0 AS pending,
-                       c.transaction_id IS NULL AND coalesce(r.auto_renew_status, 1) = 0 AS abandoned
+                       NOT (c.transaction_id IS NOT NULL AND c.revoked_at IS NULL)
+                           AND NOT (c.transaction_id IS NULL AND f.active_until > now() AND NOT coalesce(r.auto_renew_status, 1) = 0)
+                           AS abandoned
                 FROM analytics.subscription_periods f
                 LEFT JOIN LATERAL (
                     SELECT p.transaction_id, p.revoked_at FROM analytics.subscription_periods p
