@@ -52,7 +52,8 @@ struct ReconcileCommand: AsyncParsableCommand {
         let logger = try Bootstrap.logger("storeledger.reconcile")
         let end = Date()
         let start = try start(now: end)
-        guard let appStore = try await settings.appStoreClient() else {
+        let appStores = try await settings.appStoreClients()
+        guard !appStores.isEmpty else {
             throw CommandFailure("reconciliation needs the App Store Server API: set APPSTORE_ISSUER_ID, APPSTORE_KEY_ID, APPSTORE_PRIVATE_KEY")
         }
         let environments = settings.reconciliationEnvironments(try settings.verifiers())
@@ -60,7 +61,7 @@ struct ReconcileCommand: AsyncParsableCommand {
         let run = try await Bootstrap.withRunningClient(context.client) {
             // First the windows of failovers or restores not reconciled yet (database_history), then the one asked for;
             // each runs even when the other failed, and so does each environment.
-            await Reconciler(client: context.client, appStore: appStore, environments: environments, sessions: context.sessions).reconcile(
+            await Reconciler(client: context.client, appStores: appStores, environments: environments, sessions: context.sessions).reconcile(
                 [.init("the window asked for", from: start, to: end, onlyFailures: onlyFailures)], now: end, logger: logger)
         }
         let (history, result, failures) = (run.history, run.windows.first ?? .init(), run.failures)

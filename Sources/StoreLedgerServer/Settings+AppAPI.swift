@@ -94,6 +94,27 @@ extension Settings {
         }
     }
 
+    /// One App Store Server API client per configured app (``apps(defaultBundleID:)``), in their order: the same key,
+    /// each app's bundle id in its tokens, since Apple answers for the app the token names. Empty when the API is not
+    /// configured. What reaches out for every app (the reconciler) uses these; lookups for the app-facing API use the
+    /// first (``appStoreClient()``).
+    package func appStoreClients() async throws(SettingsError) -> [AppStoreAPIClient] {
+        guard let first = try appStoreAPI() else { return [] }
+        var bundles = [first.bundleID]
+        for app in try apps() where !bundles.contains(app.bundleID) { bundles.append(app.bundleID) }
+        var clients: [AppStoreAPIClient] = []
+        for bundle in bundles {
+            var configuration = first
+            configuration.bundleID = bundle
+            do {
+                clients.append(try await AppStoreAPIClient(configuration: configuration))
+            } catch {
+                throw SettingsError(.malformed, error.description, key: "APPSTORE_PRIVATE_KEY")
+            }
+        }
+        return clients
+    }
+
     /// The App Store Server API client, or nil when it is not configured.
     package func appStoreClient() async throws(SettingsError) -> AppStoreAPIClient? {
         guard let configuration = try appStoreAPI() else { return nil }

@@ -21,13 +21,15 @@ package func buildOutboundServices(
             logger: context.logger)
     ]
     if let interval = try settings.reconcileInterval() {
-        guard let appStore = try await settings.appStoreClient() else {
+        let appStores = try await settings.appStoreClients()
+        guard !appStores.isEmpty else {
             throw SettingsError(
                 .missing, "RECONCILE_INTERVAL_SECONDS needs the App Store Server API: set APPSTORE_ISSUER_ID, APPSTORE_KEY_ID, APPSTORE_PRIVATE_KEY",
                 key: "RECONCILE_INTERVAL_SECONDS")
         }
         let reconciler = Reconciler(
-            client: context.client, appStore: appStore, environments: settings.reconciliationEnvironments(try verifiers()), sessions: context.sessions
+            client: context.client, appStores: appStores, environments: settings.reconciliationEnvironments(try verifiers()),
+            sessions: context.sessions
         )
         services.append(ReconcilerService(reconciler: reconciler, interval: interval, logger: context.logger))
     }

@@ -15,8 +15,9 @@ import StoreLedgerVerification
 package struct Reconciler: Sendable {
     /// The database.
     package let client: PostgresClient
-    /// Apple's API.
-    package let appStore: AppStoreAPIClient
+    /// Apple's API, one client per app: Apple answers Get Notification History for the app its token names, so each
+    /// app of a multi-app deployment (`APPS`) is asked with its own.
+    package let appStores: [AppStoreAPIClient]
     /// The environments to ask.
     package let environments: [AppStoreAPIHost]
     /// How its appends reach Postgres (the process's pooler and prepared sessions).
@@ -26,13 +27,20 @@ package struct Reconciler: Sendable {
     /// reconciler for good; the next run tries again on fresh connections.
     package var databaseDeadline: Duration = .seconds(60)
 
-    /// Creates a reconciler (`sessions` default: a direct connection).
+    /// Creates a reconciler for one app (`sessions` default: a direct connection).
     package init(
         client: PostgresClient, appStore: AppStoreAPIClient, environments: [AppStoreAPIHost], sessions: DatabaseSessions = DatabaseSessions()
     ) {
+        self.init(client: client, appStores: [appStore], environments: environments, sessions: sessions)
+    }
+
+    /// Creates a reconciler for the apps of `appStores`, one client each (`sessions` default: a direct connection).
+    package init(
+        client: PostgresClient, appStores: [AppStoreAPIClient], environments: [AppStoreAPIHost], sessions: DatabaseSessions = DatabaseSessions()
+    ) {
         self.client = client
         self.sessions = sessions
-        self.appStore = appStore
+        self.appStores = appStores
         self.environments = environments
         // Export each environment's counter at 0 from the start, so Prometheus sees the first append as growth.
         for environment in environments { _ = Self.appendedCounter(environment) }
@@ -77,13 +85,31 @@ package struct Reconciler: Sendable {
         (environment == .sandbox ? 30 : 180) * 86_400 - 3_600
     }
 
-    /// Asks for the notifications of `[start, end)` (only the failed ones when `onlyFailures`) in each environment,
-    /// and appends the unknown ones. A window reaching further back than Apple keeps is asked from its oldest day
-    /// Apple keeps. Every environment is asked even when another fails (production answers 401 until the app's first
-    /// release, and the sandbox, which Apple never retries, must not wait for it); then the failures are thrown.
+    /// Asks for the notifications of `[start, end)` (only the failed ones when `onlyFailures`) of each app in each
+    /// environment, and appends the unknown ones. A window reaching further back than Apple keeps is asked from its
+    /// oldest day Apple keeps. Every app and environment is asked even when another fails (production answers 401 until
+    /// an app's first release, and the sandbox, which Apple never retries, must not wait for it); then the failures are
+    /// thrown.
     package func run(from start: Date, to end: Date, onlyFailures: Bool, now: Date = Date(), logger: Logger) async throws -> Result {
         var result = Result()
         var failures: [ReconciliationError.Failure] = []
+        for appStore in appStores {
+            await run(appStore, from: start, to: end, onlyFailures: onlyFailures, now: now, into: &result, failures: &failures, logger: logger)
+        }
+        if result.appended > 0 {
+            logger.notice("reconciliation appended missed notifications", metadata: ["listed": "\(result.listed)", "appended": "\(result.appended)"])
+        }
+        if !failures.isEmpty { throw ReconciliationError(failures: failures, result: result) }
+        return result
+    }
+
+    /// ``run(from:to:onlyFailures:now:logger:)`` for one app: what it found is added to `result`, what failed to
+    /// `failures`.
+    private func run(
+        _ appStore: AppStoreAPIClient, from start: Date, to end: Date, onlyFailures: Bool, now: Date, into result: inout Result,
+        failures: inout [ReconciliationError.Failure], logger: Logger
+    ) async {
+        let app = appStore.configuration.bundleID
         for environment in environments {
             let from = max(start, now.addingTimeInterval(-Self.retention(environment)))
             if from > start { result.unreachable[environment] = min(from, end) }
@@ -113,15 +139,11 @@ package struct Reconciler: Sendable {
             } catch {
                 logger.warning(
                     "reconciliation failed in one environment; the others go on",
-                    metadata: ["environment": "\(environment.rawValue)", "error": "\(String(reflecting: error))"])
-                failures.append(.init(environment: environment, error: String(reflecting: error)))
+                    metadata: ["app": "\(app)", "environment": "\(environment.rawValue)", "error": "\(String(reflecting: error))"])
+                failures.append(
+                    .init(environment: environment, error: appStores.count > 1 ? "\(app): \(String(reflecting: error))" : String(reflecting: error)))
             }
         }
-        if result.appended > 0 {
-            logger.notice("reconciliation appended missed notifications", metadata: ["listed": "\(result.listed)", "appended": "\(result.appended)"])
-        }
-        if !failures.isEmpty { throw ReconciliationError(failures: failures, result: result) }
-        return result
     }
 
     /// Reconciles the window of every change of database history not reconciled yet (a failover or restore that may

@@ -158,6 +158,48 @@ struct ReconcilerTests {
         }
     }
 
+    /// Apple answers Get Notification History for the app its token names: each app of a multi-app deployment is asked
+    /// with its own token, and a failure of one app does not keep the other's notifications out. Before, only the
+    /// first app was ever asked, and a failover's window was marked reconciled with the others' lost notifications.
+    @Test func everyAppIsAskedWithItsOwnToken() async throws {
+        try await FakeAppStoreServer.withRunning(bundleID: "com.example.app") { first in
+            try await FakeAppStoreServer.withRunning(bundleID: "com.example.other") { second in
+                try await TestDatabase.withFresh { db in
+                    let pipeline = try LedgerPipeline(db, pki: Self.pki)
+                    for (fake, id) in [(first, "41"), (second, "42")] {
+                        let missed = try pipeline.signer.signedNotification(
+                            type: "SUBSCRIBED", subtype: "INITIAL_BUY", signedDate: Date(),
+                            transaction: pipeline.signer.transactionPayload(transactionID: id))
+                        await fake.state.setNotificationHistory(
+                            [NotificationHistoryItem(signedPayload: missed, sendAttempts: nil)], environment: .sandbox)
+                    }
+                    let reconciler = Reconciler(
+                        client: db.client,
+                        appStores: [
+                            try await AppStoreAPIClient(configuration: first.configuration(maximumAttempts: 1)),
+                            try await AppStoreAPIClient(configuration: second.configuration(maximumAttempts: 1)),
+                        ],
+                        environments: [.sandbox]
+                    )
+                    let result = try await reconciler.run(from: Date().addingTimeInterval(-3600), to: Date(), onlyFailures: false, logger: db.logger)
+                    #expect(result == .init(listed: 2, appended: 2))
+                    // Each fake accepted only tokens naming its app, and was asked.
+                    for fake in [first, second] {
+                        #expect(await fake.state.requests.filter { $0.path == "/inApps/v1/notifications/history" }.map(\.authorized) == [true])
+                    }
+                    // The first app failing leaves the second's notifications to be found, and the failure is reported.
+                    await first.state.inject([.retryable])
+                    await second.state.setNotificationHistory([], environment: .sandbox)
+                    let error = await #expect(throws: ReconciliationError.self) {
+                        try await reconciler.run(from: Date().addingTimeInterval(-3600), to: Date(), onlyFailures: false, logger: db.logger)
+                    }
+                    #expect(error?.failures.map(\.error).allSatisfy { $0.hasPrefix("com.example.app: ") } == true)
+                    #expect(await second.state.requests.filter { $0.path == "/inApps/v1/notifications/history" }.count == 2)
+                }
+            }
+        }
+    }
+
     /// Apple keeps 180 days of history in production and 30 in the sandbox, and refuses an older start (4000012): a
     /// window reaching further back (an old database history change, a quiet app) is asked from the oldest day kept.
     @Test func aWindowOlderThanAppleKeepsIsAskedFromItsOldestDay() async throws {

@@ -132,6 +132,18 @@ struct ServerSettingsTests {
         #expect(try leadingComma.apps().map(\.bundleID) == ["com.example.app"])
     }
 
+    /// One App Store Server API client per app, each naming its app in its tokens: the first is the one lookups use.
+    @Test func everyAppGetsItsOwnAppStoreClient() async throws {
+        let settings = Settings(
+            reader: ServerHarness.reader([
+                "APPS": "com.example.app:1234,com.example.other:5678", "APPSTORE_ISSUER_ID": "issuer", "APPSTORE_KEY_ID": "key",
+                "APPSTORE_PRIVATE_KEY": P256Key.freshPEM(),
+            ]))
+        #expect(try await settings.appStoreClients().map(\.configuration.bundleID) == ["com.example.app", "com.example.other"])
+        #expect(try await settings.appStoreClient()?.configuration.bundleID == "com.example.app")
+        #expect(try await Settings(reader: ServerHarness.reader(["APP_BUNDLE_ID": "com.example.app"])).appStoreClients().isEmpty)
+    }
+
     @Test("the Kubernetes config map's settings read as they are meant: its apps accept Production, its proxies parse")
     func theKubernetesConfigMapReads() throws {
         let text = try String(contentsOf: ThrowawayCluster.repositoryRoot.appendingPathComponent("deploy/k8s/configmap.yaml"), encoding: .utf8)
