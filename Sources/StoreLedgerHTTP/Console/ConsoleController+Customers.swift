@@ -114,7 +114,7 @@ extension ConsoleController {
     static func timelineValues(_ entries: [TimelineEntry]) -> [[String: Any]] {
         var known: [String: String] = [:]
         var knownOfTransaction: [String: [String: String]] = [:]
-        var current: (transactionID: String, expiresAt: Date)?
+        var current: (transactionID: String, purchasedAt: Date?, expiresAt: Date?)?
         return entries.map { entry in
             let facts: [(String, String?)] = [
                 ("product", entry.productID), ("expires", entry.expiresAt.map { ConsoleFormat.time($0) }),
@@ -123,11 +123,15 @@ extension ConsoleController {
                 ("grace period ends", entry.gracePeriodExpiresAt.map { ConsoleFormat.time($0) }),
                 ("transaction", entry.transactionID),
             ]
+            // Earlier: purchased before the current period was (its start; an upgrade to a shorter product is purchased
+            // later though it expires sooner), or, without purchase dates, expiring before it.
             var earlierPeriod: String?
-            if let id = entry.transactionID, let expires = entry.expiresAt, let period = current, id != period.transactionID,
-                expires < period.expiresAt
-            {
-                earlierPeriod = id
+            if let id = entry.transactionID, let period = current, id != period.transactionID {
+                if let purchased = entry.purchasedAt, let currentPurchased = period.purchasedAt {
+                    if purchased < currentPurchased { earlierPeriod = id }
+                } else if let expires = entry.expiresAt, let currentExpires = period.expiresAt, expires < currentExpires {
+                    earlierPeriod = id
+                }
             }
             let changes: [String]
             if let earlierPeriod {
@@ -136,7 +140,7 @@ extension ConsoleController {
                 changes = Self.changes(facts, against: &known)
                 if let id = entry.transactionID {
                     _ = Self.changes(facts, against: &knownOfTransaction[id, default: [:]])
-                    if let expires = entry.expiresAt { current = (id, expires) }
+                    if entry.purchasedAt != nil || entry.expiresAt != nil { current = (id, entry.purchasedAt, entry.expiresAt) }
                 }
             }
             var values: [String: Any] = [

@@ -184,29 +184,34 @@ package struct CustomerLookupStore: Sendable {
         let rows = try await client.query(
             """
             SELECT k.position::int8, e.kind, e.signed_at, e.type, e.subtype, e.product_id, e.price, e.currency, e.expires_at,
-                   e.transaction_id, e.status, e.auto_renew, e.revoked_at, e.grace_period_expires_at, e.event_id, e.notification_uuid
+                   e.transaction_id, e.status, e.auto_renew, e.revoked_at, e.grace_period_expires_at, e.event_id, e.notification_uuid,
+                   e.purchased_at
             FROM unnest(\(environments)::text[], \(originalTransactionIDs)::text[]) WITH ORDINALITY AS k(environment, original_transaction_id, position)
             CROSS JOIN LATERAL (
                 SELECT * FROM (
-                    SELECT 'notification' AS kind, 0 AS kind_rank, n.signed_at, n.notification_type AS type, n.subtype, n.product_id,
+                    -- Signed dates are Apple's; a fact without one (accepted, Apple always signs one) is placed when recorded.
+                    SELECT 'notification' AS kind, 0 AS kind_rank, coalesce(n.signed_at, n.recorded_at) AS signed_at,
+                           n.notification_type AS type, n.subtype, n.product_id,
                            (n.transaction_payload ->> 'price')::numeric::bigint AS price, n.transaction_payload ->> 'currency' AS currency,
                            storeledger_ms(n.transaction_payload ->> 'expiresDate') AS expires_at, n.transaction_id, n.status,
                            (n.renewal_payload ->> 'autoRenewStatus')::integer = 1 AS auto_renew,
                            storeledger_ms(n.transaction_payload ->> 'revocationDate') AS revoked_at,
                            storeledger_ms(n.renewal_payload ->> 'gracePeriodExpiresDate') AS grace_period_expires_at,
-                           n.first_event_id AS event_id, n.notification_uuid
+                           n.first_event_id AS event_id, n.notification_uuid,
+                           storeledger_ms(n.transaction_payload ->> 'purchaseDate') AS purchased_at
                     FROM notifications n
                     WHERE n.environment = k.environment AND n.original_transaction_id = k.original_transaction_id
                     UNION ALL
-                    SELECT 'transaction', 1, t.signed_at, 'TRANSACTION', t.payload ->> 'transactionReason', t.product_id, t.price, t.currency,
-                           t.expires_at, t.transaction_id, NULL, NULL, t.revoked_at, NULL, t.first_event_id, NULL
+                    SELECT 'transaction', 1, coalesce(t.signed_at, t.recorded_at), 'TRANSACTION', t.payload ->> 'transactionReason',
+                           t.product_id, t.price, t.currency, t.expires_at, t.transaction_id, NULL, NULL, t.revoked_at, NULL,
+                           t.first_event_id, NULL, t.purchased_at
                     FROM transactions t
                     WHERE t.environment = k.environment AND t.original_transaction_id = k.original_transaction_id AND t.standalone
                     UNION ALL
                     -- Renewal info fetched from Apple (a sync's or validate's Get All Subscription Statuses, the app): it
                     -- can end premium by itself (billing retry, expiry) when the notification saying so never arrived.
                     -- Its word on status in Apple's codes (4 grace period, 3 billing retry, 2 expired), as the fold reads it.
-                    SELECT 'renewal info', 1, r.signed_at, 'RENEWAL_INFO',
+                    SELECT 'renewal info', 2, coalesce(r.signed_at, r.recorded_at), 'RENEWAL_INFO',
                            CASE WHEN r.is_in_billing_retry AND r.grace_period_expires_at > r.signed_at THEN 'in a billing grace period'
                                 WHEN r.is_in_billing_retry THEN 'in billing retry'
                                 WHEN r.expiration_intent IS NOT NULL THEN
@@ -218,14 +223,14 @@ package struct CustomerLookupStore: Sendable {
                            CASE WHEN r.is_in_billing_retry AND r.grace_period_expires_at > r.signed_at THEN 4
                                 WHEN r.is_in_billing_retry THEN 3
                                 WHEN r.expiration_intent IS NOT NULL THEN 2 END,
-                           r.auto_renew_status = 1, NULL, r.grace_period_expires_at, r.first_event_id, NULL
+                           r.auto_renew_status = 1, NULL, r.grace_period_expires_at, r.first_event_id, NULL, NULL
                     FROM renewal_infos r
                     WHERE r.environment = k.environment AND r.original_transaction_id = k.original_transaction_id AND r.standalone
                     UNION ALL
-                    SELECT 'ownership', 2, h.recorded_at, upper(h.change),
+                    SELECT 'ownership', 3, h.recorded_at, upper(h.change),
                            CASE WHEN h.from_user_id IS NULL THEN 'to ' || h.to_user_id ELSE h.from_user_id || ' → ' || h.to_user_id END
                                || ' (' || h.reason || ')',
-                           NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, h.event_id, NULL
+                           NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, h.event_id, NULL, NULL
                     FROM user_link_history h
                     WHERE h.environment = k.environment AND h.original_transaction_id = k.original_transaction_id
                 ) entries
@@ -237,18 +242,18 @@ package struct CustomerLookupStore: Sendable {
             """,
             logger: logger
         ).decode(
-            (Int64, String, Date, String, String?, String?, Int64?, String?, Date?, String?, Int?, Bool?, Date?, Date?, Int64, String?).self
+            (Int64, String, Date, String, String?, String?, Int64?, String?, Date?, String?, Int?, Bool?, Date?, Date?, Int64, String?, Date?).self
         ).readToEnd()
         var result: [[TimelineEntry]] = Array(repeating: [], count: purchases.count)
         for (
             position, kind, signedAt, type, subtype, product, price, currency, expires, transaction, status, autoRenew, revoked, grace,
-            event, uuid
+            event, uuid, purchased
         ) in rows {
             result[Int(position) - 1].append(
                 TimelineEntry(
                     kind: kind, signedAt: signedAt, type: type, subtype: subtype, productID: product, price: price, currency: currency,
                     expiresAt: expires, transactionID: transaction, status: status, autoRenew: autoRenew, revokedAt: revoked,
-                    gracePeriodExpiresAt: grace, eventID: event, notificationUUID: uuid
+                    gracePeriodExpiresAt: grace, eventID: event, notificationUUID: uuid, purchasedAt: purchased
                 )
             )
         }

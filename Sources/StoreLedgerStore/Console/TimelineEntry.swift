@@ -3,7 +3,7 @@ package import Foundation
 /// One thing that happened to a subscription or purchase, as signed by Apple: a notification (with the transaction
 /// and renewal info it carried) or a transaction that arrived on its own (posted by an app, fetched from Apple).
 package struct TimelineEntry: Sendable, Equatable {
-    /// `notification`, `transaction`, or `ownership` (the purchase linked to a user, or moved to another).
+    /// `notification`, `transaction`, `renewal info`, or `ownership` (the purchase linked to a user, or moved to another).
     package var kind: String
     /// When Apple signed it (for an ownership change: when it was recorded).
     package var signedAt: Date
@@ -36,4 +36,6 @@ package struct TimelineEntry: Sendable, Equatable {
     package var eventID: Int64
     /// The notification's UUID.
     package var notificationUUID: String?
+    /// When the period of its transaction was purchased (a renewal: when it began), if it carries one.
+    package var purchasedAt: Date? = nil
 }

@@ -250,6 +250,37 @@ struct ConsoleCustomerTests {
         }
     }
 
+    /// An upgrade from a yearly product to a monthly one is purchased later but expires sooner than the year it
+    /// replaces: it is the current period, not an earlier one, and so are the monthly renewals after it.
+    @Test func anUpgradeToAShorterProductIsTheCurrentPeriod() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: ConsoleTests.pki)
+            let day: TimeInterval = 86_400
+            let start = Date().addingTimeInterval(-70 * day)
+            func transaction(_ id: String, _ product: String, from: TimeInterval, to: TimeInterval) -> [String: Any] {
+                pipeline.signer.transactionPayload(
+                    transactionID: id, originalTransactionID: "92001", productID: product, purchaseDate: start.addingTimeInterval(from * day),
+                    expiresDate: start.addingTimeInterval(to * day), signedDate: start.addingTimeInterval(from * day))
+            }
+            func notify(_ type: String, _ subtype: String?, _ transaction: [String: Any], at offset: TimeInterval) async throws {
+                let payload = pipeline.signer.notificationPayload(
+                    type: type, subtype: subtype, signedDate: start.addingTimeInterval(offset * day),
+                    signedTransactionInfo: try pipeline.signer.sign(json: transaction), signedRenewalInfo: nil, status: 1)
+                try await pipeline.append(
+                    source: .appleNotification, body: #"{"signedPayload":"\#(try pipeline.signer.sign(json: payload))"}"#)
+            }
+            try await notify("SUBSCRIBED", "INITIAL_BUY", transaction("92001", "com.example.app.yearly", from: 0, to: 365), at: 0)
+            try await notify("DID_CHANGE_RENEWAL_PREF", "UPGRADE", transaction("92002", "com.example.app.pro", from: 30, to: 60), at: 30)
+            try await notify("DID_RENEW", nil, transaction("92003", "com.example.app.pro", from: 60, to: 90), at: 60)
+            try await pipeline.drain()
+            try await Self.withConsole(db) { browser in
+                let html = try await browser.get("/console/customers/92001").html
+                #expect(!html.contains(#"data-field="earlier-period""#), "\(html)")
+                #expect(html.contains("transaction: 92002 → 92003"))
+            }
+        }
+    }
+
     /// "Why did I lose premium?" when another account restored the purchase: the timeline shows each link and transfer
     /// (`user_link_history`) with the users, the reason and the event that caused it.
     @Test func theTimelineShowsWhoThePurchaseWasLinkedToAndMovedTo() async throws {
