@@ -1,5 +1,7 @@
 package import Foundation
 package import Logging
+import StoreLedgerAppStoreAPI
+package import StoreLedgerStore
 
 extension Reconciler {
     /// One window to ask Apple about.
@@ -12,13 +14,16 @@ extension Reconciler {
         package var to: Date
         /// Only the notifications Apple failed to deliver.
         package var onlyFailures: Bool
+        /// Where the window starts for an app in an environment, when not at ``from``.
+        package var starts: [ReconciliationCoverage.Scope: Date]
 
         /// Creates a window.
-        package init(_ name: String, from: Date, to: Date, onlyFailures: Bool) {
+        package init(_ name: String, from: Date, to: Date, onlyFailures: Bool, starts: [ReconciliationCoverage.Scope: Date] = [:]) {
             self.name = name
             self.from = from
             self.to = to
             self.onlyFailures = onlyFailures
+            self.starts = starts
         }
     }
 
@@ -32,6 +37,8 @@ extension Reconciler {
         package var failures: [String] = []
         /// The names of the steps that failed (a window's ``Window/name``, or `database history changes`).
         package var failedSteps: [String] = []
+        /// Per window (by name), the apps in environments that failed in it.
+        package var failedScopes: [String: [ReconciliationCoverage.Scope]] = [:]
     }
 
     /// A reconciliation as the workers' service and `storeledger reconcile` run it: first the windows of database
@@ -52,9 +59,15 @@ extension Reconciler {
         }
         for window in windows {
             do {
-                run.windows.append(try await self.run(from: window.from, to: window.to, onlyFailures: window.onlyFailures, now: now, logger: logger))
+                run.windows.append(
+                    try await self.run(
+                        from: window.from, to: window.to, onlyFailures: window.onlyFailures, now: now, starts: window.starts, logger: logger))
             } catch {
-                run.windows.append((error as? ReconciliationError)?.result ?? Result())
+                let reconciliation = error as? ReconciliationError
+                run.windows.append(reconciliation?.result ?? Result())
+                // Without the failures' scopes (another error), every scope counts as failed.
+                run.failedScopes[window.name] =
+                    reconciliation?.failures.map { .init(bundleID: $0.app, environment: $0.environment.rawValue) } ?? scopes
                 failed(window.name, error)
             }
         }

@@ -46,6 +46,13 @@ package struct Reconciler: Sendable {
         for environment in environments { _ = Self.appendedCounter(environment) }
     }
 
+    /// Every app in every environment this reconciler asks, in the order asked.
+    package var scopes: [ReconciliationCoverage.Scope] {
+        appStores.flatMap { appStore in
+            environments.map { ReconciliationCoverage.Scope(bundleID: appStore.configuration.bundleID, environment: $0.rawValue) }
+        }
+    }
+
     /// `storeledger_reconciliation_appended_total{environment}`: missed notifications found and appended.
     static func appendedCounter(_ environment: AppStoreAPIHost) -> Counter {
         Counter(label: "storeledger_reconciliation_appended_total", dimensions: [("environment", environment.rawValue.lowercased())])
@@ -90,11 +97,17 @@ package struct Reconciler: Sendable {
     /// oldest day Apple keeps. Every app and environment is asked even when another fails (production answers 401 until
     /// an app's first release, and the sandbox, which Apple never retries, must not wait for it); then the failures are
     /// thrown.
-    package func run(from start: Date, to end: Date, onlyFailures: Bool, now: Date = Date(), logger: Logger) async throws -> Result {
+    /// A scope of `starts` (an app in an environment) is asked from its own start instead of `start`.
+    package func run(
+        from start: Date, to end: Date, onlyFailures: Bool, now: Date = Date(), starts: [ReconciliationCoverage.Scope: Date] = [:],
+        logger: Logger
+    ) async throws -> Result {
         var result = Result()
         var failures: [ReconciliationError.Failure] = []
         for appStore in appStores {
-            await run(appStore, from: start, to: end, onlyFailures: onlyFailures, now: now, into: &result, failures: &failures, logger: logger)
+            await run(
+                appStore, from: start, to: end, onlyFailures: onlyFailures, now: now, starts: starts, into: &result, failures: &failures,
+                logger: logger)
         }
         if result.appended > 0 {
             logger.notice("reconciliation appended missed notifications", metadata: ["listed": "\(result.listed)", "appended": "\(result.appended)"])
@@ -106,11 +119,12 @@ package struct Reconciler: Sendable {
     /// ``run(from:to:onlyFailures:now:logger:)`` for one app: what it found is added to `result`, what failed to
     /// `failures`.
     private func run(
-        _ appStore: AppStoreAPIClient, from start: Date, to end: Date, onlyFailures: Bool, now: Date, into result: inout Result,
-        failures: inout [ReconciliationError.Failure], logger: Logger
+        _ appStore: AppStoreAPIClient, from windowStart: Date, to end: Date, onlyFailures: Bool, now: Date,
+        starts: [ReconciliationCoverage.Scope: Date], into result: inout Result, failures: inout [ReconciliationError.Failure], logger: Logger
     ) async {
         let app = appStore.configuration.bundleID
         for environment in environments {
+            let start = starts[.init(bundleID: app, environment: environment.rawValue)] ?? windowStart
             let from = max(start, now.addingTimeInterval(-Self.retention(environment)))
             if from > start { result.unreachable[environment] = min(from, end) }
             guard from < end else {
@@ -141,7 +155,9 @@ package struct Reconciler: Sendable {
                     "reconciliation failed in one environment; the others go on",
                     metadata: ["app": "\(app)", "environment": "\(environment.rawValue)", "error": "\(String(reflecting: error))"])
                 failures.append(
-                    .init(environment: environment, error: appStores.count > 1 ? "\(app): \(String(reflecting: error))" : String(reflecting: error)))
+                    .init(
+                        environment: environment, error: appStores.count > 1 ? "\(app): \(String(reflecting: error))" : String(reflecting: error),
+                        app: app))
             }
         }
     }

@@ -1,11 +1,13 @@
 package import Foundation
 package import Logging
 import ServiceLifecycle
+import StoreLedgerStore
 
 /// Runs the reconciler periodically inside a worker process, or `dev` (`RECONCILE_INTERVAL_SECONDS`): each run asks for
-/// the failed deliveries of the last `failuresWindow` and for every notification since the last run that asked for
-/// them successfully (at least the last `slidingWindow`, and the interval with a margin), after the window of any
-/// database history change not reconciled yet (a failover that may have lost events).
+/// the failed deliveries of the last `failuresWindow` and, for each app in each environment, for every notification
+/// since the end of the last window asked successfully for it (``ReconciliationCoverage``, kept in the database: across
+/// restarts and shared by every worker; at least the last `slidingWindow`, and the interval with a margin), after the
+/// window of any database history change not reconciled yet (a failover that may have lost events).
 package struct ReconcilerService: Service {
     /// The reconciler.
     package let reconciler: Reconciler
@@ -21,6 +23,8 @@ package struct ReconcilerService: Service {
     /// How far before the end of the last window asked, and beyond the interval, the next window reaches: Apple's clock
     /// and ours differ, and a run takes time.
     package static let overlap: TimeInterval = 600
+    /// The every-notification step's name, in failures.
+    static let everyNotification = "every notification"
 
     /// Creates the service.
     package init(
@@ -36,9 +40,8 @@ package struct ReconcilerService: Service {
     /// Reconciles every `interval` until graceful shutdown; a failed run is logged, and the next one asks again for all
     /// it could not.
     package func run() async throws {
-        var coveredUntil: Date?
         while !Task.isCancelledOrShuttingDown {
-            coveredUntil = await runOnce(now: Date(), coveredUntil: coveredUntil).coveredUntil
+            await runOnce(now: Date())
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
         }
     }
@@ -46,8 +49,7 @@ package struct ReconcilerService: Service {
     /// Where the window of every notification starts for a run at `now`: the last `slidingWindow`, or the interval and
     /// ``overlap`` when longer, and back to ``overlap`` before `coveredUntil` (the end of the last window asked
     /// successfully) when that is earlier. So consecutive runs leave no stretch unasked whatever the interval, and a
-    /// stretch whose run failed (Apple down, a rate limit, the database) is asked again; Apple keeps 180 days (30 in the
-    /// sandbox), and what is older is reported unreachable.
+    /// stretch whose run failed (Apple down, a rate limit, the database) is asked again, within what Apple keeps.
     package func slidingStart(now: Date, coveredUntil: Date?) -> Date {
         let intervalSeconds = TimeInterval(interval.components.seconds)
         let recent = now.addingTimeInterval(-max(slidingWindow, intervalSeconds + Self.overlap))
@@ -56,19 +58,46 @@ package struct ReconcilerService: Service {
     }
 
     /// One run: the windows of database history changes, then the failed deliveries of the last `failuresWindow`, then
-    /// every notification since ``slidingStart(now:coveredUntil:)`` (``Reconciler/reconcile(_:now:logger:)``: each step
-    /// runs even when one before it failed; a failure is logged and retried by the next run). Returns how many steps
-    /// failed, and how far every notification has been asked for: `now` when this run's window was, else `coveredUntil`.
+    /// every notification of each app in each environment since its ``slidingStart(now:coveredUntil:)``
+    /// (``Reconciler/reconcile(_:now:logger:)``: each step runs even when one before it failed; a failure is logged and
+    /// retried by the next run). Each app in each environment asked successfully is recorded as covered up to `now`;
+    /// one that fails (Production before the app's first release) holds back only itself. A stretch older than Apple
+    /// keeps is logged as an error: notifications lost then cannot be recovered. Returns how many steps failed.
     @discardableResult
-    package func runOnce(now: Date, coveredUntil: Date? = nil) async -> (failures: Int, coveredUntil: Date?) {
-        let sliding = "every notification"
+    package func runOnce(now: Date) async -> Int {
+        let coverage = ReconciliationCoverage(client: reconciler.client)
+        let scopes = reconciler.scopes
+        var covered: [ReconciliationCoverage.Scope: Date] = [:]
+        do {
+            covered = try await withDeadline(reconciler.databaseDeadline) { try await coverage.coveredUntil(logger: logger) }
+        } catch {
+            logger.warning(
+                "reconciliation: how far earlier runs reached could not be read; asking the recent window only",
+                metadata: ["error": "\(String(reflecting: error))"])
+        }
+        let starts = Dictionary(uniqueKeysWithValues: scopes.map { ($0, slidingStart(now: now, coveredUntil: covered[$0])) })
         let run = await reconciler.reconcile(
             [
                 .init("failed deliveries", from: now.addingTimeInterval(-failuresWindow), to: now, onlyFailures: true),
-                .init(sliding, from: slidingStart(now: now, coveredUntil: coveredUntil), to: now, onlyFailures: false),
+                .init(Self.everyNotification, from: slidingStart(now: now, coveredUntil: nil), to: now, onlyFailures: false, starts: starts),
             ],
             now: now, logger: logger
         )
-        return (run.failures.count, run.failedSteps.contains(sliding) ? coveredUntil : now)
+        let failed = Set(run.failedScopes[Self.everyNotification] ?? [])
+        do {
+            try await withDeadline(reconciler.databaseDeadline) {
+                try await coverage.record(scopes.filter { !failed.contains($0) }, until: now, logger: logger)
+            }
+        } catch {
+            logger.warning(
+                "reconciliation: how far this run reached could not be recorded; the next run asks again from the last record",
+                metadata: ["error": "\(String(reflecting: error))"])
+        }
+        if let unreachable = run.windows.last?.unreachableSummary {
+            logger.error(
+                "reconciliation: runs failed for longer than Apple keeps notification history; what was lost then cannot be recovered",
+                metadata: ["not asked": "\(unreachable)"])
+        }
+        return run.failures.count
     }
 }

@@ -3,12 +3,14 @@ package import StoreLedgerAppStoreAPI
 /// A reconciliation run that could not ask every environment: the others were asked, and what they gave was
 /// appended (``result``).
 package struct ReconciliationError: Error, Sendable, CustomStringConvertible {
-    /// One environment that failed.
+    /// One environment of one app that failed.
     package struct Failure: Sendable, Equatable {
         /// The environment asked.
         package var environment: AppStoreAPIHost
-        /// What went wrong (`String(reflecting:)` of the error).
+        /// What went wrong (`String(reflecting:)` of the error; with the app first when several were asked).
         package var error: String
+        /// The app asked (its bundle id).
+        package var app: String = ""
     }
 
     /// The environments that failed, in the order asked.

@@ -241,41 +241,52 @@ struct ReconcilerTests {
         }
     }
 
-    /// Every notification is asked for without a gap between runs: back to where the last successful run's window
-    /// ended, and over the whole interval when it is longer than the 2 h window. Before, each run asked for the last
-    /// 2 h only, so with an interval of 3 h, or after runs failing for longer than 2 h, stretches were never asked.
+    /// Every notification is asked for without a gap between runs, per app and environment: back to where the last run
+    /// that asked that environment successfully ended (kept in the database, so a restarted worker goes on from there),
+    /// and over the whole interval when it is longer than the 2 h window. Production failing on every run (before the
+    /// app's first release) holds back only itself. Before, each run asked for the last 2 h only, so with an interval
+    /// of 3 h, after runs failing for longer than 2 h, or across a restart, stretches were never asked.
     @Test func everyNotificationIsAskedForWithoutAGap() async throws {
         try await FakeAppStoreServer.withRunning(bundleID: "com.example.app") { fake in
             try await TestDatabase.withFresh { db in
-                let service = ReconcilerService(
-                    reconciler: Reconciler(
-                        client: db.client, appStore: try await AppStoreAPIClient(configuration: fake.configuration(maximumAttempts: 1)),
-                        environments: [.sandbox]),
-                    interval: .seconds(3 * 3600), logger: db.logger
-                )
-                func everyNotificationWindows() async -> [NotificationHistoryRequest] {
-                    await fake.state.historyRequests.map(\.request).filter { $0.onlyFailures != true }
+                await fake.state.setProductionUnreleased(true)
+                func service() async throws -> ReconcilerService {
+                    ReconcilerService(
+                        reconciler: Reconciler(
+                            client: db.client, appStore: try await AppStoreAPIClient(configuration: fake.configuration(maximumAttempts: 1)),
+                            environments: [.production, .sandbox]),
+                        interval: .seconds(3 * 3600), logger: db.logger
+                    )
+                }
+                func everyNotificationWindow(_ environment: AppStoreAPIHost) async -> NotificationHistoryRequest? {
+                    await fake.state.historyRequests.filter { $0.environment == environment && $0.request.onlyFailures != true }.last?.request
                 }
                 func milliseconds(_ date: Date) -> Int64 { Int64(date.timeIntervalSince1970 * 1000) }
                 let start = Date()
-                let first = await service.runOnce(now: start)
-                #expect(first.failures == 0)
-                #expect(first.coveredUntil == start)
-                // The interval (3 h) is longer than the 2 h window: the window covers the interval and a margin.
-                #expect(await everyNotificationWindows().last?.startDate == milliseconds(start.addingTimeInterval(-3 * 3600 - 600)))
-                // The next run fails (both of its requests): nothing more is covered.
+                // Production fails (401), the sandbox is asked: over the interval (3 h, longer than the 2 h window) and a margin.
+                let first = try await service()
+                #expect(await first.runOnce(now: start) == 2)
+                #expect(await everyNotificationWindow(.sandbox)?.startDate == milliseconds(start.addingTimeInterval(-3 * 3600 - 600)))
+                // The next run, by another worker (or after a restart): the sandbox from where the last run ended, less the
+                // margin (Production, never asked successfully, is asked over the recent window: it records nothing).
+                let next = start.addingTimeInterval(3 * 3600)
+                let second = try await service()
+                #expect(await second.runOnce(now: next) == 2)
+                #expect(await everyNotificationWindow(.sandbox)?.startDate == milliseconds(start.addingTimeInterval(-600)))
+                // A run whose sandbox requests fail too (both of them) records nothing: the run after asks from the last
+                // sandbox success.
                 await fake.state.inject([.retryable, .retryable])
-                let failing = await service.runOnce(now: start.addingTimeInterval(3 * 3600), coveredUntil: first.coveredUntil)
-                #expect(failing.failures == 2)
-                #expect(failing.coveredUntil == start)
-                // The run after asks from the end of the last window asked (less the margin), 6 h back.
-                let later = start.addingTimeInterval(6 * 3600)
-                let recovered = await service.runOnce(now: later, coveredUntil: failing.coveredUntil)
-                #expect(recovered.failures == 0)
-                #expect(recovered.coveredUntil == later)
-                let last = await everyNotificationWindows().last
-                #expect(last?.startDate == milliseconds(start.addingTimeInterval(-600)))
+                #expect(await second.runOnce(now: next.addingTimeInterval(3 * 3600)) == 2)
+                let later = next.addingTimeInterval(6 * 3600)
+                #expect(await second.runOnce(now: later) == 2)
+                let last = await everyNotificationWindow(.sandbox)
+                #expect(last?.startDate == milliseconds(next.addingTimeInterval(-600)))
                 #expect(last?.endDate == milliseconds(later))
+                #expect(
+                    try await db.scalar(
+                        "SELECT count(*) FROM reconciliation_coverage WHERE bundle_id = 'com.example.app' AND environment = 'Sandbox'")
+                        == 1)
+                #expect(try await db.scalar("SELECT count(*) FROM reconciliation_coverage WHERE environment = 'Production'") == 0)
             }
         }
     }
@@ -298,7 +309,7 @@ struct ReconcilerTests {
                         environments: [.sandbox]),
                     interval: .seconds(3600), logger: db.logger
                 )
-                let firstRun = await service.runOnce(now: Date()).failures
+                let firstRun = await service.runOnce(now: Date())
                 let paths = await fake.state.requests.map(\.path)
                 #expect(firstRun == 1, "\(paths)")
                 #expect(try await db.scalar("SELECT count(*) FROM events WHERE source = 'reconciliation'") == 1)
@@ -307,7 +318,7 @@ struct ReconcilerTests {
                         "SELECT count(*) FROM database_history WHERE system_identifier = '2' AND reconciled_at IS NULL AND last_reconcile_error IS NOT NULL"
                     ) == 1)
                 // The next run reconciles the change.
-                #expect(await service.runOnce(now: Date()).failures == 0)
+                #expect(await service.runOnce(now: Date()) == 0)
                 #expect(
                     try await db.scalar(
                         "SELECT count(*) FROM database_history WHERE system_identifier = '2' AND reconciled_at IS NOT NULL AND last_reconcile_error IS NULL"
