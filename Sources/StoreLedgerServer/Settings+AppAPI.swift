@@ -100,8 +100,10 @@ extension Settings {
     /// first (``appStoreClient()``).
     package func appStoreClients() async throws(SettingsError) -> [AppStoreAPIClient] {
         guard let first = try appStoreAPI() else { return [] }
-        var bundles = [first.bundleID]
+        // The apps this deployment accepts (APPS when set, else APP_BUNDLE_ID): an app it does not accept is not asked.
+        var bundles: [String] = []
         for app in try apps() where !bundles.contains(app.bundleID) { bundles.append(app.bundleID) }
+        if bundles.isEmpty { bundles = [first.bundleID] }
         var clients: [AppStoreAPIClient] = []
         for bundle in bundles {
             var configuration = first

@@ -67,6 +67,8 @@ package struct Reconciler: Sendable {
         /// Per environment whose history did not reach back to the window's start (Apple keeps 180 days, 30 in the
         /// sandbox): the instant before which nothing could be asked there (the window's end: nothing was asked).
         package var unreachable: [AppStoreAPIHost: Date] = [:]
+        /// The same per app and environment (several apps share an environment's entry above).
+        package var unreachableScopes: [ReconciliationCoverage.Scope: Date] = [:]
 
         /// Creates a result.
         package init(listed: Int = 0, appended: Int = 0, unreachable: [AppStoreAPIHost: Date] = [:]) {
@@ -116,7 +118,7 @@ package struct Reconciler: Sendable {
         return result
     }
 
-    /// ``run(from:to:onlyFailures:now:logger:)`` for one app: what it found is added to `result`, what failed to
+    /// ``run(from:to:onlyFailures:now:starts:logger:)`` for one app: what it found is added to `result`, what failed to
     /// `failures`.
     private func run(
         _ appStore: AppStoreAPIClient, from windowStart: Date, to end: Date, onlyFailures: Bool, now: Date,
@@ -126,7 +128,10 @@ package struct Reconciler: Sendable {
         for environment in environments {
             let start = starts[.init(bundleID: app, environment: environment.rawValue)] ?? windowStart
             let from = max(start, now.addingTimeInterval(-Self.retention(environment)))
-            if from > start { result.unreachable[environment] = min(from, end) }
+            if from > start {
+                result.unreachable[environment] = min(from, end)
+                result.unreachableScopes[.init(bundleID: app, environment: environment.rawValue)] = min(from, end)
+            }
             guard from < end else {
                 logger.notice(
                     "reconciliation: the window is older than Apple keeps; nothing to ask",

@@ -67,15 +67,17 @@ package struct ReconcilerService: Service {
     package func runOnce(now: Date) async -> Int {
         let coverage = ReconciliationCoverage(client: reconciler.client)
         let scopes = reconciler.scopes
-        var covered: [ReconciliationCoverage.Scope: Date] = [:]
+        // Unread (the database failing), nothing is recorded after the run either: the recent window asked then is not
+        // all that an earlier failure may have left unasked.
+        var covered: [ReconciliationCoverage.Scope: Date]?
         do {
             covered = try await withDeadline(reconciler.databaseDeadline) { try await coverage.coveredUntil(logger: logger) }
         } catch {
             logger.warning(
-                "reconciliation: how far earlier runs reached could not be read; asking the recent window only",
+                "reconciliation: how far earlier runs reached could not be read; asking the recent window, recording nothing",
                 metadata: ["error": "\(String(reflecting: error))"])
         }
-        let starts = Dictionary(uniqueKeysWithValues: scopes.map { ($0, slidingStart(now: now, coveredUntil: covered[$0])) })
+        let starts = Dictionary(uniqueKeysWithValues: scopes.map { ($0, slidingStart(now: now, coveredUntil: covered?[$0])) })
         let run = await reconciler.reconcile(
             [
                 .init("failed deliveries", from: now.addingTimeInterval(-failuresWindow), to: now, onlyFailures: true),
@@ -84,19 +86,26 @@ package struct ReconcilerService: Service {
             now: now, logger: logger
         )
         let failed = Set(run.failedScopes[Self.everyNotification] ?? [])
-        do {
-            try await withDeadline(reconciler.databaseDeadline) {
-                try await coverage.record(scopes.filter { !failed.contains($0) }, until: now, logger: logger)
+        if let covered {
+            do {
+                try await withDeadline(reconciler.databaseDeadline) {
+                    try await coverage.record(scopes.filter { !failed.contains($0) }, until: now, logger: logger)
+                    // A scope failing before its first success keeps its place: the next run asks from this run's start.
+                    let unplaced = scopes.filter { failed.contains($0) && covered[$0] == nil }
+                    for scope in unplaced { try await coverage.record([scope], until: starts[scope] ?? now, logger: logger) }
+                }
+            } catch {
+                logger.warning(
+                    "reconciliation: how far this run reached could not be recorded; the next run asks again from the last record",
+                    metadata: ["error": "\(String(reflecting: error))"])
             }
-        } catch {
-            logger.warning(
-                "reconciliation: how far this run reached could not be recorded; the next run asks again from the last record",
-                metadata: ["error": "\(String(reflecting: error))"])
         }
-        if let unreachable = run.windows.last?.unreachableSummary {
+        // A stretch older than Apple keeps, for an app and environment that was asked (one that keeps failing, Production
+        // before the app's first release, is not said to have lost anything).
+        for (scope, before) in (run.windows.last?.unreachableScopes ?? [:]) where !failed.contains(scope) {
             logger.error(
                 "reconciliation: runs failed for longer than Apple keeps notification history; what was lost then cannot be recovered",
-                metadata: ["not asked": "\(unreachable)"])
+                metadata: ["app": "\(scope.bundleID)", "environment": "\(scope.environment)", "not asked before": "\(before)"])
         }
         return run.failures.count
     }

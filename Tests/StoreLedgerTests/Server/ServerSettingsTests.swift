@@ -141,6 +141,13 @@ struct ServerSettingsTests {
             ]))
         #expect(try await settings.appStoreClients().map(\.configuration.bundleID) == ["com.example.app", "com.example.other"])
         #expect(try await settings.appStoreClient()?.configuration.bundleID == "com.example.app")
+        // With APPS set, APP_BUNDLE_ID names no further app to ask (the deployment accepts APPS' apps only).
+        let both = Settings(
+            reader: ServerHarness.reader([
+                "APPS": "com.example.app:1234,com.example.other:5678", "APP_BUNDLE_ID": "com.example.unaccepted",
+                "APPSTORE_ISSUER_ID": "issuer", "APPSTORE_KEY_ID": "key", "APPSTORE_PRIVATE_KEY": P256Key.freshPEM(),
+            ]))
+        #expect(try await both.appStoreClients().map(\.configuration.bundleID) == ["com.example.app", "com.example.other"])
         #expect(try await Settings(reader: ServerHarness.reader(["APP_BUNDLE_ID": "com.example.app"])).appStoreClients().isEmpty)
     }
 
