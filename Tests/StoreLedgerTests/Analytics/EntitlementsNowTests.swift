@@ -172,12 +172,7 @@ struct EntitlementsNowTests {
             let bought = ledger.subscription(
                 "300", product: "com.example.storeledger.yearly", purchased: Self.start, expires: expires, signed: Self.start)
             try await ledger.notify("SUBSCRIBED", "INITIAL_BUY", at: Self.start, transaction: bought, status: 1)
-            var refunded = bought
-            refunded["signedDate"] = TestSigner.milliseconds(revoked)
-            refunded["revocationDate"] = TestSigner.milliseconds(revoked)
-            refunded["revocationReason"] = 0
-            refunded["revocationType"] = "REFUND_FULL"
-            try await ledger.notify("REFUND", at: revoked, transaction: refunded, status: 5)
+            try await ledger.notify("REFUND", at: revoked, transaction: Self.revoked(bought, at: revoked, reason: 0, type: "REFUND_FULL"), status: 5)
 
             #expect(try await verdict(db, "300", at: revoked.addingTimeInterval(-Self.tick)) == Self.active())
             #expect(try await verdict(db, "300", at: revoked) == Self.inactive("revoked", status: "revoked"))
@@ -245,12 +240,7 @@ struct EntitlementsNowTests {
             #expect(try await verdicts(db, "800", at: restoredAt).map(\.entitled) == [true, true])
 
             let revoked = Self.start.addingTimeInterval(40 * Self.day)
-            var refunded = bought
-            refunded["signedDate"] = TestSigner.milliseconds(revoked)
-            refunded["revocationDate"] = TestSigner.milliseconds(revoked)
-            refunded["revocationReason"] = 1
-            refunded["revocationType"] = "REFUND_FULL"
-            try await ledger.notify("REFUND", at: revoked, transaction: refunded)
+            try await ledger.notify("REFUND", at: revoked, transaction: Self.revoked(bought, at: revoked, reason: 1, type: "REFUND_FULL"))
             #expect(try await copyVerdict(db, "801", at: revoked.addingTimeInterval(-Self.tick)) == Self.active("lifetime"))
             #expect(try await copyVerdict(db, "801", at: revoked) == Self.inactive("revoked", status: "revoked"))
             #expect(try await verdicts(db, "800", at: revoked.addingTimeInterval(Self.day)).map(\.entitled) == [false, false])
@@ -263,16 +253,9 @@ struct EntitlementsNowTests {
 
             // Refunded again, and the copy revoked on its own later: the copy reads revoked from the earlier date.
             let again = revoked.addingTimeInterval(20 * Self.day)
-            refunded["signedDate"] = TestSigner.milliseconds(again)
-            refunded["revocationDate"] = TestSigner.milliseconds(again)
-            try await ledger.notify("REFUND", at: again, transaction: refunded)
+            try await ledger.notify("REFUND", at: again, transaction: Self.revoked(bought, at: again, reason: 1, type: "REFUND_FULL"))
             let later = again.addingTimeInterval(10 * Self.day)
-            var revokedCopy = copy
-            revokedCopy["signedDate"] = TestSigner.milliseconds(later)
-            revokedCopy["revocationDate"] = TestSigner.milliseconds(later)
-            revokedCopy["revocationReason"] = 0
-            revokedCopy["revocationType"] = "FAMILY_REVOKE"
-            try await ledger.notify("REVOKE", at: later, transaction: revokedCopy)
+            try await ledger.notify("REVOKE", at: later, transaction: Self.revoked(copy, at: later, reason: 0, type: "FAMILY_REVOKE"))
             #expect(try await copyVerdict(db, "801", at: again.addingTimeInterval(-Self.tick)) == Self.active("lifetime"))
             #expect(try await copyVerdict(db, "801", at: again.addingTimeInterval(Self.day)) == Self.inactive("revoked", status: "revoked"))
         }
@@ -309,6 +292,16 @@ struct EntitlementsNowTests {
             #expect(Set(readModel.map(\.relation)) == ["purchases", "subscriptions"], "\(scans)")
             #expect(readModel.filter { !$0.indexed }.isEmpty, "\(readModel)")
         }
+    }
+
+    /// `transaction` re-signed at `date` with its revocation at that date (Apple's REFUND or REVOKE carries it so).
+    static func revoked(_ transaction: [String: Any], at date: Date, reason: Int, type: String) -> [String: Any] {
+        var revoked = transaction
+        revoked["signedDate"] = TestSigner.milliseconds(date)
+        revoked["revocationDate"] = TestSigner.milliseconds(date)
+        revoked["revocationReason"] = reason
+        revoked["revocationType"] = type
+        return revoked
     }
 
     /// The verdict about the purchase row of transaction `transactionID` at `at`.
