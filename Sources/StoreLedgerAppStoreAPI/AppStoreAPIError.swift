@@ -4,8 +4,8 @@ package struct AppStoreAPIError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure.
     package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case transactionNotFound, invalidTransactionID, rateLimited, retryableServerError, notFoundYet, unauthorized, notFound,
-                badRequest, network, timeout, malformedResponse, configuration
+            case transactionNotFound, invalidTransactionID, rateLimited, retryableServerError, serverError, notFoundYet, unauthorized,
+                notFound, badRequest, network, timeout, malformedResponse, configuration
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -16,8 +16,11 @@ package struct AppStoreAPIError: Error, Sendable, CustomStringConvertible {
         package static let invalidTransactionID = Code(.invalidTransactionID)
         /// HTTP 429 / 4290000.
         package static let rateLimited = Code(.rateLimited)
-        /// 5000001 or another 5xx.
+        /// 5000001 or another 5xx (without Apple's 5000000).
         package static let retryableServerError = Code(.retryableServerError)
+        /// 5000000, Apple's GeneralInternalError: unlike 5000001 (GeneralInternalRetryableError), Apple does not say to try
+        /// again, so the request is not retried at once; the caller answers 503 and a later request or run asks anew.
+        package static let serverError = Code(.serverError)
         /// 4040002, 4040004 or 4040006: Apple does not find the account, the app or the original transaction *yet*
         /// and says to try again (its own libraries retry these): not an answer that the purchase does not exist.
         package static let notFoundYet = Code(.notFoundYet)
@@ -83,6 +86,7 @@ package struct AppStoreAPIError: Error, Sendable, CustomStringConvertible {
         case (_, 4_000_006): code = .invalidTransactionID
         case (429, _), (_, 4_290_000): code = .rateLimited
         case (_, 5_000_001): code = .retryableServerError
+        case (_, 5_000_000): code = .serverError
         case (_, 4_040_002), (_, 4_040_004), (_, 4_040_006): code = .notFoundYet
         case (401, _): code = .unauthorized
         case (404, .some): code = .notFound

@@ -88,6 +88,23 @@ struct AppStoreAPIClientTests {
         }
     }
 
+    /// Apple's 5000000 (GeneralInternalError) is not retried at once, unlike 5000001 (GeneralInternalRetryableError):
+    /// one request, and the error says so; a 500 without Apple's body is retried as before.
+    @Test func apples5000000IsNotRetriedAtOnce() async throws {
+        try await FakeAppStoreServer.withRunning { fake in
+            await fake.state.addTransaction(try signed("3050", environment: "Production"), id: "3050", environment: .production)
+            await fake.state.inject([.init(status: 500, appleErrorCode: 5_000_000), .init(status: 500, appleErrorCode: nil)])
+            let client = try await AppStoreAPIClient(configuration: fake.configuration(maximumAttempts: 4))
+            await #expect {
+                _ = try await client.transactionInfo(transactionID: "3050", environment: .production, logger: logger)
+            } throws: { ($0 as? AppStoreAPIError)?.code == .serverError && ($0 as? AppStoreAPIError)?.appleErrorCode == 5_000_000 }
+            #expect(await fake.state.requests.count == 1)
+            // The next lookup meets a 500 without Apple's body: retried, then answered.
+            _ = try await client.transactionInfo(transactionID: "3050", environment: .production, logger: logger)
+            #expect(await fake.state.requests.count == 3)
+        }
+    }
+
     @Test func persistentRateLimitingGivesUpAfterTheConfiguredAttempts() async throws {
         try await FakeAppStoreServer.withRunning { fake in
             await fake.state.addTransaction(try signed("3100", environment: "Production"), id: "3100", environment: .production)

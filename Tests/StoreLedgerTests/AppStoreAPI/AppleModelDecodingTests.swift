@@ -34,7 +34,8 @@ struct AppleModelDecodingTests {
     }
 
     @Test(arguments: [
-        ("apiException", 5_000_000, "retryableServerError", 500),
+        // Apple's GeneralInternalError: not to be retried at once, unlike 5000001 (GeneralInternalRetryableError).
+        ("apiException", 5_000_000, "serverError", 500),
         ("apiTooManyRequestsException", 4_290_000, "rateLimited", 429),
         ("transactionIdNotFoundError", 4_040_010, "transactionNotFound", 404),
         ("invalidTransactionIdError", 4_000_006, "invalidTransactionID", 400),
