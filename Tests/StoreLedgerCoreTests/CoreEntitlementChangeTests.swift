@@ -69,6 +69,31 @@ struct CoreEntitlementChangeTests {
         #expect(EntitlementChange.between(with(1_700_358_336_049), with(1_700_358_336_050.2))?.kind == .extended)
     }
 
+    /// A row built from a transaction alone (the app posted it before Apple's SUBSCRIBED arrived, seed 000) knows no
+    /// renewal preferences: the first renewal info is no "renewal product changed" when it names the current product,
+    /// and says the customer cancelled when auto-renew is off. Before, both were announced as renewal_product_changed,
+    /// so a host tracking cancellations from webhooks never learned of this one.
+    @Test func theFirstRenewalInfoIsAChangeOnlyWhenItSaysOne() throws {
+        var posted = SubscriptionState(environment: .sandbox, originalTransactionID: "8800", status: .active)
+        posted.productID = "com.example.monthly"
+        posted.entitled = true
+        posted.latestTransactionID = "8800"
+        func told(autoRenew: Bool, product: ProductID) -> SubscriptionState {
+            var state = posted
+            state.autoRenew = autoRenew
+            state.autoRenewProductID = product
+            return state
+        }
+        #expect(EntitlementChange.between(posted, told(autoRenew: true, product: "com.example.monthly")) == nil)
+        #expect(EntitlementChange.between(posted, told(autoRenew: false, product: "com.example.monthly"))?.kind == .autoRenewDisabled)
+        #expect(EntitlementChange.between(posted, told(autoRenew: true, product: "com.example.yearly"))?.kind == .renewalProductChanged)
+        // Once known, changes are changes, as before; a cancellation outranks a product change in the same fact.
+        let known = told(autoRenew: true, product: "com.example.monthly")
+        #expect(EntitlementChange.between(known, told(autoRenew: true, product: "com.example.yearly"))?.kind == .renewalProductChanged)
+        #expect(EntitlementChange.between(known, told(autoRenew: false, product: "com.example.yearly"))?.kind == .autoRenewDisabled)
+        #expect(EntitlementChange.between(told(autoRenew: false, product: "com.example.monthly"), known)?.kind == .autoRenewEnabled)
+    }
+
     /// A one-time purchase: purchased, refunded, refund reversed.
     @Test func purchases() {
         let lifecycle = PurchaseLifecycles.all()

@@ -88,12 +88,17 @@ public struct EntitlementChange: Hashable, Sendable, Codable {
         if let oldExpiry = old.expiresAt, let newExpiry = new.expiresAt, newExpiry.storedMilliseconds > oldExpiry.storedMilliseconds {
             return change(.extended)
         }
-        if old.autoRenewProductID != new.autoRenewProductID, new.autoRenewProductID != nil {
+        // The renewal preferences. A row built from a transaction alone (the app posted it before Apple's notification,
+        // a restore) knows none: the first renewal info tells them, and is a change only where it says something a
+        // subscriber must act on (auto-renew off: the customer cancelled; a renewal product other than the current one).
+        // A cancellation outranks a renewal product changed in the same fact.
+        if new.autoRenew == false, old.autoRenew != false { return change(.autoRenewDisabled) }
+        if let renewalProduct = new.autoRenewProductID, renewalProduct != old.autoRenewProductID,
+            old.autoRenewProductID != nil || renewalProduct != new.productID
+        {
             return change(.renewalProductChanged)
         }
-        if old.autoRenew != new.autoRenew, let autoRenew = new.autoRenew {
-            return change(autoRenew ? .autoRenewEnabled : .autoRenewDisabled)
-        }
+        if new.autoRenew == true, old.autoRenew == false { return change(.autoRenewEnabled) }
         return nil
     }
 
