@@ -52,9 +52,14 @@ extension PurchaseState: StoredRow {
     /// The `purchases` row.
     package var readModelRow: PurchaseRow { PurchaseRow(self) }
 
-    /// Entitlement, revocation, product and identity.
+    /// Entitlement, revocation, product and identity, and what an announcement of a change carries: the expiry, the
+    /// ownership (a family member's revocation is `revoked`, not `refunded`) and when it was last signed (the event's
+    /// `occurred_at`, and part of its id).
     package static var changeColumns: String {
-        "r.environment, r.transaction_id, r.entitled, r.revocation_type, r.product_id, r.original_transaction_id, r.app_account_token"
+        """
+        r.environment, r.transaction_id, r.entitled, r.revocation_type, r.product_id, r.original_transaction_id, r.app_account_token,
+        (extract(epoch FROM r.expires_at) * 1000)::float8, r.ownership, (extract(epoch FROM r.last_signed_at) * 1000)::float8
+        """
     }
 
     /// The stored state as far as ``changeColumns`` tell it.
@@ -67,5 +72,8 @@ extension PurchaseState: StoredRow {
         productID = try c[i + 4].decode(String?.self).map(ProductID.init)
         originalTransactionID = try c[i + 5].decode(String?.self).map(OriginalTransactionID.init)
         appAccountToken = try c[i + 6].decode(String?.self).map(AppAccountToken.init)
+        expiresAt = try c[i + 7].decode(Double?.self).map { Timestamp(millisecondsSince1970: $0) }
+        ownership = try c[i + 8].decode(String?.self).map { OwnershipType(rawValue: $0) }
+        lastSignedAt = try c[i + 9].decode(Double?.self).map { Timestamp(millisecondsSince1970: $0) }
     }
 }

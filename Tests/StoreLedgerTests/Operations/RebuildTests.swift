@@ -474,6 +474,31 @@ extension RebuildTests {
         }
     }
 
+    /// A purchase the swap brings in (an event the rebuild applied before any worker did) is announced as a worker
+    /// would announce it: at its facts' instant (not 1970), and a family member's revocation as `purchase.revoked`.
+    /// Before, a purchase's change columns lacked when it was signed, its ownership and its expiry, so the swap's event
+    /// said 1970-01-01 and `refunded`.
+    @Test func theSwapAnnouncesAPurchaseItRepairsAsAWorkerWould() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.pki)
+            _ = try await WebhookEndpoints(client: db.client).add(url: "https://hooks.example.com/storeledger", logger: db.logger)
+            let revokedAt = Date(timeIntervalSince1970: 1_780_000_000)
+            let shared = try pipeline.signer.signedTransaction(
+                pipeline.signer.transactionPayload(
+                    transactionID: "995001", originalTransactionID: "995001", productID: "com.example.unlock",
+                    purchaseDate: revokedAt.addingTimeInterval(-86_400), signedDate: revokedAt, type: "Non-Consumable",
+                    overrides: ["inAppOwnershipType": "FAMILY_SHARED", "revocationDate": TestSigner.milliseconds(revokedAt), "revocationReason": 0]))
+            try await pipeline.append(source: .client, body: #"{"signedTransaction":"\#(shared)"}"#)
+            #expect(try await rebuilder(pipeline).run(dryRun: false, logger: db.logger).swapped)
+            try await pipeline.drain()
+            let events = try await db.client.query(
+                "SELECT type, occurred_at FROM webhook_events WHERE transaction_id = '995001'", logger: db.logger
+            ).decode((String, Date).self).readToEnd()
+            #expect(events.map(\.0) == ["purchase.revoked"])
+            #expect(events.map { $0.1.timeIntervalSince1970 } == [revokedAt.timeIntervalSince1970])
+        }
+    }
+
     /// A repair announces the same facts as the wrong event it corrects, so the same `occurred_at`: `sequence` (the
     /// order of enqueueing, in the payload) puts it after every earlier event of its purchase, so a receiver that applies
     /// a purchase's events in that order ends with the repair.
