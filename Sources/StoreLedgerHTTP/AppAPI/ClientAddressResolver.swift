@@ -21,12 +21,28 @@ package struct ClientAddressResolver: Sendable {
         let forwarded = headers[values: HTTPField.Name("X-Forwarded-For")!]
             .flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces) }
-            .filter { IPAddressRange.bytes($0) != nil }
         // Right to left: each trusted proxy appended the address it received from; the first untrusted one is the client.
-        for address in forwarded.reversed() where !isTrusted(address) {
-            return address
+        // An entry that cannot be read ends the walk: what stands left of it was written by whoever sent the request,
+        // not appended by a trusted proxy, so it is never believed (the nearest trusted proxy's address stands instead).
+        var nearest = peerAddress
+        for entry in forwarded.reversed() {
+            guard let address = Self.address(entry) else { return nearest }
+            if !isTrusted(address) { return address }
+            nearest = address
         }
-        return forwarded.first ?? peerAddress
+        return nearest
+    }
+
+    /// An `X-Forwarded-For` entry's address, without the port some proxies append (`203.0.113.9:51234`, Azure
+    /// Application Gateway's default; `[2001:db8::1]:443`), or nil when it is no address.
+    static func address(_ entry: String) -> String? {
+        var text = Substring(entry)
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            text = text[text.index(after: text.startIndex)..<close]
+        } else if text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":") {
+            text = text[..<colon]
+        }
+        return IPAddressRange.bytes(String(text)) != nil ? String(text) : nil
     }
 
     /// The rate-limit key of an address: an IPv4 address itself, an IPv6 address's /64 network (one subscriber

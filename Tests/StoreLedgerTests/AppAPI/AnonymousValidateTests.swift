@@ -187,6 +187,18 @@ struct AnonymousValidateTests {
         #expect(behindProxies.clientAddress(peer: peer, headers: forwarded) == "203.0.113.9")
         #expect(behindProxies.clientAddress(peer: peer, headers: [:]) == "10.0.0.5")
         #expect(behindProxies.clientAddress(peer: nil, headers: forwarded) == nil)
+        // A port after the address (Azure Application Gateway's default) is dropped, not the entry: before, the entry
+        // was skipped, so the gateway's address was recorded, and the client's own first entry believed.
+        func resolved(_ header: String) -> String? {
+            behindProxies.clientAddress(peer: peer, headers: [HTTPField.Name("X-Forwarded-For")!: header])
+        }
+        #expect(resolved("17.1.2.3:51234") == "17.1.2.3")
+        #expect(resolved("198.51.100.1, 17.1.2.3:51234, 10.0.0.7") == "17.1.2.3")
+        #expect(resolved("[2001:db8::1]:443") == "2001:db8::1")
+        #expect(resolved("2001:db8::1") == "2001:db8::1")
+        // An entry that is no address ends the walk: what the sender wrote left of it is not believed.
+        #expect(resolved("198.51.100.1, unknown, 10.0.0.7") == "10.0.0.7")
+        #expect(resolved("198.51.100.1, unknown") == "10.0.0.5")
         #expect(ClientAddressResolver.limitKey("2001:db8:1:2:aaaa::1") == ClientAddressResolver.limitKey("2001:db8:1:2:bbbb::2"))
         #expect(ClientAddressResolver.limitKey("2001:db8:1:2::1") == "2001:db8:1:2::/64")
         #expect(ClientAddressResolver.limitKey("2001:db8:1:3::1") != ClientAddressResolver.limitKey("2001:db8:1:2::1"))
