@@ -137,9 +137,10 @@ package struct ReceiverController: Sendable {
         return client == peer.ipAddress ? Self.describe(peer) : client
     }
 
-    /// `ip:port` without NIO's decoration.
-    static func describe(_ address: SocketAddress) -> String {
-        if let ip = address.ipAddress, let port = address.port { return "\(ip):\(port)" }
-        return "\(address)"
+    /// `ip:port` without NIO's decoration; an IPv6 address in brackets (`[2001:db8::5]:41000`), as in a URL, so its
+    /// port cannot be read as the address's last group.
+    package static func describe(_ address: SocketAddress) -> String {
+        guard let ip = address.ipAddress, let port = address.port else { return "\(address)" }
+        return ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
     }
 }

@@ -130,6 +130,13 @@ struct ReceiverTests {
         }
     }
 
+    /// A peer's address is recorded as `ip:port`, an IPv6 one in brackets: `2001:db8::5:41000` would read as an address
+    /// without a port.
+    @Test func aPeersAddressIsRecordedUnambiguously() throws {
+        #expect(ReceiverController.describe(try SocketAddress(ipAddress: "2001:db8::5", port: 41000)) == "[2001:db8::5]:41000")
+        #expect(ReceiverController.describe(try SocketAddress(ipAddress: "127.0.0.1", port: 8080)) == "127.0.0.1:8080")
+    }
+
     @Test func recordsRequestMetadataAndEchoesTheRequestID() async throws {
         try await TestDatabase.withFresh { db in
             try await app(db).test(.live) { client in
