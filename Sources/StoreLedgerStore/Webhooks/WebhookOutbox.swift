@@ -127,9 +127,15 @@ package enum WebhookOutbox {
     }
 
     /// The webhook events a row's projection implies: none when nothing a subscriber cares about changed, else one
-    /// typed `<kind>.<change>` (`subscription.renewed`, `purchase.refunded`).
+    /// typed `<kind>.<change>` (`subscription.renewed`, `purchase.refunded`). A row that entitled and is removed (by a
+    /// rebuild's swap: its facts no longer verify, or their events were archived) is `<kind>.removed`, so a subscriber
+    /// that grants access from webhooks learns that it ends.
     package static func events<Row: ProjectedRow>(old: Row?, new: Row?) -> [WebhookEvent] {
-        guard let new, let change = Row.change(from: old, to: new) else { return [] }
+        guard let new else {
+            guard let old, old.entitled else { return [] }
+            return [Self.event(old, change: "removed", occurredAt: Date())]
+        }
+        guard let change = Row.change(from: old, to: new) else { return [] }
         return [Self.event(new, change: change.kind.rawValue, occurredAt: new.lastSignedAt?.date ?? Date(timeIntervalSince1970: 0))]
     }
 

@@ -474,6 +474,24 @@ extension RebuildTests {
         }
     }
 
+    /// A row that entitled and that the swap removes (no verified fact makes it) is announced as `<kind>.removed`, not
+    /// entitled: a host granting access from webhooks learns that it ends. Before, nothing was sent.
+    @Test func theSwapAnnouncesARowItRemoves() async throws {
+        try await TestDatabase.withFresh { db in
+            let (pipeline, _) = try await Self.healthyLedger(db)
+            _ = try await WebhookEndpoints(client: db.client).add(url: "https://hooks.example.com/storeledger", logger: db.logger)
+            try await db.client.query(
+                "INSERT INTO subscriptions (environment, original_transaction_id, status, entitled) VALUES ('Sandbox', 'bogus', 'active', true)",
+                logger: db.logger)
+            #expect(try await rebuilder(pipeline).run(dryRun: false, logger: db.logger).swapped)
+            let events = try await db.client.query(
+                "SELECT type, entitled FROM webhook_events WHERE original_transaction_id = 'bogus'", logger: db.logger
+            ).decode((String, Bool).self).readToEnd()
+            #expect(events.map(\.0) == ["subscription.removed"])
+            #expect(events.map(\.1) == [false])
+        }
+    }
+
     /// A purchase the swap brings in (an event the rebuild applied before any worker did) is announced as a worker
     /// would announce it: at its facts' instant (not 1970), and a family member's revocation as `purchase.revoked`.
     /// Before, a purchase's change columns lacked when it was signed, its ownership and its expiry, so the swap's event
