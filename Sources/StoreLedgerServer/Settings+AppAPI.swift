@@ -108,11 +108,7 @@ extension Settings {
         for bundle in bundles {
             var configuration = first
             configuration.bundleID = bundle
-            do {
-                clients.append(try await AppStoreAPIClient(configuration: configuration))
-            } catch {
-                throw SettingsError(.malformed, error.description, key: "APPSTORE_PRIVATE_KEY")
-            }
+            clients.append(try await Self.client(configuration))
         }
         return clients
     }
@@ -120,6 +116,11 @@ extension Settings {
     /// The App Store Server API client, or nil when it is not configured.
     package func appStoreClient() async throws(SettingsError) -> AppStoreAPIClient? {
         guard let configuration = try appStoreAPI() else { return nil }
+        return try await Self.client(configuration)
+    }
+
+    /// A client of `configuration`; a private key that does not parse is `APPSTORE_PRIVATE_KEY`'s error.
+    private static func client(_ configuration: AppStoreAPIConfiguration) async throws(SettingsError) -> AppStoreAPIClient {
         do {
             return try await AppStoreAPIClient(configuration: configuration)
         } catch {

@@ -7,7 +7,7 @@ package import PostgresNIO
 /// forward.
 package struct ReconciliationCoverage: Sendable {
     /// One app in one environment.
-    package struct Scope: Hashable, Sendable, CustomStringConvertible {
+    package struct Scope: Hashable, Sendable {
         /// The app's bundle id.
         package var bundleID: String
         /// The environment (`Production`, `Sandbox`).
@@ -18,9 +18,6 @@ package struct ReconciliationCoverage: Sendable {
             self.bundleID = bundleID
             self.environment = environment
         }
-
-        /// `bundle id in environment`.
-        package var description: String { "\(bundleID) in \(environment)" }
     }
 
     /// The database.

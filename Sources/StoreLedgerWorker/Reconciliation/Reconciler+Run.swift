@@ -35,8 +35,6 @@ extension Reconciler {
         package var windows: [Result] = []
         /// Each step that failed, named, with its error.
         package var failures: [String] = []
-        /// The names of the steps that failed (a window's ``Window/name``, or `database history changes`).
-        package var failedSteps: [String] = []
         /// Per window (by name), the apps in environments that failed in it.
         package var failedScopes: [String: [ReconciliationCoverage.Scope]] = [:]
     }
@@ -49,7 +47,6 @@ extension Reconciler {
         var run = Run()
         func failed(_ step: String, _ error: any Error) {
             run.failures.append("\(step): \(error)")
-            run.failedSteps.append(step)
             logger.warning("reconciliation failed; the next run retries", metadata: ["step": "\(step)", "error": "\(String(reflecting: error))"])
         }
         do {

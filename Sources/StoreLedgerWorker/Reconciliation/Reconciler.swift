@@ -64,17 +64,24 @@ package struct Reconciler: Sendable {
         package var listed = 0
         /// Notifications appended to the log.
         package var appended = 0
-        /// Per environment whose history did not reach back to the window's start (Apple keeps 180 days, 30 in the
-        /// sandbox): the instant before which nothing could be asked there (the window's end: nothing was asked).
-        package var unreachable: [AppStoreAPIHost: Date] = [:]
-        /// The same per app and environment (several apps share an environment's entry above).
+        /// Per app and environment whose history did not reach back to the window's start (Apple keeps 180 days, 30 in
+        /// the sandbox): the instant before which nothing could be asked there (the window's end: nothing was asked).
         package var unreachableScopes: [ReconciliationCoverage.Scope: Date] = [:]
 
+        /// ``unreachableScopes`` per environment: the latest such instant of its apps.
+        package var unreachable: [AppStoreAPIHost: Date] {
+            var byEnvironment: [AppStoreAPIHost: Date] = [:]
+            for (scope, before) in unreachableScopes {
+                guard let environment = AppStoreAPIHost(rawValue: scope.environment) else { continue }
+                byEnvironment[environment] = max(byEnvironment[environment] ?? before, before)
+            }
+            return byEnvironment
+        }
+
         /// Creates a result.
-        package init(listed: Int = 0, appended: Int = 0, unreachable: [AppStoreAPIHost: Date] = [:]) {
+        package init(listed: Int = 0, appended: Int = 0) {
             self.listed = listed
             self.appended = appended
-            self.unreachable = unreachable
         }
 
         /// What was not asked, for operators: "Sandbox before 2026-…; Production: nothing (the window is older than
@@ -126,12 +133,10 @@ package struct Reconciler: Sendable {
     ) async {
         let app = appStore.configuration.bundleID
         for environment in environments {
-            let start = starts[.init(bundleID: app, environment: environment.rawValue)] ?? windowStart
+            let scope = ReconciliationCoverage.Scope(bundleID: app, environment: environment.rawValue)
+            let start = starts[scope] ?? windowStart
             let from = max(start, now.addingTimeInterval(-Self.retention(environment)))
-            if from > start {
-                result.unreachable[environment] = min(from, end)
-                result.unreachableScopes[.init(bundleID: app, environment: environment.rawValue)] = min(from, end)
-            }
+            if from > start { result.unreachableScopes[scope] = min(from, end) }
             guard from < end else {
                 logger.notice(
                     "reconciliation: the window is older than Apple keeps; nothing to ask",

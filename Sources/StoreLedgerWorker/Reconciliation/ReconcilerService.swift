@@ -77,11 +77,12 @@ package struct ReconcilerService: Service {
                 "reconciliation: how far earlier runs reached could not be read; asking the recent window, recording nothing",
                 metadata: ["error": "\(String(reflecting: error))"])
         }
+        let recent = slidingStart(now: now, coveredUntil: nil)
         let starts = Dictionary(uniqueKeysWithValues: scopes.map { ($0, slidingStart(now: now, coveredUntil: covered?[$0])) })
         let run = await reconciler.reconcile(
             [
                 .init("failed deliveries", from: now.addingTimeInterval(-failuresWindow), to: now, onlyFailures: true),
-                .init(Self.everyNotification, from: slidingStart(now: now, coveredUntil: nil), to: now, onlyFailures: false, starts: starts),
+                .init(Self.everyNotification, from: recent, to: now, onlyFailures: false, starts: starts),
             ],
             now: now, logger: logger
         )
@@ -91,8 +92,7 @@ package struct ReconcilerService: Service {
                 try await withDeadline(reconciler.databaseDeadline) {
                     try await coverage.record(scopes.filter { !failed.contains($0) }, until: now, logger: logger)
                     // A scope failing before its first success keeps its place: the next run asks from this run's start.
-                    let unplaced = scopes.filter { failed.contains($0) && covered[$0] == nil }
-                    for scope in unplaced { try await coverage.record([scope], until: starts[scope] ?? now, logger: logger) }
+                    try await coverage.record(scopes.filter { failed.contains($0) && covered[$0] == nil }, until: recent, logger: logger)
                 }
             } catch {
                 logger.warning(

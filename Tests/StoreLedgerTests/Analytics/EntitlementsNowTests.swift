@@ -78,10 +78,17 @@ struct EntitlementsNowTests {
 
     /// `entitlements_at(at)` for the purchase `original`, one verdict per entitlement row.
     func verdicts(_ db: TestDatabase, _ original: String, at: Date) async throws -> [Verdict] {
+        try await verdicts(db, at: at, original: original)
+    }
+
+    /// `entitlements_at(at)` for the rows of purchase `original`, or (given instead) of transaction `transactionID`.
+    func verdicts(_ db: TestDatabase, at: Date, original: String? = nil, transactionID: String? = nil) async throws -> [Verdict] {
         let rows = try await db.client.query(
             """
             SELECT entitlement, entitled_now, reason, status_now FROM entitlements_at(\(at))
-            WHERE original_transaction_id = \(original) ORDER BY entitlement NULLS FIRST
+            WHERE (\(original)::text IS NULL OR original_transaction_id = \(original))
+              AND (\(transactionID)::text IS NULL OR transaction_id = \(transactionID))
+            ORDER BY entitlement NULLS FIRST
             """,
             logger: db.logger
         )
@@ -306,15 +313,9 @@ struct EntitlementsNowTests {
 
     /// The verdict about the purchase row of transaction `transactionID` at `at`.
     func copyVerdict(_ db: TestDatabase, _ transactionID: String, at: Date) async throws -> Verdict? {
-        let rows = try await db.client.query(
-            "SELECT entitlement, entitled_now, reason, status_now FROM entitlements_at(\(at)) WHERE transaction_id = \(transactionID)",
-            logger: db.logger)
-        var verdicts: [Verdict] = []
-        for try await (entitlement, entitled, reason, status) in rows.decode((String?, Bool, String, String).self) {
-            verdicts.append(Verdict(entitlement: entitlement, entitled: entitled, reason: reason, status: status))
-        }
-        #expect(verdicts.count == 1, "\(transactionID) at \(at): \(verdicts)")
-        return verdicts.first
+        let all = try await verdicts(db, at: at, transactionID: transactionID)
+        #expect(all.count == 1, "\(transactionID) at \(at): \(all)")
+        return all.first
     }
 
     @Test func theCatalogDecidesWhatAProductGrantsAndHowLongAOneTimeProductLasts() async throws {
