@@ -426,6 +426,53 @@ struct AnalyticsViewTests {
         }
     }
 
+    /// A non-consumable restored on another device is a transaction of its own with the purchase's original id
+    /// (migration 0036). It is the same sale: the refund rate counts the purchase once, in the month it was bought, and
+    /// a refund that names the purchase and its copy is one refund; a copy's Family Sharing revocation is none.
+    @Test func aRestoredCopyIsTheSameSaleAndItsRefundTheSameRefund() async throws {
+        try await TestDatabase.withFresh { db in
+            try await seed(db)
+            let rates =
+                "SELECT to_char(month, 'YYYY-MM') || ' ' || transactions || ' ' || refunded || ' ' || refunds_in_month || ' ' || refunded_amount_in_month FROM analytics.refund_rate_by_month WHERE environment = 'Production' AND currency = 'USD' ORDER BY month"
+            func copy(_ id: String, purchased: String, revoked: String? = nil, type: String? = nil) -> String {
+                let revocation =
+                    revoked.map {
+                        "'revocationDate', (extract(epoch FROM timestamptz '\($0)') * 1000)::bigint, 'revocationReason', 0, 'revocationType', '\(type ?? "REFUND_FULL")', 'signedDate', (extract(epoch FROM timestamptz '\($0)') * 1000)::bigint"
+                    } ?? "'signedDate', (extract(epoch FROM timestamptz '\(purchased)') * 1000)::bigint"
+                return """
+                    SELECT (payload - 'revocationDate' - 'revocationReason' - 'revocationType' - 'revocationPercentage') || jsonb_build_object(
+                        'transactionId', '\(id)', 'originalTransactionId', '9100', 'productId', 'com.example.fullunlock',
+                        'type', 'Non-Consumable', 'price', 19990,
+                        'purchaseDate', (extract(epoch FROM timestamptz '\(purchased)') * 1000)::bigint, \(revocation)) AS j
+                    FROM transactions WHERE transaction_id = '9001' LIMIT 1
+                    """
+            }
+            // The purchase in March, restored on another device in April.
+            try await recordTransactions(db, payloads: copy("9100", purchased: "2025-03-10 00:00Z"))
+            let bought = try await texts(db, rates)
+            try await recordTransactions(db, payloads: copy("9101", purchased: "2025-04-02 00:00Z"))
+            #expect(try await texts(db, rates) == bought, "the restored copy counted as another sale")
+            #expect(bought.contains { $0.hasPrefix("2025-03 ") })
+
+            // The copy revoked first as a Family Sharing revocation, then the purchase and the copy refunded in May.
+            try await recordTransactions(
+                db, payloads: copy("9101", purchased: "2025-04-02 00:00Z", revoked: "2025-04-20 00:00Z", type: "FAMILY_REVOKE"))
+            try await recordTransactions(db, payloads: copy("9100", purchased: "2025-03-10 00:00Z", revoked: "2025-05-01 00:00Z"))
+            try await recordTransactions(db, payloads: copy("9101", purchased: "2025-04-02 00:00Z", revoked: "2025-05-01 00:00Z"))
+            let refunds = try await texts(
+                db,
+                "SELECT transaction_id || ' ' || revocation_type || ' ' || refunded_amount FROM analytics.refunds WHERE original_transaction_id = '9100'"
+            )
+            #expect(refunds == ["9100 REFUND_FULL 19.990"])
+            let after = try await texts(db, rates)
+            #expect(after.filter { $0.hasPrefix("2025-05 ") } == ["2025-05 0 0 1 19.990"])
+            let march = try #require(bought.first { $0.hasPrefix("2025-03 ") }).split(separator: " ").map(String.init)
+            #expect(
+                after.first { $0.hasPrefix("2025-03 ") }
+                    == [march[0], march[1], String(Int(march[2])! + 1), march[3], march[4]].joined(separator: " "))
+        }
+    }
+
     @Test func theTimelineOrdersPeriodsRevocationsAndNotifications() async throws {
         try await TestDatabase.withFresh { db in
             try await seed(db)
