@@ -1,4 +1,4 @@
-import StoreLedgerCore
+package import StoreLedgerCore
 package import StoreLedgerSimulation
 
 /// The realistic subscription lifecycles the projection tests share, each built with and without Apple's
@@ -96,6 +96,34 @@ package enum SubscriptionLifecycles {
         return b
     }
 
+    /// The first user's token on a purchase that expires; a second user's on the resubscription; a resubscription
+    /// without a token (an offer code redeemed in the App Store); then the first period refunded late. The row's
+    /// token is the second user's: the latest purchase that carries one, whatever a late fact re-signs.
+    package static func tokenOfAnEarlierPeriodRefundedLate(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
+        var b = SubscriptionLifecycleBuilder(
+            originalTransactionID: "8000", appAccountToken: firstUsersToken, includesStatus: includesStatus)
+        b.subscribe()
+        let first = b.current
+        b.setAutoRenew(false)
+        b.expire()
+        b.advance(by: day)
+        b.setAppAccountTokenForNextPurchase(secondUsersToken)
+        b.subscribe(.resubscribe)
+        b.setAutoRenew(false)
+        b.expire()
+        b.advance(by: day)
+        b.setAppAccountTokenForNextPurchase(nil)
+        b.subscribe(.resubscribe)
+        b.advance(by: day)
+        b.refundEarlierPeriod(first)
+        return b
+    }
+
+    /// The token of ``tokenOfAnEarlierPeriodRefundedLate(includesStatus:)``'s first purchase.
+    package static let firstUsersToken: AppAccountToken = "11111111-1111-4111-8111-111111111111"
+    /// The token of its second purchase, which the row keeps.
+    package static let secondUsersToken: AppAccountToken = "22222222-2222-4222-8222-222222222222"
+
     /// Every lifecycle, with a name and a salt for its property-test seed.
     package static func all(includesStatus: Bool) -> [(name: String, salt: UInt64, builder: SubscriptionLifecycleBuilder)] {
         [
@@ -108,6 +136,7 @@ package enum SubscriptionLifecycles {
             ("downgradeThenRenew", 7, downgradeThenRenew(includesStatus: includesStatus)),
             ("billingRetryExpireResubscribe", 8, billingRetryExpireResubscribe(includesStatus: includesStatus)),
             ("upgradeAwaitingItsSuccessor", 9, upgradeAwaitingItsSuccessor(includesStatus: includesStatus)),
+            ("tokenOfAnEarlierPeriodRefundedLate", 10, tokenOfAnEarlierPeriodRefundedLate(includesStatus: includesStatus)),
         ]
     }
 }

@@ -366,6 +366,26 @@ struct CoreSubscriptionProjectionTests {
         #expect(state.revokedAt == nil)
     }
 
+    /// A row whose current transaction carries no token takes the token of the latest purchase that carries one: a
+    /// late refund of an older period re-signs that period with its older token, and must not hand the row (and its
+    /// owner, where no link names one) back to the first user. Folded whole and merged fact by fact in signing order.
+    @Test(arguments: [true, false])
+    func aLateFactAboutAnOlderPeriodKeepsTheLatestPurchasesToken(includesStatus: Bool) throws {
+        let b = SubscriptionLifecycles.tokenOfAnEarlierPeriodRefundedLate(includesStatus: includesStatus)
+        #expect(b.current.appAccountToken == nil)
+        let state = try fold(b)
+        #expect(state.status == .active)
+        #expect(state.appAccountToken == SubscriptionLifecycles.secondUsersToken)
+        let key = SubscriptionKey(environment: .sandbox, originalTransactionID: "8000")
+        var merged = SubscriptionFoldState(key: key)
+        var row: SubscriptionState?
+        for fact in b.facts {
+            let next = try #require(SubscriptionProjection.merge([fact], into: merged))
+            (row, merged) = (next.row, next.state)
+        }
+        #expect(row?.appAccountToken == SubscriptionLifecycles.secondUsersToken)
+    }
+
     /// A renewal info alone still makes a (partial) row.
     @Test func renewalInfoAloneMakesARow() throws {
         var renewal = RenewalInfoPayload()

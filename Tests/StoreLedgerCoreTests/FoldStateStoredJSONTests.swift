@@ -6,7 +6,7 @@ import Testing
 
 /// `SubscriptionFoldState.decode(storedJSON:)`, which the store uses for states its cache does not hold: the plain
 /// reader reads back every text `storedJSON` writes, and everything else goes to `JSONDecoder`, so the result (value
-/// or error) is always `JSONDecoder`'s.
+/// or error) is always `JSONDecoder`'s, but for a state stored under other fold rules, which is refused.
 @Suite("Core: stored fold states read back as JSONDecoder reads them")
 struct FoldStateStoredJSONTests {
     /// The final fold state of every simulated lifecycle, with and without Apple's `data.status`, but the one whose
@@ -100,5 +100,23 @@ struct FoldStateStoredJSONTests {
         Self.expectAsJSONDecoder(
             try Self.changed(stored) { $0["activeTransaction"] = ["time": 1_700_000_000_000] }, plainTakesIt: false, "stamp without rank")
         Self.expectAsJSONDecoder(Data(text.dropLast().utf8), plainTakesIt: false, "truncated")
+    }
+
+    /// A state stored under other fold rules is not merged into: without `rulesRevision` (stored before revisions,
+    /// when the token fallback went by signed date) neither reader takes it, and under another revision
+    /// `decode(storedJSON:)` refuses what `JSONDecoder` reads. The store then refolds the row from all its facts.
+    @Test func aStateStoredUnderOtherRulesIsRefused() throws {
+        let (_, state) = try #require(try Self.states().first { $0.name.hasPrefix("tokenOfAnEarlierPeriodRefundedLate") })
+        #expect(state.rulesRevision == SubscriptionFoldState.currentRulesRevision)
+        let stored = Data(try #require(state.storedJSON).utf8)
+        #expect(String(decoding: stored, as: UTF8.self).contains("\"latestPurchasedAppAccountToken\":{"))
+
+        let unrevised = try Self.changed(stored) { $0["rulesRevision"] = nil }
+        #expect(SubscriptionFoldState.plain(storedJSON: unrevised) == nil)
+        #expect(throws: (any Error).self) { try SubscriptionFoldState.decode(storedJSON: unrevised) }
+
+        let older = try Self.changed(stored) { $0["rulesRevision"] = SubscriptionFoldState.currentRulesRevision - 1 }
+        #expect(try JSONDecoder().decode(SubscriptionFoldState.self, from: older).rulesRevision == SubscriptionFoldState.currentRulesRevision - 1)
+        #expect(throws: SubscriptionFoldState.OtherRulesRevision.self) { try SubscriptionFoldState.decode(storedJSON: older) }
     }
 }

@@ -78,7 +78,7 @@ extension SubscriptionFoldState {
             activeTransaction = stamp
         }
         if let token = version.appAccountToken {
-            guard Self.offer(token, at: stamp, to: &transactionAppAccountToken) else { return false }
+            guard Self.offer(token, at: Stamp(purchased: version), to: &latestPurchasedAppAccountToken) else { return false }
         }
         return true
     }

@@ -57,7 +57,7 @@ extension SubscriptionFoldState {
             state.productID = latestRenewalInfo?.value.productID
         }
         state.bundleID = state.bundleID ?? notificationBundleID?.value
-        state.appAccountToken = current?.appAccountToken ?? transactionAppAccountToken?.value ?? latestRenewalInfo?.value.appAccountToken
+        state.appAccountToken = current?.appAccountToken ?? latestPurchasedAppAccountToken?.value ?? latestRenewalInfo?.value.appAccountToken
         state.revokedAt = revocation?.revokedAt
         state.revocationReason = revocation?.reason
         state.revocationType = revocation?.type

@@ -80,9 +80,10 @@ extension SubscriptionFoldState {
                 }
             }
             if let notificationBundleID { out.winner("notificationBundleID", notificationBundleID) { $0.string($1.rawValue) } }
-            if let transactionAppAccountToken {
-                out.winner("transactionAppAccountToken", transactionAppAccountToken) { $0.string($1.rawValue) }
+            if let latestPurchasedAppAccountToken {
+                out.winner("latestPurchasedAppAccountToken", latestPurchasedAppAccountToken) { $0.string($1.rawValue) }
             }
+            out.field("rulesRevision", integer: Int64(rulesRevision))
             out.field("hasNotifications", hasNotifications)
             if let lastSignedAt { out.field("lastSignedAt", number: lastSignedAt.millisecondsSince1970) }
         }
@@ -158,9 +159,17 @@ extension SubscriptionFoldState {
     ///
     /// A worker whose cache does not hold a subscription's state reads it from the database; through `JSONDecoder`
     /// that was 4 % of a rebuild's CPU once its subscriptions outnumbered the cache (BENCHMARKS.md, ninth session).
+    /// A state stored under other rules (``rulesRevision``, or none: stored before revisions) is an error too.
     public static func decode(storedJSON json: Data) throws -> SubscriptionFoldState {
-        if let plain = plain(storedJSON: json) { return plain }
-        return try JSONDecoder().decode(SubscriptionFoldState.self, from: json)
+        let state = try plain(storedJSON: json) ?? JSONDecoder().decode(SubscriptionFoldState.self, from: json)
+        guard state.rulesRevision == currentRulesRevision else { throw OtherRulesRevision(revision: state.rulesRevision) }
+        return state
+    }
+
+    /// A stored state merged under rules other than this build's.
+    public struct OtherRulesRevision: Error, Sendable {
+        /// The revision it was stored under.
+        public let revision: Int
     }
 
     /// The state as read in the plain shape, or nil where ``decode(storedJSON:)`` takes `JSONDecoder` (for tests).
@@ -230,9 +239,13 @@ extension PlainJSONReader {
             } else if name.is("notificationBundleID") {
                 try seen.insert(13)
                 state.notificationBundleID = try reader.winner { reader throws(Fallback) in BundleID(try reader.requiredString()) }
-            } else if name.is("transactionAppAccountToken") {
+            } else if name.is("latestPurchasedAppAccountToken") {
                 try seen.insert(14)
-                state.transactionAppAccountToken = try reader.winner { reader throws(Fallback) in AppAccountToken(try reader.requiredString()) }
+                state.latestPurchasedAppAccountToken = try reader.winner { reader throws(Fallback) in AppAccountToken(try reader.requiredString()) }
+            } else if name.is("rulesRevision") {
+                try seen.insert(17)
+                guard let revision = try reader.int32() else { throw Fallback() }
+                state.rulesRevision = Int(revision)
             } else if name.is("hasNotifications") {
                 try seen.insert(15)
                 guard let value = try reader.bool() else { throw Fallback() }
@@ -244,7 +257,7 @@ extension PlainJSONReader {
                 try reader.skipValue()
             }
         }
-        guard seen.contains(0), seen.contains(3), seen.contains(15) else { throw Fallback() }
+        guard seen.contains(0), seen.contains(3), seen.contains(15), seen.contains(17) else { throw Fallback() }
         return state
     }
 

@@ -53,8 +53,11 @@ public struct SubscriptionFoldState: Hashable, Sendable, Codable {
         var latestRenewalInfo: Winner<RenewalInfoColumns>?
         /// ``SubscriptionFoldState/notificationBundleID``.
         var notificationBundleID: Winner<BundleID>?
-        /// ``SubscriptionFoldState/transactionAppAccountToken``.
-        var transactionAppAccountToken: Winner<AppAccountToken>?
+        /// ``SubscriptionFoldState/latestPurchasedAppAccountToken``.
+        var latestPurchasedAppAccountToken: Winner<AppAccountToken>?
+        /// ``SubscriptionFoldState/rulesRevision``: required in a stored state, so that one stored before revisions
+        /// existed fails to decode (and its row is refolded).
+        var rulesRevision: Int = SubscriptionFoldState.currentRulesRevision
         /// ``SubscriptionFoldState/hasNotifications``.
         var hasNotifications = false
         /// ``SubscriptionFoldState/lastSignedAt``.
@@ -185,14 +188,26 @@ public struct SubscriptionFoldState: Hashable, Sendable, Codable {
             yield &storage.fields.notificationBundleID
         }
     }
-    /// The app account token of the latest transaction version that carries one.
-    var transactionAppAccountToken: Winner<AppAccountToken>? {
-        _read { yield storage.fields.transactionAppAccountToken }
+    /// The app account token of the latest-purchased transaction version that carries one (``Stamp/init(purchased:)``).
+    var latestPurchasedAppAccountToken: Winner<AppAccountToken>? {
+        _read { yield storage.fields.latestPurchasedAppAccountToken }
         _modify {
             makeStorageUnique()
-            yield &storage.fields.transactionAppAccountToken
+            yield &storage.fields.latestPurchasedAppAccountToken
         }
     }
+    /// The revision of the fold's rules the state was merged under. A stored state of another revision is not merged
+    /// into: ``decode(storedJSON:)`` refuses it, and its row is refolded from all facts.
+    public internal(set) var rulesRevision: Int {
+        _read { yield storage.fields.rulesRevision }
+        _modify {
+            makeStorageUnique()
+            yield &storage.fields.rulesRevision
+        }
+    }
+    /// The revision of the rules this build folds by. Raise it when a winner's meaning changes: 2 = the token fallback
+    /// by purchase date (``latestPurchasedAppAccountToken``; before, by signed date, under another name).
+    public static let currentRulesRevision = 2
     /// Whether any notification was merged.
     var hasNotifications: Bool {
         _read { yield storage.fields.hasNotifications }
@@ -254,6 +269,13 @@ public struct SubscriptionFoldState: Hashable, Sendable, Codable {
             self.time = time?.millisecondsSince1970
             self.rank = rank.rawValue
             self.id = id
+        }
+
+        /// A transaction version's stamp by purchase: its purchase date in the instant's place and its signed date
+        /// (epoch milliseconds, undated lowest) in the rank's, so a later purchase wins, then a later version of it.
+        init(purchased version: TransactionPayload) {
+            self.time = version.purchaseDate?.millisecondsSince1970
+            self.rank = version.signedDate.map { Int($0.millisecondsSince1970) } ?? Int.min
         }
 
         /// A stamp at a raw instant and rank.

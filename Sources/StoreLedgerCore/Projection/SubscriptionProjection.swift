@@ -35,6 +35,21 @@ public enum SubscriptionProjection {
         return (row, state)
     }
 
+    /// The app account token of the latest-purchased transaction that carries one (then the latest signed version of
+    /// it, then fact order): the row's token when its current transaction has none. By purchase, not by signing, so
+    /// that a late fact about an older period (a refund re-signs it) cannot bring back that period's older token.
+    static func latestPurchasedAppAccountToken(_ facts: NormalizedFacts) -> AppAccountToken? {
+        var best: (purchased: Double?, token: AppAccountToken)?
+        // Facts are in (signed date, canonical content) order: a later one at the same purchase date wins.
+        for item in facts.transactions {
+            guard let token = item.payload.appAccountToken else { continue }
+            let purchased = item.payload.purchaseDate?.millisecondsSince1970
+            if let current = best, SubscriptionFoldState.isBefore(purchased, current.purchased) { continue }
+            best = (purchased, token)
+        }
+        return best?.token
+    }
+
     /// The fold proper, over facts already restricted to one subscription and normalized.
     static func fold(normalized facts: NormalizedFacts, key: SubscriptionKey) -> SubscriptionState? {
         let current = currentTransaction(facts)
@@ -65,10 +80,7 @@ public enum SubscriptionProjection {
             state.productID = renewalInfo?.productID
         }
         state.bundleID = state.bundleID ?? facts.notifications.lazy.compactMap(\.payload.bundleID).last
-        state.appAccountToken =
-            current?.payload.appAccountToken
-            ?? facts.transactions.lazy.compactMap(\.payload.appAccountToken).last
-            ?? renewalInfo?.appAccountToken
+        state.appAccountToken = current?.payload.appAccountToken ?? latestPurchasedAppAccountToken(facts) ?? renewalInfo?.appAccountToken
         state.revokedAt = revocationDetails?.revokedAt
         state.revocationReason = revocationDetails?.reason
         state.revocationType = revocationDetails?.type

@@ -255,6 +255,23 @@ package struct SubscriptionLifecycleBuilder: Sendable {
         notify(.refund, nil)
     }
 
+    /// An earlier period's transaction (as it was then) is refunded while a later period runs (REFUND): Apple re-signs
+    /// that transaction now, with its revocation; the notification names it, not the current one.
+    package mutating func refundEarlierPeriod(_ earlier: TransactionPayload, reason: RevocationReason = .other) {
+        var refunded = earlier
+        refunded.revocationDate = now
+        refunded.revocationReason = reason
+        refunded.revocationType = .refundFull
+        notify(.refund, nil, transaction: refunded)
+    }
+
+    /// The app account token the next purchase carries (nil: bought where the app sets none, such as an offer code
+    /// redeemed in the App Store); renewals keep the token of the purchase they renew.
+    package mutating func setAppAccountTokenForNextPurchase(_ token: AppAccountToken?) {
+        current.appAccountToken = token
+        renewalInfo.appAccountToken = token
+    }
+
     /// A refund is reversed (REFUND_REVERSED): the transaction is re-signed without its revocation.
     package mutating func reverseRefund() {
         current.revocationDate = nil
@@ -340,9 +357,9 @@ package struct SubscriptionLifecycleBuilder: Sendable {
         renewalInfo.priceIncreaseStatus = nil
     }
 
-    /// Signs a notification carrying the current transaction and renewal info, now.
-    private mutating func notify(_ type: NotificationType, _ subtype: NotificationSubtype?) {
-        var transaction = current
+    /// Signs a notification carrying the current transaction (or `transaction`) and renewal info, now.
+    private mutating func notify(_ type: NotificationType, _ subtype: NotificationSubtype?, transaction: TransactionPayload? = nil) {
+        var transaction = transaction ?? current
         transaction.signedDate = now
         var renewal = renewalInfo
         renewal.signedDate = now

@@ -111,6 +111,36 @@ struct IncrementalProjectionTests {
         }
     }
 
+    /// A state stored under earlier fold rules (before `rulesRevision`: the token fallback by signed date, under
+    /// another name) is not merged into: the row is refolded from all its facts and stored under this build's rules.
+    /// Merged into, it would have lost the second user's token, and the late refund of the first period would have
+    /// handed the row back to the first user.
+    @Test func aStateStoredUnderEarlierRulesIsRefolded() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: Self.pki)
+            let facts = SubscriptionLifecycles.tokenOfAnEarlierPeriodRefundedLate().facts
+            try await pipeline.append(Array(facts.dropLast()))
+            try await pipeline.drain()
+            try await db.client.query(
+                """
+                UPDATE subscription_fold_states
+                SET state = (state - 'rulesRevision' - 'latestPurchasedAppAccountToken')
+                            || jsonb_build_object('transactionAppAccountToken', state -> 'latestPurchasedAppAccountToken'),
+                    state_version = NULL
+                """, logger: db.logger
+            ).readToEnd()
+            try await pipeline.append(Array(facts.suffix(1)))
+            try await pipeline.drain()
+            let row = try #require(try await pipeline.subscription("8000"))
+            #expect(row["app_account_token"] as? String == SubscriptionLifecycles.secondUsersToken.rawValue)
+            #expect(
+                try await db.scalar(
+                    "SELECT count(*) FROM subscription_fold_states WHERE (state ->> 'rulesRevision')::int = \(SubscriptionFoldState.currentRulesRevision)"
+                )
+                    == 1)
+        }
+    }
+
     @Test func aRebuildWritingBatchesSideBySideGivesTheLiveRows() async throws {
         try await TestDatabase.withFresh { db in
             let pipeline = try LedgerPipeline(db, pki: Self.pki)
