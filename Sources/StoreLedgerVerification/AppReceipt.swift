@@ -137,11 +137,13 @@ package struct AppReceipt: Sendable, Equatable {
         }
     }
 
-    /// A UTF8String or IA5String encoded inside an attribute value; nil for other types (or an empty value).
+    /// A UTF8String or IA5String encoded inside an attribute value; nil for other types, an empty value, or an empty
+    /// string (Apple's receipts carry every field of an in-app purchase, an expiry or cancellation date that does not
+    /// apply as an empty IA5String: a consumable's expiry is no expiry).
     private static func string(_ bytes: [UInt8]) throws -> String? {
         guard !bytes.isEmpty else { return nil }
         let node = try BER.parse(bytes)
-        guard case .primitive(let content) = node.content,
+        guard case .primitive(let content) = node.content, !content.isEmpty,
             node.identifier == .utf8String || node.identifier == .ia5String || node.identifier == .printableString
         else { return nil }
         return String(decoding: content, as: UTF8.self)

@@ -34,6 +34,21 @@ struct AppReceiptTests {
         #expect(receipt.newestOfEachProduct.compactMap(\.lookupID) == ["11", "21", "30"])
     }
 
+    /// Apple's receipts carry every field of each in-app purchase, those that do not apply empty: a consumable's or a
+    /// non-consumable's expiry (1708) is an empty IA5String. It is no expiry: the subscription is still the one looked
+    /// up first, though a newer purchase of another product is listed before it by date.
+    @Test func anEmptyExpiryIsNoExpiry() throws {
+        let receipt = try AppReceipt(
+            base64Encoded: AppReceiptDER.base64(purchases: [
+                .init(
+                    productID: "monthly", transactionID: "10", originalTransactionID: "10", purchaseDate: "2025-01-01T00:00:00Z",
+                    expiresDate: "2025-02-01T00:00:00Z"),
+                .init(productID: "coins", transactionID: "20", originalTransactionID: "20", purchaseDate: "2025-02-10T00:00:00Z", expiresDate: ""),
+            ]))
+        #expect(receipt.inAppPurchases.map(\.expiresDate) == ["2025-02-01T00:00:00Z", nil])
+        #expect(receipt.newestOfEachProduct.compactMap(\.lookupID) == ["10", "20"])
+    }
+
     @Test func anEmptyReceiptNamesNoTransaction() throws {
         let receipt = try AppReceipt(base64Encoded: try Self.fixture("xcode-app-receipt-empty"))
         #expect(receipt.bundleID == "com.example.naturelab.backyardbirds.example")
