@@ -53,9 +53,10 @@ package final class DatabaseSessions: Sendable {
     /// (`storeledger_check_history`, as a session's first event id or webhook number would: migrations 0011 and 0032) in
     /// a statement of its own, so that a change noticed after a failover is recorded in a transaction that ends at once,
     /// not inside a worker's batch whose history lock would hold every receiver's first append until the batch ends;
-    /// where sessions are kept whole, also sets `plan_cache_mode = force_generic_plan`, turns a `synchronous_commit` of
-    /// `off` `on` (every commit of the session durable) and marks the session checked, once per connection (a failover
-    /// ends the session).
+    /// where sessions are kept whole, also sets `plan_cache_mode = force_generic_plan`, sets `synchronous_commit` for the
+    /// session (`off` turned `on`, any other value kept, and pinned against a reload of the server's configuration:
+    /// every commit of the session durable) and marks the session checked, once per connection (a failover ends the
+    /// session).
     ///
     /// Behind a transaction pooler nothing is set on the session (it is anyone's), and the check runs before every
     /// transaction, not once per connection: the pooler keeps this process's connection open across a failover of the
@@ -75,12 +76,16 @@ package final class DatabaseSessions: Sendable {
         // The check and the mark written out, not storeledger_check_history_once (0032): appends also run on a
         // database at an older schema while it is being upgraded (migration tests do), and 0011's check is there.
         // The session's commits made durable too (``TransactionLimits/durableCommit``), once here rather than by a
-        // statement in each transaction.
+        // statement in each transaction: the setting pinned for the session whatever it is, so that a later
+        // `ALTER SYSTEM … synchronous_commit = off` and a reload (which change every session that set nothing) cannot
+        // turn this long-lived connection's commits asynchronous.
         try await connection.query(
             """
             SELECT set_config('plan_cache_mode', 'force_generic_plan', false), storeledger_check_history(),
                    set_config('storeledger.history_checked', 'on', false),
-                   CASE WHEN current_setting('synchronous_commit') = 'off' THEN set_config('synchronous_commit', 'on', false) END
+                   set_config('synchronous_commit',
+                              CASE current_setting('synchronous_commit') WHEN 'off' THEN 'on' ELSE current_setting('synchronous_commit') END,
+                              false)
             """, logger: logger
         ).readToEnd()
         entries.withLock { entries in

@@ -50,8 +50,9 @@ package struct TransactionLimits: Sendable, Equatable {
     /// common tuning) lets `COMMIT` answer before its WAL record is flushed, and a crash then loses a transaction whose
     /// success was already reported: an acknowledgement Apple will never resend. So an `off` becomes `on` for the
     /// transaction (`SET LOCAL` semantics: it holds behind a transaction pooler); `local`, `remote_write`,
-    /// `remote_apply` and `on` already flush locally first and stay as they are (a configured synchronous standby is
-    /// still waited for). ``DatabaseSessions`` does the same once per session where sessions are kept whole.
+    /// `remote_apply` and `on` already flush locally first and stay as they are (`on`, `remote_write` and
+    /// `remote_apply` still wait for a configured synchronous standby; `local` does not). ``DatabaseSessions`` does the
+    /// same once per session where sessions are kept whole, pinning the value for the session.
     static let durableCommit = """
         CASE WHEN current_setting('synchronous_commit') = 'off' THEN set_config('synchronous_commit', 'on', true) END
         """

@@ -48,6 +48,25 @@ struct DurableCommitTests {
         }
     }
 
+    /// The prepared session's setting is its own (`pg_settings.source` = `session`), whatever it was: a reload of
+    /// the server's configuration after `ALTER SYSTEM SET synchronous_commit = off` changes every session that set
+    /// nothing, which a pooled connection prepared before it would otherwise keep for its whole life.
+    @Test(arguments: settings)
+    func aPreparedSessionsSettingOutlivesAReload(_ configured: String, _ expected: String) async throws {
+        try await TestDatabase.withFresh { db in
+            try await Self.configure(db, configured)
+            try await TestDatabase.withClient(db.url, maximumConnections: 1) { client in
+                let sessions = DatabaseSessions(pooler: .direct)
+                try await client.inTransaction(logger: db.logger, sessions: sessions) { _ in }
+                let (setting, source) = try #require(
+                    try await client.query(
+                        "SELECT setting, source FROM pg_settings WHERE name = 'synchronous_commit'", logger: db.logger
+                    ).decode((String, String).self).readToEnd().first)
+                #expect(setting == expected && source == "session")
+            }
+        }
+    }
+
     @Test(arguments: settings)
     func aSessionKeptWholeIsMadeDurableOnceWhenPrepared(_ configured: String, _ expected: String) async throws {
         try await TestDatabase.withFresh { db in
