@@ -473,6 +473,97 @@ struct AnalyticsViewTests {
         }
     }
 
+    /// A subscription period of S1's shape (monthly 9.99 USD), as `id` of `original`, with `changes` (a jsonb object
+    /// merged in) and `removed` keys taken out.
+    static func period(
+        _ id: String, of original: String, from start: String, to end: String, product: String = "com.example.unlisted.monthly",
+        signed: String? = nil, changes: String = "'{}'::jsonb", removed: [String] = []
+    ) -> String {
+        func ms(_ instant: String) -> String { "(extract(epoch FROM timestamptz '\(instant)') * 1000)::bigint" }
+        return """
+            SELECT (payload \(removed.map { "- '\($0)'" }.joined(separator: " "))) || jsonb_build_object(
+                'transactionId', '\(id)', 'originalTransactionId', '\(original)', 'productId', '\(product)',
+                'purchaseDate', \(ms(start)), 'expiresDate', \(ms(end)), 'signedDate', \(ms(signed ?? start))) || \(changes) AS j
+            FROM transactions WHERE transaction_id = '1001' LIMIT 1
+            """
+    }
+
+    /// Payloads before App Store Server Notifications 2.9 (and Xcode's test transactions) carry no `price`: such a
+    /// period is paid unless its offer says it is a free trial, so it counts among paid subscriptions and in churn.
+    @Test func aPeriodWithoutAPriceIsPaidUnlessItsOfferIsATrial() async throws {
+        try await TestDatabase.withFresh { db in
+            try await seed(db)
+            try await recordTransactions(
+                db, payloads: Self.period("9201", of: "9200", from: "2025-01-15 00:00Z", to: "2025-02-15 00:00Z", removed: ["price"]))
+            try await recordTransactions(
+                db,
+                payloads: Self.period(
+                    "9301", of: "9300", from: "2025-01-15 00:00Z", to: "2025-01-22 00:00Z", changes: "'{\"offerType\": 1}'::jsonb", removed: ["price"]
+                ))
+            let periods = try await texts(
+                db,
+                "SELECT transaction_id || ' ' || is_trial || ' ' || is_paid FROM analytics.subscription_periods WHERE original_transaction_id IN ('9200', '9300') ORDER BY 1"
+            )
+            #expect(periods == ["9201 false true", "9301 false true"])
+            let atStart = try await texts(
+                db, "SELECT active_at_start::text FROM analytics.monthly_churn WHERE month = '2025-02-01' AND environment = 'Production'")
+            try await db.client.query("DELETE FROM transactions WHERE payload ->> 'originalTransactionId' IN ('9200', '9300')", logger: db.logger)
+                .readToEnd()
+            let without = try await texts(
+                db, "SELECT active_at_start::text FROM analytics.monthly_churn WHERE month = '2025-02-01' AND environment = 'Production'")
+            // 9200 was paid and active on 1 February: churn's starting set counted it.
+            #expect(atStart.count == 1 && without.count == 1)
+            #expect(atStart.compactMap { Int($0) }.first == without.compactMap { Int($0) }.first.map { $0 + 1 })
+        }
+    }
+
+    /// A renewal-date extension (RENEWAL_EXTENDED, up to 90 days) re-signs the period with a later expiry. Without a
+    /// catalog period, the subscription's billing period is still its months, not the extended period's length, so
+    /// its MRR is the monthly price; the extended period gives access until its new end.
+    @Test func aRenewalDateExtensionIsNoLongerBillingPeriod() async throws {
+        try await TestDatabase.withFresh { db in
+            try await seed(db)
+            try await recordTransactions(db, payloads: Self.period("9401", of: "9400", from: "2025-01-01 00:00Z", to: "2025-02-01 00:00Z"))
+            try await recordTransactions(db, payloads: Self.period("9402", of: "9400", from: "2025-02-01 00:00Z", to: "2025-03-01 00:00Z"))
+            try await recordTransactions(
+                db, payloads: Self.period("9402", of: "9400", from: "2025-02-01 00:00Z", to: "2025-05-30 00:00Z", signed: "2025-02-10 00:00Z"))
+            let periods = try await texts(
+                db,
+                """
+                SELECT transaction_id || ' ' || billing_period || ' ' || monthly_revenue || ' ' || to_char(active_until AT TIME ZONE 'UTC', 'YYYY-MM-DD')
+                FROM analytics.subscription_periods WHERE original_transaction_id = '9400' ORDER BY 1
+                """)
+            #expect(periods == ["9401 P1M 9.9900000000000000 2025-02-01", "9402 P1M 9.9900000000000000 2025-05-30"])
+        }
+    }
+
+    /// Apple's upgrade notification carries only the new transaction; the old period is re-signed with isUpgraded
+    /// only where an app or Get Transaction History fetches it. Unrevised, it stops giving access when the new period
+    /// begins, so the subscription counts once, under its new product.
+    @Test func anUpgradedPeriodEndsWhenTheNextBeginsThoughNeverReSigned() async throws {
+        try await TestDatabase.withFresh { db in
+            try await seed(db)
+            try await recordTransactions(db, payloads: Self.period("9501", of: "9500", from: "2025-01-01 00:00Z", to: "2025-02-01 00:00Z"))
+            try await recordTransactions(
+                db, payloads: Self.period("9502", of: "9500", from: "2025-01-10 00:00Z", to: "2025-02-10 00:00Z", product: "com.example.unlisted.pro")
+            )
+            let periods = try await texts(
+                db,
+                """
+                SELECT transaction_id || ' ' || to_char(active_until AT TIME ZONE 'UTC', 'YYYY-MM-DD')
+                FROM analytics.subscription_periods WHERE original_transaction_id = '9500' ORDER BY 1
+                """)
+            #expect(periods == ["9501 2025-01-10", "9502 2025-02-10"])
+            let products = try await texts(
+                db,
+                """
+                SELECT product_id FROM analytics.subscription_periods
+                WHERE original_transaction_id = '9500' AND period_start <= '2025-01-31 00:00Z' AND active_until > '2025-01-31 00:00Z'
+                """)
+            #expect(products == ["com.example.unlisted.pro"])
+        }
+    }
+
     @Test func theTimelineOrdersPeriodsRevocationsAndNotifications() async throws {
         try await TestDatabase.withFresh { db in
             try await seed(db)
