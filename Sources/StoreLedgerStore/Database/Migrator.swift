@@ -15,10 +15,27 @@ package struct Migrator: Sendable {
 
     /// The migrations this migrator knows, ordered by version.
     package let migrations: [Migration]
+    /// The longest a migration waits for one of its locks (`lock_timeout`) before it gives way and tries again.
+    package let lockWait: Duration
+    /// The pause before trying again a migration that gave way.
+    package let lockRetryPause: Duration
+    /// How many times a migration is tried before the migrator fails (each try waits at most ``lockWait`` per lock).
+    package let lockAttempts: Int
 
     /// Creates a migrator for `migrations` (by default those bundled with this build).
-    package init(migrations: [Migration]) {
+    ///
+    /// A migration that alters a table the service uses (the event log, the queue) needs a lock that conflicts with
+    /// every reader and writer of it, and while it waits for a transaction that holds the table (a `pg_dump`, an
+    /// analyst's query), every append and claim queues behind it: receivers would answer 503 for as long. So a
+    /// migration waits at most `lockWait` for a lock, gives way (rolling back, which releases the queue), pauses
+    /// `lockRetryPause` and tries again, `lockAttempts` times in all (by default 3 s, 3 s, 60: about six minutes).
+    package init(
+        migrations: [Migration], lockWait: Duration = .seconds(3), lockRetryPause: Duration = .seconds(3), lockAttempts: Int = 60
+    ) {
         self.migrations = migrations.sorted { $0.version < $1.version }
+        self.lockWait = lockWait
+        self.lockRetryPause = lockRetryPause
+        self.lockAttempts = max(1, lockAttempts)
     }
 
     /// Where a database stands relative to this build's migrations.
@@ -46,10 +63,38 @@ package struct Migrator: Sendable {
     @discardableResult
     package func migrate(client: PostgresClient, logger: Logger) async throws -> [Int] {
         var applied: [Int] = []
-        while let version = try await applyNext(client: client, logger: logger) {
+        var attempt = 1
+        while true {
+            let version: Int?
+            do {
+                version = try await applyNext(client: client, logger: logger)
+            } catch let gaveWay as GaveWay {
+                guard attempt < lockAttempts else {
+                    throw StoreError(
+                        .configuration,
+                        "migration \(gaveWay.migration.name) could not take its locks in \(lockAttempts) tries of \(lockWait) each: a "
+                            + "long transaction holds a table it changes (see pg_stat_activity and pg_locks); run the migration again when it "
+                            + "has ended (\(String(reflecting: gaveWay.error)))")
+                }
+                logger.warning(
+                    "migration gave way: a lock it needs is held; trying again",
+                    metadata: ["migration": "\(gaveWay.migration.name)", "attempt": "\(attempt)", "of": "\(lockAttempts)"])
+                attempt += 1
+                try await Task.sleep(for: lockRetryPause)
+                continue
+            }
+            guard let version else { return applied }
             applied.append(version)
+            attempt = 1
         }
-        return applied
+    }
+
+    /// A migration that waited ``lockWait`` for a lock and rolled back, to be tried again.
+    private struct GaveWay: Error {
+        /// The migration.
+        let migration: Migration
+        /// The lock timeout's error.
+        let error: PSQLError
     }
 
     /// Applies the first pending migration in its own transaction, under the lock; nil when none is pending.
@@ -58,6 +103,11 @@ package struct Migrator: Sendable {
         do {
             return try await client.inTransaction(logger: logger) { connection -> Int? in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLockKey))", logger: logger).readToEnd()
+                // Every lock after the migrators' own is waited for at most lockWait (see init).
+                try await connection.query(
+                    "SELECT set_config('lock_timeout', \(TransactionLimits.milliseconds(lockWait)), true)",
+                    logger: logger
+                ).readToEnd()
                 try await connection.query(
                     """
                     CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -97,6 +147,7 @@ package struct Migrator: Sendable {
         } catch {
             // Errors before a migration was chosen (a diverged schema, the database unreachable) stand as they are.
             guard let migration = applying else { throw error }
+            if let error = error as? PSQLError, error.isLockTimeout { throw GaveWay(migration: migration, error: error) }
             throw StoreError(.configuration, "migration \(migration.name) failed: \(String(reflecting: error))")
         }
     }

@@ -75,7 +75,7 @@ package struct TransactionLimits: Sendable, Equatable {
     }
 
     /// A duration as a setting's value in milliseconds (at least 1: 0 would switch the limit off).
-    private static func milliseconds(_ duration: Duration) -> String {
+    static func milliseconds(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
         return String(max(1, seconds * 1_000 + attoseconds / 1_000_000_000_000_000))
     }

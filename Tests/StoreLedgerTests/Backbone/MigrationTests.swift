@@ -81,6 +81,61 @@ struct MigrationTests {
         }
     }
 
+    /// A migration that needs a lock a long transaction holds (a `pg_dump`, an analyst's query on the queue) waits
+    /// for it at most its lock wait, then gives way and tries again: while it waited unbounded, every append and claim
+    /// queued behind its lock request and the receivers answered 503. Out of tries, it fails with what to do.
+    @Test func aMigrationThatCannotTakeItsLocksGivesWayAndTriesAgain() async throws {
+        try await TestDatabase.withFresh(maximumConnections: 4) { db in
+            let extra = try Migration(
+                fileName: "\(migrator.migrations.count + 1)_migration_test.sql", sql: "ALTER TABLE event_queue ADD COLUMN migration_test integer")
+            let migrations = migrator.migrations + [extra]
+            /// Runs `body`, failing instead of hanging past 30 s: then every statement of this database still waiting
+            /// for a lock is cancelled (a query waiting for a lock does not end with its task).
+            func bounded<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+                try await withThrowingTaskGroup(of: T?.self) { group in
+                    group.addTask { try await body() }
+                    group.addTask {
+                        try await Task.sleep(for: .seconds(30))
+                        try await TestDatabase.withClient(db.url, maximumConnections: 1) { canceller in
+                            _ = try await canceller.query(
+                                "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                                logger: db.logger
+                            ).readToEnd()
+                        }
+                        return nil
+                    }
+                    defer { group.cancelAll() }
+                    guard let first = try await group.next(), let value = first else { throw StoreError.configuration("timed out") }
+                    return value
+                }
+            }
+            try await TestDatabase.withClient(db.url, maximumConnections: 1) { holder in
+                try await holder.withConnection { connection in
+                    try await connection.query("BEGIN", logger: db.logger).readToEnd()
+                    _ = try await connection.query("SELECT count(*) FROM event_queue", logger: db.logger).readToEnd()
+
+                    let impatient = Migrator(migrations: migrations, lockWait: .milliseconds(200), lockRetryPause: .milliseconds(50), lockAttempts: 3)
+                    let error = await #expect(throws: StoreError.self) {
+                        _ = try await bounded { try await impatient.migrate(client: db.client, logger: db.logger) }
+                    }
+                    #expect(error?.detail.contains("could not take its locks in 3 tries") == true, "\(String(describing: error))")
+
+                    let patient = Migrator(migrations: migrations, lockWait: .milliseconds(200), lockRetryPause: .milliseconds(50), lockAttempts: 200)
+                    let migrating = Task { try await bounded { try await patient.migrate(client: db.client, logger: db.logger) } }
+                    try await Task.sleep(for: .milliseconds(300))
+                    // The queue stays usable while the migration waits its turn: a read is answered within a lock wait.
+                    let clock = ContinuousClock()
+                    let started = clock.now
+                    _ = try await bounded { try await db.scalar("SELECT count(*) FROM event_queue") }
+                    #expect(clock.now - started < .seconds(5))
+                    try await connection.query("ROLLBACK", logger: db.logger).readToEnd()
+                    #expect(try await migrating.value == [extra.version])
+                }
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM information_schema.columns WHERE column_name = 'migration_test'") == 1)
+        }
+    }
+
     @Test func schemaBehindIsRefusedWithAClearMessage() async throws {
         try await TestDatabase.withFresh(migrated: false) { db in
             try await Migrator(migrations: Array(migrator.migrations.prefix(1))).migrate(client: db.client, logger: db.logger)
