@@ -19,8 +19,9 @@ struct UserTokenClaims: JWTPayload {
     var iss: IssuerClaim?
     /// Audience.
     var aud: AudienceClaim?
-    /// The top-level members that can name a user (``UserIDValue``), by name: a sign-in server that signs `{"id": 42}`
-    /// or a numeric `sub` names user "42".
+    /// The members that can name a user (``UserIDValue``), by name: a sign-in server that signs `{"id": 42}` or a
+    /// numeric `sub` names user "42"; a member of a top-level object by its dotted path (`{"user": {"id": 42}}`:
+    /// `user.id`, as an Express backend that signs its user object does).
     var identifiers: [String: String]
 
     /// A claim's name.
@@ -46,7 +47,15 @@ struct UserTokenClaims: JWTPayload {
         aud = try container.decodeIfPresent(AudienceClaim.self, forKey: Name("aud"))
         var identifiers: [String: String] = [:]
         for name in container.allKeys {
-            if let user = try? container.decode(UserIDValue.self, forKey: name) { identifiers[name.stringValue] = user.value }
+            if let user = try? container.decode(UserIDValue.self, forKey: name) {
+                identifiers[name.stringValue] = user.value
+            } else if let object = try? container.nestedContainer(keyedBy: Name.self, forKey: name) {
+                for member in object.allKeys {
+                    if let user = try? object.decode(UserIDValue.self, forKey: member) {
+                        identifiers[name.stringValue + "." + member.stringValue] = user.value
+                    }
+                }
+            }
         }
         self.identifiers = identifiers
     }

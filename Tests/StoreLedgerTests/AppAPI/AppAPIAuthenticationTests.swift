@@ -108,7 +108,13 @@ struct AppAPIAuthenticationTests {
         #expect(try await authenticate(#""sub":42"#).get() == .user(UserID("42")))
         #expect(try await authenticate(#""id":42,"iat":1"#, userClaim: "id").get() == .user(UserID("42")))
         #expect(try await authenticate(#""token_type":"access","user_id":"u-7""#, userClaim: "user_id").get() == .user(UserID("u-7")))
-        let refused = [(#""id":42"#, "sub"), (#""sub":"""#, "sub"), (#""sub":4.5"#, "sub"), (#""sub":true"#, "sub"), (#""sub":"alice""#, "id")]
+        // A user object signed whole (`jwt.sign({user: {id, email}})`): the member by its dotted path.
+        #expect(
+            try await authenticate(#""user":{"id":42,"email":"a@example.com"}"#, userClaim: "user.id").get() == .user(UserID("42")))
+        let refused = [
+            (#""id":42"#, "sub"), (#""sub":"""#, "sub"), (#""sub":4.5"#, "sub"), (#""sub":true"#, "sub"), (#""sub":"alice""#, "id"),
+            (#""user":{"id":42}"#, "user"), (#""user":{"name":"a"}"#, "user.id"),
+        ]
         for (claims, userClaim) in refused {
             guard case .failure(let error) = try await authenticate(claims, userClaim: userClaim) else {
                 Issue.record("\(claims) with the user in \(userClaim) was accepted")
