@@ -171,6 +171,24 @@ struct EntitlementsNowTests {
         }
     }
 
+    /// Apple begins charging for a renewal up to a day before the expiry: a DID_FAIL_TO_RENEW (no grace period,
+    /// status 3) signed then leaves the paid period entitled until its expiry, and only then not.
+    @Test func aBillingRetryBeforeThePeriodEndsKeepsThePaidPeriod() async throws {
+        try await TestDatabase.withFresh { db in
+            let ledger = try Ledger(db)
+            let expires = Self.start.addingTimeInterval(30 * Self.day)
+            let transaction = ledger.subscription("250", purchased: Self.start, expires: expires, signed: Self.start)
+            try await ledger.notify("SUBSCRIBED", "INITIAL_BUY", at: Self.start, transaction: transaction, status: 1)
+            let failed = expires.addingTimeInterval(-12 * 3600)
+            let renewal = ledger.signer.renewalInfoPayload(
+                originalTransactionID: "250", renewalDate: expires, signedDate: failed, overrides: ["isInBillingRetryPeriod": true])
+            try await ledger.notify("DID_FAIL_TO_RENEW", at: failed, transaction: transaction, renewal: renewal, status: 3)
+            #expect(try await verdict(db, "250", at: failed.addingTimeInterval(Self.tick)) == Self.active())
+            #expect(try await verdict(db, "250", at: expires.addingTimeInterval(-Self.tick)) == Self.active())
+            #expect(try await verdict(db, "250", at: expires) == Self.inactive("billing_retry", status: "billing_retry"))
+        }
+    }
+
     @Test func aRefundRevokesFromItsRevocationDateAndItsReversalRestores() async throws {
         try await TestDatabase.withFresh { db in
             let ledger = try Ledger(db)
