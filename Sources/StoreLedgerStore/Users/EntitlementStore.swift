@@ -4,9 +4,8 @@ package import PostgresNIO
 package import StoreLedgerCore
 
 /// Reads what users hold, through `entitlements_at(t)` (migration 0012), the one definition of "entitled now":
-/// the read-model rows a user owns, evaluated at the instant the caller asks about. `entitlements_at` says who owns a
-/// row: the user its link names (`user_links`), or the owner of its appAccountToken when it has no link, or when its
-/// token is not the one the link claimed and belongs to someone else (a newer purchase; migration 0040).
+/// the read-model rows linked to a user (by `user_links`), or carrying an appAccountToken the user owns when the
+/// purchase has no link of its own, evaluated at the instant the caller asks about.
 package enum EntitlementStore {
     /// Every subscription and purchase of `user` as of `date`, newest expiry first.
     package static func entitlements(
@@ -31,12 +30,16 @@ package enum EntitlementStore {
                 UNION
                 SELECT p.environment, coalesce(p.original_transaction_id, p.transaction_id)
                 FROM tokens t JOIN purchases p ON lower(p.app_account_token) = t.app_account_token
+            ), owned AS (
+                -- A purchase linked to someone else is theirs, whatever token it carries. (A key has at most one link:
+                -- a per-key primary-key lookup, where NOT EXISTS let the planner hash all of user_links.)
+                SELECT k.* FROM keys k
+                WHERE coalesce((SELECT l.user_id FROM user_links l WHERE l.environment = k.environment
+                                AND l.original_transaction_id = k.original_transaction_id), \(user)) = \(user)
             )
             \(unescaped: selectColumns)
             FROM entitlements_at(\(date)) e
-            JOIN keys o ON e.environment = o.environment AND e.original_transaction_id = o.original_transaction_id
-            -- The keys are the rows the user may own; entitlements_at says who does (a link, or a newer purchase's token).
-            WHERE e.user_id = \(user)
+            JOIN owned o ON e.environment = o.environment AND e.original_transaction_id = o.original_transaction_id
             \(unescaped: groupBy)
             ORDER BY e.expires_at DESC NULLS FIRST, e.purchased_at DESC NULLS LAST, e.kind, e.transaction_id
             """

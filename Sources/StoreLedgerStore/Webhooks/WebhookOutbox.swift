@@ -36,10 +36,7 @@ package enum WebhookOutbox {
                 INSERT INTO webhook_events (id, type, user_id, app_account_token, product_id, environment, original_transaction_id,
                                             transaction_id, entitled, expires_at, occurred_at, payload, sequence)
                 SELECT i.id, i.type,
-                       -- The row's owner as entitlements_at says (a link, or a newer purchase's token); for a row the
-                       -- swap removed, its link, else its token's owner.
-                       coalesce(now_.user_id,
-                                (SELECT l.user_id FROM user_links l WHERE l.environment = i.environment AND l.original_transaction_id = i.original),
+                       coalesce((SELECT l.user_id FROM user_links l WHERE l.environment = i.environment AND l.original_transaction_id = i.original),
                                 (SELECT t.user_id FROM app_account_tokens t WHERE t.app_account_token = lower(nullif(i.token, '')))),
                        nullif(i.token, ''), nullif(i.product, ''), i.environment, i.original, nullif(i.transaction, ''), now_.entitled,
                        CASE WHEN i.expires >= 0 THEN to_timestamp(i.expires) END, to_timestamp(i.occurred),
@@ -50,7 +47,7 @@ package enum WebhookOutbox {
                        i.sequence
                 FROM input i
                 CROSS JOIN LATERAL (
-                    SELECT coalesce(bool_or(e.entitled_now), false) AS entitled, max(e.ends_at) AS ends_at, min(e.user_id) AS user_id
+                    SELECT coalesce(bool_or(e.entitled_now), false) AS entitled, max(e.ends_at) AS ends_at
                     FROM entitlements_at(now()) e
                     WHERE e.kind = split_part(i.type, '.', 1) AND e.environment = i.environment AND e.original_transaction_id = i.original
                       AND (e.kind = 'subscription' OR e.transaction_id = i.transaction)

@@ -194,60 +194,6 @@ struct PurchaseIntentAndEntitlementTests {
         }
     }
 
-    /// A subscription linked to one account lapses; a second account on the same Apple ID resubscribes through its
-    /// own purchase intent (the same original transaction, the second account's token), and only Apple's notification
-    /// arrives. The second account paid and is premium; the first is not (migration 0040: its link claimed the
-    /// purchase under another token).
-    @Test func aNewerPurchaseThroughAnotherAccountsIntentOutranksAnOlderLink() async throws {
-        try await TestDatabase.withFresh { db in
-            let harness = try await AppAPIHarness(db, pki: Self.pki)
-            func premium(_ user: String) async throws -> Bool {
-                try await harness.dependencies.intake.summary(of: UserID(user), logger: db.logger).isPremium
-            }
-            // frank's purchase, posted by frank's app, lapsed ten days ago.
-            let lapsed = try await harness.dependencies.intake.submit(
-                signedTransaction: try harness.subscription("6200", expiresIn: -10 * 86_400), source: .client, user: "frank",
-                origin: .init(), logger: db.logger)
-            guard case .accepted = lapsed else {
-                Issue.record("not accepted: \(lapsed)")
-                return
-            }
-            #expect(try await premium("frank") == false)
-
-            // erin, signed in on the same device, resubscribes through her intent; no app posts it.
-            let intent = try await harness.dependencies.intents.create(
-                for: "erin", product: "com.example.storeledger.monthly", lifetime: .seconds(600), logger: db.logger)
-            let token = intent.correlationID.uuidString.lowercased()
-            let pipeline = try LedgerPipeline(db, pki: Self.pki, bundleID: TestSigner.defaultBundleID)
-            let transaction = pipeline.signer.transactionPayload(
-                transactionID: "6201", originalTransactionID: "6200", purchaseDate: Date().addingTimeInterval(-60),
-                expiresDate: Date().addingTimeInterval(30 * 86_400), signedDate: Date(), overrides: ["appAccountToken": token]
-            )
-            let notification = try pipeline.signer.signedNotification(
-                type: "SUBSCRIBED", subtype: "RESUBSCRIBE", signedDate: Date(), transaction: transaction)
-            try await pipeline.append(source: .appleNotification, body: #"{"signedPayload":"\#(notification)"}"#, hint: .sandbox)
-            try await pipeline.drain()
-            #expect(try await premium("erin"))
-            #expect(try await premium("frank") == false)
-            #expect(
-                try await harness.count("SELECT count(*)::int8 FROM entitlements_now WHERE original_transaction_id = '6200' AND user_id = 'erin'")
-                    == 1)
-
-            // frank's app posts the current transaction (a restore on his account): it carries erin's token, so it
-            // stays hers, as any transaction whose token has a known owner.
-            let restored = try await harness.dependencies.intake.submit(
-                signedTransaction: try pipeline.signer.signedTransaction(transaction), source: .client, user: "frank",
-                origin: .init(), logger: db.logger)
-            guard case .accepted(let accepted) = restored else {
-                Issue.record("not accepted: \(restored)")
-                return
-            }
-            #expect(accepted.owner == "erin")
-            #expect(try await premium("erin"))
-            #expect(try await premium("frank") == false)
-        }
-    }
-
     @Test func aServerSideTransactionWithoutAUserGoesToTheOwnerOfItsToken() async throws {
         try await TestDatabase.withFresh { db in
             let harness = try await AppAPIHarness(db, pki: Self.pki)
