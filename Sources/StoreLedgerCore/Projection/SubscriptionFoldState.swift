@@ -272,10 +272,12 @@ public struct SubscriptionFoldState: Hashable, Sendable, Codable {
         }
 
         /// A transaction version's stamp by purchase: its purchase date in the instant's place and its signed date
-        /// (epoch milliseconds, undated lowest) in the rank's, so a later purchase wins, then a later version of it.
+        /// (whole epoch milliseconds) in the rank's, so a later purchase wins, then a later version of it. Undated
+        /// (Apple signs everything) is -1, below every date since 1970 and within what the stored text's plain reader
+        /// reads; versions a millisecond's fraction apart tie, and a tie with another token refuses the merge.
         init(purchased version: TransactionPayload) {
             self.time = version.purchaseDate?.millisecondsSince1970
-            self.rank = version.signedDate.map { Int($0.millisecondsSince1970) } ?? Int.min
+            self.rank = version.signedDate.map { Int($0.millisecondsSince1970.rounded(.down)) } ?? -1
         }
 
         /// A stamp at a raw instant and rank.

@@ -81,25 +81,26 @@ LEFT JOIN LATERAL (
 COMMENT ON VIEW analytics.refunds IS 'One row per refunded sale: its revoked transaction (of a one-time purchase''s restored copies, the one that carries the refund) with its refunded amount (a Family Sharing revocation, FAMILY_REVOKE or any revoked FAMILY_SHARED transaction, refunds nothing; REFUND_PRORATED by revocationPercentage).';
 
 CREATE OR REPLACE VIEW analytics.refund_rate_by_month AS
-WITH paid AS (
-    -- One row per sale, from its earliest copy; refunded when the sale has a refund (analytics.refunds).
-    SELECT DISTINCT ON (t.environment, t.sale_id) t.environment, t.currency, t.purchased_at, t.sale_id,
-           EXISTS (
-               SELECT 1 FROM analytics.refunds r
-               WHERE r.environment = t.environment AND r.sale_id = t.sale_id
-                 AND r.revocation_type IS DISTINCT FROM 'FAMILY_REVOKE' AND r.ownership IS DISTINCT FROM 'FAMILY_SHARED'
-           ) AS refunded
+WITH refunds AS MATERIALIZED (
+    SELECT r.environment, r.sale_id, r.revoked_at, r.currency, r.refunded_amount
+    FROM analytics.refunds r
+    WHERE r.revocation_type IS DISTINCT FROM 'FAMILY_REVOKE' AND r.ownership IS DISTINCT FROM 'FAMILY_SHARED'
+), paid AS (
+    -- One row per sale, from its earliest copy.
+    SELECT DISTINCT ON (t.environment, t.sale_id) t.environment, t.currency, t.purchased_at, t.sale_id
     FROM analytics.transactions t
     WHERE t.price > 0 AND NOT t.is_trial AND t.ownership IS DISTINCT FROM 'FAMILY_SHARED' AND t.purchased_at IS NOT NULL
     ORDER BY t.environment, t.sale_id, t.purchased_at, t.transaction_id
 ), rows AS (
+    -- A sale is refunded when it has a refund (a join, which the planner can hash: a correlated EXISTS over the
+    -- refunds view would scan the transactions once per sale).
     SELECT date_trunc('month', p.purchased_at AT TIME ZONE 'UTC')::date AS month, p.environment, p.currency,
-           1 AS purchased, CASE WHEN p.refunded THEN 1 ELSE 0 END AS purchased_refunded, 0 AS refunds, 0::numeric AS amount
+           1 AS purchased, CASE WHEN f.sale_id IS NOT NULL THEN 1 ELSE 0 END AS purchased_refunded, 0 AS refunds, 0::numeric AS amount
     FROM paid p
+    LEFT JOIN refunds f ON f.environment = p.environment AND f.sale_id = p.sale_id
     UNION ALL
-    SELECT date_trunc('month', r.revoked_at AT TIME ZONE 'UTC')::date, r.environment, r.currency, 0, 0, 1, r.refunded_amount
-    FROM analytics.refunds r
-    WHERE r.revocation_type IS DISTINCT FROM 'FAMILY_REVOKE' AND r.ownership IS DISTINCT FROM 'FAMILY_SHARED'
+    SELECT date_trunc('month', f.revoked_at AT TIME ZONE 'UTC')::date, f.environment, f.currency, 0, 0, 1, f.refunded_amount
+    FROM refunds f
 )
 SELECT r.month, r.environment, r.currency,
        sum(r.purchased) AS transactions,

@@ -434,42 +434,52 @@ struct AnalyticsViewTests {
             try await seed(db)
             let rates =
                 "SELECT to_char(month, 'YYYY-MM') || ' ' || transactions || ' ' || refunded || ' ' || refunds_in_month || ' ' || refunded_amount_in_month FROM analytics.refund_rate_by_month WHERE environment = 'Production' AND currency = 'USD' ORDER BY month"
-            func copy(_ id: String, purchased: String, revoked: String? = nil, type: String? = nil) -> String {
+            func copy(_ id: String, of original: String, purchased: String, revoked: String? = nil, type: String? = nil) -> String {
                 let revocation =
                     revoked.map {
                         "'revocationDate', (extract(epoch FROM timestamptz '\($0)') * 1000)::bigint, 'revocationReason', 0, 'revocationType', '\(type ?? "REFUND_FULL")', 'signedDate', (extract(epoch FROM timestamptz '\($0)') * 1000)::bigint"
                     } ?? "'signedDate', (extract(epoch FROM timestamptz '\(purchased)') * 1000)::bigint"
                 return """
                     SELECT (payload - 'revocationDate' - 'revocationReason' - 'revocationType' - 'revocationPercentage') || jsonb_build_object(
-                        'transactionId', '\(id)', 'originalTransactionId', '9100', 'productId', 'com.example.fullunlock',
+                        'transactionId', '\(id)', 'originalTransactionId', '\(original)', 'productId', 'com.example.fullunlock',
                         'type', 'Non-Consumable', 'price', 19990,
                         'purchaseDate', (extract(epoch FROM timestamptz '\(purchased)') * 1000)::bigint, \(revocation)) AS j
                     FROM transactions WHERE transaction_id = '9001' LIMIT 1
                     """
             }
-            // The purchase in March, restored on another device in April.
-            try await recordTransactions(db, payloads: copy("9100", purchased: "2025-03-10 00:00Z"))
+            // Two purchases in March, each restored on another device in April.
+            for original in ["9100", "9110"] {
+                try await recordTransactions(db, payloads: copy(original, of: original, purchased: "2025-03-10 00:00Z"))
+            }
             let bought = try await texts(db, rates)
-            try await recordTransactions(db, payloads: copy("9101", purchased: "2025-04-02 00:00Z"))
-            #expect(try await texts(db, rates) == bought, "the restored copy counted as another sale")
+            for (id, original) in [("9101", "9100"), ("9111", "9110")] {
+                try await recordTransactions(db, payloads: copy(id, of: original, purchased: "2025-04-02 00:00Z"))
+            }
+            #expect(try await texts(db, rates) == bought, "a restored copy counted as another sale")
             #expect(bought.contains { $0.hasPrefix("2025-03 ") })
 
-            // The copy revoked first as a Family Sharing revocation, then the purchase and the copy refunded in May.
+            // 9100's copy revoked as a Family Sharing revocation, before the purchase itself is refunded in May: the
+            // purchaser's refund is the sale's refund. 9110 and its copy both refunded in May: one refund.
             try await recordTransactions(
-                db, payloads: copy("9101", purchased: "2025-04-02 00:00Z", revoked: "2025-04-20 00:00Z", type: "FAMILY_REVOKE"))
-            try await recordTransactions(db, payloads: copy("9100", purchased: "2025-03-10 00:00Z", revoked: "2025-05-01 00:00Z"))
-            try await recordTransactions(db, payloads: copy("9101", purchased: "2025-04-02 00:00Z", revoked: "2025-05-01 00:00Z"))
+                db, payloads: copy("9101", of: "9100", purchased: "2025-04-02 00:00Z", revoked: "2025-04-20 00:00Z", type: "FAMILY_REVOKE"))
+            try await recordTransactions(db, payloads: copy("9100", of: "9100", purchased: "2025-03-10 00:00Z", revoked: "2025-05-01 00:00Z"))
+            try await recordTransactions(db, payloads: copy("9110", of: "9110", purchased: "2025-03-10 00:00Z", revoked: "2025-05-01 00:00Z"))
+            try await recordTransactions(db, payloads: copy("9111", of: "9110", purchased: "2025-04-02 00:00Z", revoked: "2025-05-01 00:00Z"))
             let refunds = try await texts(
                 db,
-                "SELECT transaction_id || ' ' || revocation_type || ' ' || refunded_amount FROM analytics.refunds WHERE original_transaction_id = '9100'"
+                """
+                SELECT transaction_id || ' ' || revocation_type || ' ' || refunded_amount FROM analytics.refunds
+                WHERE original_transaction_id IN ('9100', '9110') ORDER BY transaction_id
+                """
             )
-            #expect(refunds == ["9100 REFUND_FULL 19.990"])
+            #expect(refunds == ["9100 REFUND_FULL 19.990", "9110 REFUND_FULL 19.990"])
             let after = try await texts(db, rates)
-            #expect(after.filter { $0.hasPrefix("2025-05 ") } == ["2025-05 0 0 1 19.990"])
+            #expect(after.filter { $0.hasPrefix("2025-04 ") } == bought.filter { $0.hasPrefix("2025-04 ") }, "a Family Sharing revocation refunded")
+            #expect(after.filter { $0.hasPrefix("2025-05 ") } == ["2025-05 0 0 2 39.980"])
             let march = try #require(bought.first { $0.hasPrefix("2025-03 ") }).split(separator: " ").map(String.init)
             #expect(
                 after.first { $0.hasPrefix("2025-03 ") }
-                    == [march[0], march[1], String(Int(march[2])! + 1), march[3], march[4]].joined(separator: " "))
+                    == [march[0], march[1], String(Int(march[2])! + 2), march[3], march[4]].joined(separator: " "))
         }
     }
 
@@ -489,7 +499,8 @@ struct AnalyticsViewTests {
     }
 
     /// Payloads before App Store Server Notifications 2.9 (and Xcode's test transactions) carry no `price`: such a
-    /// period is paid unless its offer says it is a free trial, so it counts among paid subscriptions and in churn.
+    /// period is paid (among paid subscriptions and in churn), but an introductory offer of no known kind, taken for
+    /// a free trial.
     @Test func aPeriodWithoutAPriceIsPaidUnlessItsOfferIsATrial() async throws {
         try await TestDatabase.withFresh { db in
             try await seed(db)
@@ -504,7 +515,7 @@ struct AnalyticsViewTests {
                 db,
                 "SELECT transaction_id || ' ' || is_trial || ' ' || is_paid FROM analytics.subscription_periods WHERE original_transaction_id IN ('9200', '9300') ORDER BY 1"
             )
-            #expect(periods == ["9201 false true", "9301 false true"])
+            #expect(periods == ["9201 false true", "9301 true false"])
             let atStart = try await texts(
                 db, "SELECT active_at_start::text FROM analytics.monthly_churn WHERE month = '2025-02-01' AND environment = 'Production'")
             try await db.client.query("DELETE FROM transactions WHERE payload ->> 'originalTransactionId' IN ('9200', '9300')", logger: db.logger)

@@ -1,7 +1,8 @@
 -- Three analytics fixes for data shaped as Apple sends it.
 -- - A transaction without `price` (payloads before App Store Server Notifications 2.9, Xcode's test transactions) and
 --   without `offerDiscountType` made is_trial NULL, so its period was neither paid nor unpaid: out of churn's starting
---   set, of paid_subscriptions and of trials. Without a price it is now no trial unless its offer says so.
+--   set, of paid_subscriptions and of trials. Without a price, an introductory offer (offerType 1) of no known kind
+--   is taken for a free trial, by far the commonest introductory offer; any other period is paid.
 -- - A renewal-date extension (RENEWAL_EXTENDED: up to 90 days, also for every subscriber of a product at once)
 --   re-signs the period's transaction with a later expiry, and the subscription's inferred billing period (without a
 --   catalog `period`) became the extended length: MRR divided by 2 to 4 for monthly products, 16 for weekly ones.
@@ -36,7 +37,8 @@ SELECT DISTINCT ON (t.environment, t.transaction_id)
     t.offer_id,
     t.payload ->> 'offerPeriod'                                        AS offer_period,
     coalesce(t.payload ->> 'offerDiscountType' = 'FREE_TRIAL', false)
-        OR coalesce(t.offer_type = 1 AND t.price = 0, false)           AS is_trial,
+        OR coalesce(t.offer_type = 1 AND (t.price = 0 OR (t.price IS NULL AND t.payload ->> 'offerDiscountType' IS NULL)), false)
+                                                                       AS is_trial,
     t.ownership,
     t.payload ->> 'storefront'                                         AS storefront,
     t.app_account_token,

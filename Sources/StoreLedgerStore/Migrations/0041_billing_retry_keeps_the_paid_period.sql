@@ -31,10 +31,7 @@ RETURNS TABLE (
 )
 LANGUAGE sql STABLE PARALLEL SAFE
 AS $$
-SELECT CASE WHEN tok.user_id IS NOT NULL AND l.user_id IS NOT NULL AND tok.user_id <> l.user_id
-                 AND lower(r.app_account_token) IS DISTINCT FROM lower(l.app_account_token)
-            THEN tok.user_id
-            ELSE coalesce(l.user_id, tok.user_id) END,
+SELECT coalesce(l.user_id, tok.user_id),
        g.entitlement,
        g.entitlement IS NOT NULL AND s.state IN ('active', 'grace_period', 'lifetime'),
        CASE WHEN s.state NOT IN ('active', 'grace_period', 'lifetime') THEN s.state
