@@ -159,8 +159,9 @@ package struct OperatorStore: Sendable {
     /// Makes the selected finished events (done, rejected, dead) pending again with a fresh attempt budget, and
     /// records the action, who asked and why, per event. Events being processed are left alone. Returns how many.
     ///
-    /// Safe to run at any time: the handler is idempotent (facts are recorded once; rows are refolded from all
-    /// facts), so a replayed event changes nothing unless the code that handles it changed.
+    /// Safe to run at any time: the handler is idempotent (facts are recorded once, and only facts new to the ledger
+    /// project), so a replayed event changes the ledger only when it now verifies where it did not (a verification
+    /// fix, corrected trust); a projection fix needs a rebuild, which refolds every row.
     @discardableResult
     package func requeue(
         _ selection: Selection, action: String = "requeue", by operatorName: String, reason: String, logger: Logger
