@@ -147,11 +147,14 @@ extension ConsoleController {
                 "signedAt": ConsoleFormat.time(entry.signedAt), "type": entry.type, "subtype": entry.subtype ?? "",
                 "eventID": entry.eventID, "product": entry.productID ?? "—", "changes": changes, "hasChanges": !changes.isEmpty,
             ]
-            if let price = ConsoleFormat.price(entry.price, entry.currency) { values["price"] = price }
-            if let expires = entry.expiresAt { values["expiresAt"] = ConsoleFormat.time(expires) }
-            if let transaction = entry.transactionID { values["transactionID"] = transaction }
-            if let status = entry.status { values["status"] = statusName(status) }
-            if let earlierPeriod { values["earlierPeriod"] = earlierPeriod }
+            // Every optional value is set, to false where the entry has none: a mustache section looks a missing name
+            // up in the enclosing contexts, and the purchase's section has its own (today's) expiry, transaction and
+            // status, which an ownership change or a renewal info would otherwise show as if it had said them.
+            values["price"] = ConsoleFormat.price(entry.price, entry.currency) ?? false
+            values["expiresAt"] = entry.expiresAt.map { ConsoleFormat.time($0) } ?? false
+            values["transactionID"] = entry.transactionID ?? false
+            values["status"] = entry.status.map(statusName) ?? false
+            values["earlierPeriod"] = earlierPeriod ?? false
             return values
         }
     }

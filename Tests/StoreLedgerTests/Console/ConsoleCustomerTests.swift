@@ -299,6 +299,14 @@ struct ConsoleCustomerTests {
             let html = try await browser.get("/console/customers/70001").html
             let types = try Self.captures(#"<span class="type" data-field="type">([^<]+)</span>"#, in: html)
             #expect(types.suffix(2) == ["LINKED", "TRANSFERRED"], "\(types)")
+            // An ownership change says nothing of expiry, transaction or status: none is shown (the purchase's own,
+            // today's, were once, through the template's enclosing context).
+            let ownershipEntries = try Self.captures(
+                #"(?s)(<li class="timeline-entry">(?:(?!</li>).)*(?:LINKED|TRANSFERRED)(?:(?!</li>).)*</li>)"#, in: html)
+            #expect(ownershipEntries.count == 2, "\(html)")
+            for entry in ownershipEntries {
+                #expect(!entry.contains(#"data-field="expires""#) && !entry.contains("· transaction") && !entry.contains("· status"), "\(entry)")
+            }
             let subtypes = try Self.captures(#"<span data-field="subtype">([^<]*)</span>"#, in: html)
             #expect(subtypes.contains("to user-42 (purchase)"))
             #expect(subtypes.contains("user-42 → user-7 (restore)"))
