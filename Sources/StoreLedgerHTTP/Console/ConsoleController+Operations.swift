@@ -85,8 +85,14 @@ extension ConsoleController {
             if let transaction = decoded.transaction { notification["transaction"] = transaction }
             if let renewal = decoded.renewalInfo { notification["renewal"] = renewal }
             values["decoded"] = notification
-        } else if let unverified = Self.unverifiedPayload(event.body) {
-            values["unverified"] = unverified
+        } else if let (name, payload) = Self.signedPayload(event.body) {
+            // A done event that is no notification (an app's or a sync's transaction or renewal info) verified: its
+            // payload is what was recorded. Any other is shown decoded without verification.
+            if event.state == "done" {
+                values["verifiedPayload"] = ["name": name, "payload": payload]
+            } else {
+                values["unverified"] = payload
+            }
         }
         if let flash = ConsoleForm(queryOf: request)["flash"] {
             switch flash {
@@ -113,11 +119,13 @@ extension ConsoleController {
         }
     }
 
-    /// The JSON inside the body's `signedPayload`, decoded WITHOUT verification (for events nothing was recorded
-    /// from), pretty-printed; nil when the body holds no readable JWS.
-    static func unverifiedPayload(_ body: ByteBuffer) -> String? {
+    /// The member naming the JWS of the body (`signedPayload`, `signedTransactionInfo`, `signedTransaction`,
+    /// `signedRenewalInfo`) and the JSON inside it, decoded here WITHOUT verification, pretty-printed; nil when the
+    /// body holds no readable JWS.
+    static func signedPayload(_ body: ByteBuffer) -> (name: String, payload: String)? {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
-            let jws = object["signedPayload"] as? String ?? object["signedTransactionInfo"] as? String ?? object["signedTransaction"] as? String
+            let (name, jws) = ["signedPayload", "signedTransactionInfo", "signedTransaction", "signedRenewalInfo"].lazy
+                .compactMap({ name in (object[name] as? String).map { (name, $0) } }).first
         else { return nil }
         let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { return nil }
@@ -126,7 +134,7 @@ extension ConsoleController {
         guard let data = Data(base64Encoded: base64), let payload = try? JSONSerialization.jsonObject(with: data),
             let pretty = try? JSONSerialization.data(withJSONObject: payload, options: [.prettyPrinted, .sortedKeys])
         else { return nil }
-        return String(decoding: pretty, as: UTF8.self)
+        return (name, String(decoding: pretty, as: UTF8.self))
     }
 
     /// `POST /console/events/{id}/requeue` and `…/replay`: an operator's action with a reason, through the same

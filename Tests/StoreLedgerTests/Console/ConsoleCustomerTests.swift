@@ -197,6 +197,12 @@ struct ConsoleCustomerTests {
                 let html = try await browser.get("/console/customers/90001").html
                 let types = try Self.captures(#"<span class="type" data-field="type">([^<]+)</span>"#, in: html)
                 #expect(types == ["SUBSCRIBED", "RENEWAL_INFO"])
+                // The renewal info's own event page shows what was verified and recorded, not "nothing was".
+                let events = try Self.captures(#"<a class="raw-event" href="/console/events/([0-9]+)">"#, in: html)
+                let renewalEvent = try await browser.get("/console/events/\(try #require(events.last))").html
+                #expect(renewalEvent.contains(#"<span class="mono" data-field="signed-member">signedRenewalInfo</span>, as verified"#))
+                #expect(renewalEvent.contains("isInBillingRetryPeriod"))
+                #expect(!renewalEvent.contains("Nothing verified was recorded"))
                 let subtypes = try Self.captures(#"<span data-field="subtype">([^<]*)</span>"#, in: html)
                 #expect(subtypes.last == "in billing retry")
                 #expect(html.contains("status: 1 active → 3 billing retry"), "\(html)")
