@@ -44,6 +44,7 @@ extension ConsoleController {
         }
         let principal: String
         let role: ConsoleRole
+        var verifiedPasswordHash: String?
         if let key = form["api_key"]?.trimmingCharacters(in: .whitespacesAndNewlines), !key.isEmpty {
             if let admin = configuration.adminAPIKey, ConsoleToken.equal(key, admin) {
                 (principal, role) = (ConsoleUserStore.adminKeyPrincipal(for: admin), .viewer)
@@ -70,9 +71,18 @@ extension ConsoleController {
                 return loginForm(request, status: .unauthorized, error: "Wrong name or password.", username: name)
             }
             (principal, role) = (name, credentials.role)
+            verifiedPasswordHash = credentials.passwordHash
         }
         let token = ConsoleToken.random()
-        try await sessions.create(token: token, principal: principal, role: role, lifetime: configuration.sessionLifetime, logger: logger)
+        guard
+            try await sessions.create(
+                token: token, principal: principal, role: role, lifetime: configuration.sessionLifetime,
+                verifiedPasswordHash: verifiedPasswordHash, logger: logger)
+        else {
+            // The user was deleted, or its password or role replaced, while the password was being checked.
+            logger.notice("console sign-in refused: the user changed meanwhile", metadata: ["user": "\(principal)"])
+            return loginForm(request, status: .unauthorized, error: "Wrong name or password.", username: principal)
+        }
         logger.notice("console sign-in", metadata: ["principal": "\(principal)", "role": "\(role.rawValue)"])
         return Self.redirect(
             "/console/customers",

@@ -25,16 +25,28 @@ package struct ConsoleSessionStore: Sendable {
     }
 
     /// Records a session for `token` (only its SHA-256 is stored) lasting `lifetime` seconds, and removes expired ones.
-    package func create(token: String, principal: String, role: ConsoleRole, lifetime: TimeInterval, logger: Logger) async throws {
+    ///
+    /// With `verifiedPasswordHash` (a console user's sign-in), the session is recorded only while the user still has
+    /// that hash and `role`: a sign-in hashes its password for hundreds of milliseconds, and `console-user delete` or
+    /// `--replace` (a leaked password rotated, a role lowered), which ends the user's sessions, may run meanwhile.
+    /// Returns whether the session was recorded.
+    @discardableResult
+    package func create(
+        token: String, principal: String, role: ConsoleRole, lifetime: TimeInterval, verifiedPasswordHash: String? = nil, logger: Logger
+    ) async throws -> Bool {
         try await client.inTransaction(logger: logger) { connection in
             try await connection.query("DELETE FROM console_sessions WHERE expires_at <= now()", logger: logger).readToEnd()
-            try await connection.query(
+            return try await connection.query(
                 """
                 INSERT INTO console_sessions (token_sha256, principal, role, expires_at)
-                VALUES (\(Self.digest(token)), \(principal), \(role.rawValue), now() + make_interval(secs => \(lifetime)))
+                SELECT \(Self.digest(token)), \(principal), \(role.rawValue), now() + make_interval(secs => \(lifetime))
+                WHERE \(verifiedPasswordHash)::text IS NULL
+                   OR EXISTS (SELECT 1 FROM console_users u
+                              WHERE u.name = \(principal) AND u.password_hash = \(verifiedPasswordHash) AND u.role = \(role.rawValue))
+                RETURNING 1
                 """,
                 logger: logger
-            ).readToEnd()
+            ).readToEnd().isEmpty == false
         }
     }
 

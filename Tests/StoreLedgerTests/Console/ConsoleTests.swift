@@ -319,6 +319,38 @@ struct ConsoleTests {
         }
     }
 
+    /// A sign-in checks its password for hundreds of milliseconds; a `console-user delete` or `--replace` (ending the
+    /// user's sessions) that runs meanwhile must not be outlived by the session the sign-in then records: it is
+    /// recorded only while the user still has the hash and role that were checked.
+    @Test func aSignInRacingAPasswordOrRoleChangeGetsNoSession() async throws {
+        try await TestDatabase.withFresh { db in
+            let users = ConsoleUserStore(client: db.client)
+            let sessions = ConsoleSessionStore(client: db.client)
+            let old = try ConsolePassword.hash("leaked", rounds: 1_000)
+            #expect(try await users.create(name: "olga", role: .operator, passwordHash: old, logger: db.logger))
+            // The sign-in read olga's credentials and verified "leaked"; meanwhile the password was replaced.
+            #expect(
+                try await users.create(
+                    name: "olga", role: .operator, passwordHash: try ConsolePassword.hash("new", rounds: 1_000), replace: true, logger: db.logger))
+            #expect(
+                try await sessions.create(
+                    token: "t-1", principal: "olga", role: .operator, lifetime: 3600, verifiedPasswordHash: old, logger: db.logger) == false)
+            #expect(try await sessions.session(token: "t-1", logger: db.logger) == nil)
+            // The role lowered meanwhile: no operator session either.
+            let current = try #require(try await users.credentials(of: "olga", logger: db.logger))
+            #expect(try await users.create(name: "olga", role: .viewer, passwordHash: current.passwordHash, replace: true, logger: db.logger))
+            #expect(
+                try await sessions.create(
+                    token: "t-2", principal: "olga", role: .operator, lifetime: 3600, verifiedPasswordHash: current.passwordHash, logger: db.logger)
+                    == false)
+            // Unchanged: recorded.
+            #expect(
+                try await sessions.create(
+                    token: "t-3", principal: "olga", role: .viewer, lifetime: 3600, verifiedPasswordHash: current.passwordHash, logger: db.logger))
+            #expect(try await sessions.session(token: "t-3", logger: db.logger)?.role == .viewer)
+        }
+    }
+
     @Test func anExpiredSessionOrADeletedUserIsSignedOut() async throws {
         try await withConsole { db, client in
             let browser = ConsoleBrowser(client)
