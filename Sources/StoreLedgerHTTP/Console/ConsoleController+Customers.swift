@@ -74,7 +74,7 @@ extension ConsoleController {
                 "purchasedAt": ConsoleFormat.time(purchase.purchasedAt), "expiresAt": ConsoleFormat.time(purchase.expiresAt),
                 "endsAt": ConsoleFormat.time(purchase.endsAt), "autoRenew": purchase.autoRenew.map { $0 ? "on" : "off" } ?? "—",
                 "bundleID": purchase.bundleID ?? "—", "ownership": purchase.ownership ?? "—",
-                "timeline": Self.timelineValues(timeline),
+                "timeline": Self.timelineValues(timeline, periodic: purchase.kind == "subscription"),
             ]
             if timeline.count >= CustomerLookupStore.timelineLimit { section["truncated"] = true }
             sections.append(section)
@@ -111,7 +111,9 @@ extension ConsoleController {
     /// about a transaction of an earlier period than the current one (a refund of an older period, a sync that fetched
     /// the first period anew) is marked as such and compared with what was known of that transaction only: it changes
     /// nothing of the subscription's state now, and against the current period it would read as the expiry moving back.
-    static func timelineValues(_ entries: [TimelineEntry]) -> [[String: Any]] {
+    /// Only a subscription (`periodic`) has periods: a one-time purchase's other transactions are its copies restored on
+    /// other devices, which stand or fall with it (a refund of the purchase revokes them all).
+    static func timelineValues(_ entries: [TimelineEntry], periodic: Bool = true) -> [[String: Any]] {
         var known: [String: String] = [:]
         var knownOfTransaction: [String: [String: String]] = [:]
         var current: (transactionID: String, purchasedAt: Date?, expiresAt: Date?)?
@@ -126,7 +128,7 @@ extension ConsoleController {
             // Earlier: purchased before the current period was (its start; an upgrade to a shorter product is purchased
             // later though it expires sooner), or, without purchase dates, expiring before it.
             var earlierPeriod: String?
-            if let id = entry.transactionID, let period = current, id != period.transactionID {
+            if periodic, let id = entry.transactionID, let period = current, id != period.transactionID {
                 if let purchased = entry.purchasedAt, let currentPurchased = period.purchasedAt {
                     if purchased < currentPurchased { earlierPeriod = id }
                 } else if let expires = entry.expiresAt, let currentExpires = period.expiresAt, expires < currentExpires {

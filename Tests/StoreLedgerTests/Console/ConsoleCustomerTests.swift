@@ -287,6 +287,42 @@ struct ConsoleCustomerTests {
         }
     }
 
+    /// A non-consumable restored on another device is a transaction of its own, purchased (restored) later. A refund of
+    /// the purchase revokes the copy too: it is no "earlier period" that leaves the state now unchanged.
+    @Test func aRefundOfARestoredPurchaseIsNoEarlierPeriod() async throws {
+        try await TestDatabase.withFresh { db in
+            let pipeline = try LedgerPipeline(db, pki: ConsoleTests.pki)
+            let day: TimeInterval = 86_400
+            let bought = Date().addingTimeInterval(-60 * day)
+            func unlock(_ id: String, purchased: Date, signed: Date, revoked: Date? = nil) -> [String: Any] {
+                var overrides: [String: Any] = ["originalTransactionId": "93001"]
+                if let revoked { overrides.merge(["revocationDate": TestSigner.milliseconds(revoked), "revocationReason": 0]) { $1 } }
+                return pipeline.signer.transactionPayload(
+                    transactionID: id, productID: "com.example.app.unlock", purchaseDate: purchased, signedDate: signed, type: "Non-Consumable",
+                    overrides: overrides)
+            }
+            func notify(_ type: String, _ transaction: [String: Any], at date: Date) async throws {
+                let payload = pipeline.signer.notificationPayload(
+                    type: type, subtype: nil, signedDate: date, signedTransactionInfo: try pipeline.signer.sign(json: transaction),
+                    signedRenewalInfo: nil, status: nil)
+                try await pipeline.append(
+                    source: .appleNotification, body: #"{"signedPayload":"\#(try pipeline.signer.sign(json: payload))"}"#)
+            }
+            try await notify("ONE_TIME_CHARGE", unlock("93001", purchased: bought, signed: bought), at: bought)
+            let restored = bought.addingTimeInterval(20 * day)
+            let copy = unlock("93002", purchased: restored, signed: restored)
+            try await pipeline.append(source: .client, body: #"{"signedTransaction":"\#(try pipeline.signer.sign(json: copy))"}"#)
+            let refunded = bought.addingTimeInterval(30 * day)
+            try await notify("REFUND", unlock("93001", purchased: bought, signed: refunded, revoked: refunded), at: refunded)
+            try await pipeline.drain()
+            try await Self.withConsole(db) { browser in
+                let html = try await browser.get("/console/customers/93001").html
+                #expect(html.contains(#"<span class="type" data-field="type">REFUND</span>"#), "\(html)")
+                #expect(!html.contains(#"data-field="earlier-period""#), "\(html)")
+            }
+        }
+    }
+
     /// "Why did I lose premium?" when another account restored the purchase: the timeline shows each link and transfer
     /// (`user_link_history`) with the users, the reason and the event that caused it.
     @Test func theTimelineShowsWhoThePurchaseWasLinkedToAndMovedTo() async throws {
