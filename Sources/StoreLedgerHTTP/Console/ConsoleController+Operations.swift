@@ -107,6 +107,19 @@ extension ConsoleController {
         return render("event", status: status, session: session, title: "Event \(event.id)", nav: "Queue", values)
     }
 
+    /// An endpoint's URL as the console shows it: without the credentials a consumer may put in it (`user:password@`,
+    /// the query, the fragment), which every console user, viewers included, would otherwise read; `…` marks what was
+    /// left out. `storeledger webhooks list` shows it whole to whoever holds the database's credentials.
+    static func shownURL(_ url: String) -> String {
+        guard var components = URLComponents(string: url) else { return "(an unreadable URL)" }
+        let hidden = components.user != nil || components.password != nil || components.query != nil || components.fragment != nil
+        components.user = nil
+        components.password = nil
+        components.query = nil
+        components.fragment = nil
+        return (components.string ?? "(an unreadable URL)") + (hidden ? " …" : "")
+    }
+
     /// The verification outcome shown for an event: outcome, reason and badge style.
     static func verification(_ event: EventInspection) -> (String, String, String) {
         switch event.state {
@@ -183,7 +196,7 @@ extension ConsoleController {
                 "limit": limit,
                 "endpoints": endpoints.map { endpoint -> [String: Any] in
                     [
-                        "id": endpoint.id, "url": endpoint.url, "active": endpoint.active ? "yes" : "no", "pending": endpoint.pending,
+                        "id": endpoint.id, "url": Self.shownURL(endpoint.url), "active": endpoint.active ? "yes" : "no", "pending": endpoint.pending,
                         "failed": endpoint.failed,
                     ]
                 },
@@ -191,7 +204,7 @@ extension ConsoleController {
                     [
                         "createdAt": ConsoleFormat.time(delivery.createdAt), "eventID": delivery.eventID.uuidString.lowercased(),
                         "type": delivery.type,
-                        "originalTransactionID": delivery.originalTransactionID, "url": delivery.url, "state": delivery.state,
+                        "originalTransactionID": delivery.originalTransactionID, "url": Self.shownURL(delivery.url), "state": delivery.state,
                         "stateClass": delivery.state == "delivered" ? "good" : delivery.state == "failed" ? "bad" : "warn",
                         "attempts": delivery.attempts,
                         "lastAnswer": delivery.lastStatus.map { "HTTP \($0)" } ?? delivery.lastError ?? "—",
