@@ -10,7 +10,8 @@ struct FlexibleIdentifier: Decodable, Sendable {
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if let text = try? container.decode(String.self) {
-            value = text.trimmingCharacters(in: .whitespaces)
+            // A line break too: an id copied from a log or a text field with its newline.
+            value = text.trimmingCharacters(in: .whitespacesAndNewlines)
         } else {
             value = String(try container.decode(UInt64.self))
         }

@@ -80,6 +80,10 @@ struct AnonymousValidateTests {
             #expect(try await harness.count("SELECT count(*)::int8 FROM event_queue WHERE state = 'done'") == 1)
             #expect(try await harness.count("SELECT count(*)::int8 FROM transactions") == 1)
             #expect(try await harness.count("SELECT count(*)::int8 FROM user_links") == 0)
+            // The id with a line break after it (copied from a log or a text field) is the same id.
+            let padded = try await Self.post(http, body: try SeedIAPClient.body(transactionId: " 9100\n", productId: Self.product))
+            let again = try SeedIAPClient.decode(SeedIAPClient.ValidateResponse.self, Self.data(padded))
+            #expect(again.isUnlocked && again.transactionId == "9100")
         }
     }
 
