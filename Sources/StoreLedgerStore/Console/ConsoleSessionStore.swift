@@ -28,7 +28,9 @@ package struct ConsoleSessionStore: Sendable {
     ///
     /// With `verifiedPasswordHash` (a console user's sign-in), the session is recorded only while the user still has
     /// that hash and `role`: a sign-in hashes its password for hundreds of milliseconds, and `console-user delete` or
-    /// `--replace` (a leaked password rotated, a role lowered), which ends the user's sessions, may run meanwhile.
+    /// `--replace` (a leaked password rotated, a role lowered), which ends the user's sessions, may run meanwhile. The
+    /// user's row is held (`FOR SHARE`) until the session commits: a replace or delete that changes it waits, then
+    /// deletes the sessions it can now see, this one included; one that committed first leaves no matching row.
     /// Returns whether the session was recorded.
     @discardableResult
     package func create(
@@ -42,7 +44,8 @@ package struct ConsoleSessionStore: Sendable {
                 SELECT \(Self.digest(token)), \(principal), \(role.rawValue), now() + make_interval(secs => \(lifetime))
                 WHERE \(verifiedPasswordHash)::text IS NULL
                    OR EXISTS (SELECT 1 FROM console_users u
-                              WHERE u.name = \(principal) AND u.password_hash = \(verifiedPasswordHash) AND u.role = \(role.rawValue))
+                              WHERE u.name = \(principal) AND u.password_hash = \(verifiedPasswordHash) AND u.role = \(role.rawValue)
+                              FOR SHARE)
                 RETURNING 1
                 """,
                 logger: logger

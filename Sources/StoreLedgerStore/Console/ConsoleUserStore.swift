@@ -82,9 +82,13 @@ package struct ConsoleUserStore: Sendable {
     /// Deletes user `name` and signs out its sessions; returns whether there was such a user.
     package func delete(name: String, logger: Logger) async throws -> Bool {
         try await client.inTransaction(logger: logger) { connection in
-            try await connection.query("DELETE FROM console_sessions WHERE principal = \(name)", logger: logger).readToEnd()
-            return try await connection.query("DELETE FROM console_users WHERE name = \(name) RETURNING name", logger: logger)
+            // The user first: a sign-in recording a session holds the user's row (FOR SHARE, ConsoleSessionStore.create),
+            // so this waits for it to commit, and the sessions' delete, a statement later, sees that session too.
+            let existed =
+                try await connection.query("DELETE FROM console_users WHERE name = \(name) RETURNING name", logger: logger)
                 .readToEnd().isEmpty == false
+            try await connection.query("DELETE FROM console_sessions WHERE principal = \(name)", logger: logger).readToEnd()
+            return existed
         }
     }
 }

@@ -351,6 +351,36 @@ struct ConsoleTests {
         }
     }
 
+    /// The same race at the commit: a replace that changed the user's row (and deleted its sessions) but has not
+    /// committed yet. The session's insert waits for it, then finds the row changed and records nothing; read from its
+    /// snapshot instead, the old hash would match and the session would outlive the replace.
+    @Test func aSignInWaitsForAReplaceInFlightAndThenGetsNoSession() async throws {
+        try await TestDatabase.withFresh(maximumConnections: 4) { db in
+            let users = ConsoleUserStore(client: db.client)
+            let sessions = ConsoleSessionStore(client: db.client)
+            let old = try ConsolePassword.hash("leaked", rounds: 1_000)
+            #expect(try await users.create(name: "olga", role: .operator, passwordHash: old, logger: db.logger))
+            let new = try ConsolePassword.hash("new", rounds: 1_000)
+            try await TestDatabase.withClient(db.url, maximumConnections: 1) { replacer in
+                try await replacer.withConnection { connection in
+                    try await connection.query("BEGIN", logger: db.logger).readToEnd()
+                    try await connection.query(
+                        "UPDATE console_users SET password_hash = \(new) WHERE name = 'olga'", logger: db.logger
+                    ).readToEnd()
+                    try await connection.query("DELETE FROM console_sessions WHERE principal = 'olga'", logger: db.logger).readToEnd()
+                    let signIn = Task {
+                        try await sessions.create(
+                            token: "t-race", principal: "olga", role: .operator, lifetime: 3600, verifiedPasswordHash: old, logger: db.logger)
+                    }
+                    try await Task.sleep(for: .milliseconds(300))
+                    try await connection.query("COMMIT", logger: db.logger).readToEnd()
+                    #expect(try await signIn.value == false)
+                }
+            }
+            #expect(try await sessions.session(token: "t-race", logger: db.logger) == nil)
+        }
+    }
+
     @Test func anExpiredSessionOrADeletedUserIsSignedOut() async throws {
         try await withConsole { db, client in
             let browser = ConsoleBrowser(client)
