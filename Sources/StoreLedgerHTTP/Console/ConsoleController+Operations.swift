@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import StoreLedgerCore
 import StoreLedgerStore
 
 extension ConsoleController {
@@ -88,7 +89,9 @@ extension ConsoleController {
         } else if let (name, payload) = Self.signedPayload(event.body) {
             // A done event that is no notification (an app's or a sync's transaction or renewal info) verified: its
             // payload is what was recorded. Any other is shown decoded without verification.
-            if event.state == "done" {
+            // Only an app's or a sync's signed data: a notification done without a recorded delivery was handled by
+            // the envelope handler (`work --handler envelope`), which verifies nothing.
+            if event.state == "done", [EventSource.client.rawValue, EventSource.serverAPI.rawValue].contains(event.source) {
                 values["verifiedPayload"] = ["name": name, "payload": payload]
             } else {
                 values["unverified"] = payload
@@ -107,17 +110,20 @@ extension ConsoleController {
         return render("event", status: status, session: session, title: "Event \(event.id)", nav: "Queue", values)
     }
 
-    /// An endpoint's URL as the console shows it: without the credentials a consumer may put in it (`user:password@`,
-    /// the query, the fragment), which every console user, viewers included, would otherwise read; `…` marks what was
-    /// left out. `storeledger webhooks list` shows it whole to whoever holds the database's credentials.
+    /// An endpoint's URL as the console shows it: its scheme, host, port and first path segment, without the
+    /// credentials a consumer may put in the rest (`user:password@`, a token in the path as Slack's and Discord's hooks
+    /// carry, the query, the fragment), which every console user, viewers included, would otherwise read; `…` marks
+    /// what was left out. `storeledger webhooks list` shows it whole to whoever holds the database's credentials.
     static func shownURL(_ url: String) -> String {
-        guard var components = URLComponents(string: url) else { return "(an unreadable URL)" }
-        let hidden = components.user != nil || components.password != nil || components.query != nil || components.fragment != nil
-        components.user = nil
-        components.password = nil
-        components.query = nil
-        components.fragment = nil
-        return (components.string ?? "(an unreadable URL)") + (hidden ? " …" : "")
+        guard let components = URLComponents(string: url), let scheme = components.scheme, let host = components.percentEncodedHost
+        else { return "(an unreadable URL)" }
+        var shown = "\(scheme)://\(host)" + (components.port.map { ":\($0)" } ?? "")
+        let segments = components.percentEncodedPath.split(separator: "/", omittingEmptySubsequences: true)
+        if let first = segments.first { shown += "/\(first)" }
+        let hidden =
+            components.user != nil || components.password != nil || segments.count > 1 || components.query != nil
+            || components.fragment != nil
+        return shown + (hidden ? "/…" : "")
     }
 
     /// The verification outcome shown for an event: outcome, reason and badge style.
@@ -137,7 +143,7 @@ extension ConsoleController {
     /// body holds no readable JWS.
     static func signedPayload(_ body: ByteBuffer) -> (name: String, payload: String)? {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
-            let (name, jws) = ["signedPayload", "signedTransactionInfo", "signedTransaction", "signedRenewalInfo"].lazy
+            let (name, jws) = ["signedPayload", "signedTransaction", "signedTransactionInfo", "signedRenewalInfo"].lazy
                 .compactMap({ name in (object[name] as? String).map { (name, $0) } }).first
         else { return nil }
         let parts = jws.split(separator: ".", omittingEmptySubsequences: false)

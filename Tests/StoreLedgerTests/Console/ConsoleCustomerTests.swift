@@ -449,6 +449,7 @@ struct ConsoleCustomerTests {
             _ = try await WebhookEndpoints(client: db.client).add(url: "https://hooks.example.com/x", logger: db.logger)
             // A consumer's URL with credentials in it: no console user (this one is a viewer) reads them.
             _ = try await WebhookEndpoints(client: db.client).add(url: "https://u:pa55word@hooks.example.com/y?token=s3cret#f", logger: db.logger)
+            _ = try await WebhookEndpoints(client: db.client).add(url: "https://hooks.slack.com/services/T0AAA/B0BBB/XXXXsecret", logger: db.logger)
             let queue = try await browser.get("/console/queue")
             #expect(queue.status == .ok)
             let html = queue.html
@@ -466,8 +467,9 @@ struct ConsoleCustomerTests {
             #expect(webhooks.html.contains(#"<table id="webhook-endpoints">"#))
             #expect(webhooks.html.contains("https://hooks.example.com/x"))
             #expect(!webhooks.html.contains("whsec_"))
-            #expect(webhooks.html.contains("https://hooks.example.com/y …"))
-            for secret in ["pa55word", "s3cret", "u:"] { #expect(!webhooks.html.contains(secret), "\(secret)") }
+            #expect(webhooks.html.contains("https://hooks.example.com/y/…"))
+            #expect(webhooks.html.contains("https://hooks.slack.com/services/…"))
+            for secret in ["pa55word", "s3cret", "u:", "T0AAA", "XXXXsecret"] { #expect(!webhooks.html.contains(secret), "\(secret)") }
             #expect(webhooks.html.contains(#"<table id="webhook-deliveries">"#))
         }
     }
