@@ -64,11 +64,14 @@ package struct Migrator: Sendable {
     package func migrate(client: PostgresClient, logger: Logger) async throws -> [Int] {
         var applied: [Int] = []
         var attempt = 1
+        var waitingFor: Int?
         while true {
             let version: Int?
             do {
                 version = try await applyNext(client: client, logger: logger)
             } catch let gaveWay as GaveWay {
+                // Tries are counted per migration (another migrator may have applied the one this one waited for).
+                if waitingFor != gaveWay.migration.version { (waitingFor, attempt) = (gaveWay.migration.version, 1) }
                 guard attempt < lockAttempts else {
                     throw StoreError(
                         .configuration,
@@ -103,11 +106,6 @@ package struct Migrator: Sendable {
         do {
             return try await client.inTransaction(logger: logger) { connection -> Int? in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLockKey))", logger: logger).readToEnd()
-                // Every lock after the migrators' own is waited for at most lockWait (see init).
-                try await connection.query(
-                    "SELECT set_config('lock_timeout', \(TransactionLimits.milliseconds(lockWait)), true)",
-                    logger: logger
-                ).readToEnd()
                 try await connection.query(
                     """
                     CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -132,6 +130,12 @@ package struct Migrator: Sendable {
                     CREATE OR REPLACE FUNCTION pg_temp.storeledger_run_migration(migration_sql text) RETURNS void
                     LANGUAGE plpgsql AS $run$ BEGIN EXECUTE migration_sql; END $run$
                     """#,
+                    logger: logger
+                ).readToEnd()
+                // Every lock the migration itself takes is waited for at most lockWait (see init); the bookkeeping
+                // above waits as long as it must (nothing the service runs holds schema_migrations).
+                try await connection.query(
+                    "SELECT set_config('lock_timeout', \(TransactionLimits.milliseconds(lockWait)), true)",
                     logger: logger
                 ).readToEnd()
                 try await connection.query("SELECT pg_temp.storeledger_run_migration(\(migration.sql))", logger: logger).readToEnd()
