@@ -33,7 +33,7 @@ package struct FakeAppStoreServer: Sendable {
         AppStoreAPIConfiguration(
             issuerID: issuerID, keyID: keyID, privateKeyPEM: privateKeyPEM, bundleID: bundleID,
             productionURL: "http://127.0.0.1:\(port)/production", sandboxURL: "http://127.0.0.1:\(port)/sandbox",
-            requestTimeout: .seconds(5), maximumAttempts: maximumAttempts, initialBackoff: .milliseconds(5), maximumBackoff: .milliseconds(50)
+            requestTimeout: .seconds(15), maximumAttempts: maximumAttempts, initialBackoff: .milliseconds(5), maximumBackoff: .milliseconds(50)
         )
     }
 

@@ -111,7 +111,9 @@ struct HTTPTimeoutTests {
                 let head = String(request.dropLast(Self.body.utf8.count))
                 let outcome = try await RawConnection.run(port: port) { writer in
                     try await writer.write(ByteBuffer(string: head))
-                    try await RawConnection.drip(Self.body, every: .milliseconds(40), to: writer)
+                    // 26 bytes 150 ms apart: about 4 s against the 300 ms deadline, so that a loaded machine's late
+                    // timer still fires long before the body is whole.
+                    try await RawConnection.drip(Self.body, every: .milliseconds(150), to: writer)
                 }
                 #expect(outcome.closedByServer)
                 #expect(outcome.received.hasPrefix("HTTP/1.1 503"), "\(outcome.received)")

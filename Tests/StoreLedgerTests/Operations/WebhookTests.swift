@@ -233,7 +233,9 @@ struct WebhookTests {
                     WHERE ep.url LIKE '%/hang' OR substr(ev.original_transaction_id, 2)::int > 30
                     """, logger: db.logger
                 ).readToEnd()
-                let dispatcher = WebhookDispatcher(client: db.client, timeout: .seconds(30), pollInterval: .milliseconds(50), logger: db.logger)
+                // The hanging deliveries' timeout far beyond the waits below (released at the end): on a loaded machine
+                // the healthy deliveries may take tens of seconds, and must still arrive while the hanging ones hang.
+                let dispatcher = WebhookDispatcher(client: db.client, timeout: .seconds(300), pollInterval: .milliseconds(50), logger: db.logger)
                 let running = Task { try await dispatcher.run() }
                 let served = try await eventually(within: .seconds(60), every: .milliseconds(50)) { await receiver.received.count == 3 }
                 let hangingClaimed = try await db.scalar(
