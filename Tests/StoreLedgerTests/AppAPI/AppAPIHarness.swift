@@ -17,6 +17,11 @@ import StoreLedgerVerification
 /// The app-facing API wired as in production (real router, real Postgres, the one handler, jwt-kit), trusting the
 /// test PKI for `TestSigner`'s app in Sandbox and Production, with helpers to mint user tokens and call routes.
 struct AppAPIHarness {
+    /// The time a test's request may spend asking the fake App Store Server API: the service's 20 s
+    /// (``AppAPIDependencies/defaultAppStoreBudget``) ran out on a loaded 2-core machine during the full test run,
+    /// where a test's tasks can wait seconds for a thread; tests of the budget itself give their own.
+    static let testAppStoreBudget: Duration = .seconds(60)
+
     static let secret = "test-secret-for-hs256-user-tokens"
     static let adminKey = "test-admin-key"
 
@@ -29,7 +34,7 @@ struct AppAPIHarness {
     init(
         _ db: TestDatabase, pki: TestPKI, catalog: ProductCatalog = .empty, auth: AuthenticationConfiguration? = nil,
         appStore: AppStoreAPIClient? = nil, intentLifetime: Duration = .seconds(86_400), now: @escaping @Sendable () -> Date = { Date() },
-        anonymousValidation: AnonymousValidation? = nil, appStoreBudget: Duration = AppAPIDependencies.defaultAppStoreBudget
+        anonymousValidation: AnonymousValidation? = nil, appStoreBudget: Duration = AppAPIHarness.testAppStoreBudget
     ) async throws {
         self.db = db
         self.signer = TestSigner(pki: pki)

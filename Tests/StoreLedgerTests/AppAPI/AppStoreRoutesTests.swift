@@ -19,7 +19,7 @@ struct AppStoreRoutesTests {
     /// requests' budget as given, else the fake's and the service's defaults).
     func withAPI(
         configured: Bool = true, maximumAttempts: Int = 3, maximumBackoff: Duration? = nil,
-        appStoreBudget: Duration = AppAPIDependencies.defaultAppStoreBudget,
+        appStoreBudget: Duration = AppAPIHarness.testAppStoreBudget,
         _ body: @Sendable (AppAPIHarness, FakeAppStoreServer, any TestClientProtocol) async throws -> Void
     ) async throws {
         try await FakeAppStoreServer.withRunning { fake in
