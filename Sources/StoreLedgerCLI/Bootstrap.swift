@@ -70,7 +70,10 @@ enum Bootstrap {
             }
             defer { group.cancelAll() }
             for await _ in started {}
+            // The child is between the signal and run()'s first line: let it get there. A yield alone was not enough on
+            // a loaded machine (the warning showed in a full test run); PostgresNIO exposes no "running" flag to wait on.
             await Task.yield()
+            try? await Task.sleep(for: .milliseconds(20))
             return try await body()
         }
     }
