@@ -48,21 +48,26 @@ struct TransactionLimitsTests {
     /// the session after the idle limit and frees its locks, and the client, should it come back, is told.
     @Test func theServerEndsATransactionItsClientLeftIdle() async throws {
         try await TestDatabase.withFresh { db in
-            // Idle 3 s, the client silent for 10: wide enough that a loaded machine still sees the lock held first.
-            let limits = TransactionLimits(lockWait: .seconds(30), statement: .seconds(30), idle: .seconds(3))
+            // Idle 5 s, the client silent for 20: wide enough that a loaded machine still sees the lock held first.
+            let limits = TransactionLimits(lockWait: .seconds(30), statement: .seconds(30), idle: .seconds(5))
+            // The check below must not wait for a connection to open (seconds, on a loaded machine): two are opened
+            // now, one for the holding transaction and one for the check.
+            async let first: Int = Self.advisoryLocks(4343, db)
+            async let second: Int = Self.advisoryLocks(4343, db)
+            #expect(try await [first, second] == [0, 0])
             let (locked, taken) = AsyncStream<Void>.makeStream()
             let holding = Task {
                 defer { taken.finish() }  // never leaves the test waiting, should the lock not be taken
                 try await db.client.inTransaction(logger: db.logger, limits: limits) { connection in
                     try await connection.query("SELECT pg_advisory_xact_lock(4343)", logger: db.logger).readToEnd()
                     taken.yield()
-                    try await Task.sleep(for: .seconds(10))
+                    try await Task.sleep(for: .seconds(20))
                 }
             }
             for await _ in locked { break }
             #expect(try await Self.advisoryLocks(4343, db) == 1)
             // Free again while the client still sleeps: the server ended its transaction.
-            let freed = try await eventually(within: .seconds(8)) { try await Self.advisoryLocks(4343, db) == 0 }
+            let freed = try await eventually(within: .seconds(15)) { try await Self.advisoryLocks(4343, db) == 0 }
             #expect(freed)
             let ended = await #expect(throws: StoreError.self) { try await holding.value }
             #expect(ended?.code == .notCommitted)
