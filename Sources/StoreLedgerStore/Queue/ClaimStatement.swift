@@ -7,29 +7,43 @@ import PostgresNIO
 ///
 /// Takes up to `$1` ready events in available-time order with `FOR UPDATE SKIP LOCKED` (so concurrent claimers
 /// never wait for or share a row), leases them to `$2` for `$3` seconds, counts the attempt, and returns them
-/// with their raw bodies in log order. While a rebuild's swap holds the live tables (``ShadowSchema/swapLockKey``,
+/// with their raw bodies in log order. Events never requeued come first; those an operator requeued or replayed
+/// (`requeued_at` set) only fill what remains of the batch, so a replay's backlog never delays what Apple sends now. While a rebuild's swap holds the live tables (``ShadowSchema/swapLockKey``,
 /// exclusively) it takes nothing: a batch claimed then would wait for the swap to end, past its lease perhaps, and
 /// every claim after it would too, each holding a connection and spending an attempt.
 struct ClaimStatement: PostgresPreparedStatement {
     /// The statement's server-side name.
-    static let name = "storeledger_claim_v2"
+    static let name = "storeledger_claim_v3"
 
     /// The statement.
     /// The ids come from an `ARRAY(...)` sub-select so that the plan, prepared once without knowing `$1`, is
-    /// index-driven (the ready index, then the primary keys, then each event's partition by primary key) rather
-    /// than a hash join sized for an unknown LIMIT.
+    /// index-driven (the ready indexes, then the primary keys, then each event's partition by primary key) rather
+    /// than a hash join sized for an unknown LIMIT. Each kind of event is its own locking scan (`FOR UPDATE` is not
+    /// allowed in a `UNION`'s arms, and a CTE's scan runs only as far as it is read): the requeued scan runs only when
+    /// the live one left room.
     static let sql = """
         WITH claimed AS (
             UPDATE event_queue q
             SET state = 'processing', attempts = q.attempts + 1, lease_owner = $2,
                 lease_expires_at = now() + make_interval(secs => $3), updated_at = now()
             WHERE q.event_id = ANY (ARRAY(
-                SELECT event_id FROM event_queue
-                WHERE state = 'pending' AND available_at <= now()
-                  AND (SELECT pg_try_advisory_xact_lock_shared(\(ShadowSchema.swapLockKey)))
-                ORDER BY available_at, event_id
+                WITH live AS (
+                    SELECT event_id FROM event_queue
+                    WHERE state = 'pending' AND requeued_at IS NULL AND available_at <= now()
+                      AND (SELECT pg_try_advisory_xact_lock_shared(\(ShadowSchema.swapLockKey)))
+                    ORDER BY available_at, event_id
+                    LIMIT $1
+                    FOR UPDATE SKIP LOCKED
+                ), requeued AS (
+                    SELECT event_id FROM event_queue
+                    WHERE state = 'pending' AND requeued_at IS NOT NULL AND available_at <= now()
+                      AND (SELECT pg_try_advisory_xact_lock_shared(\(ShadowSchema.swapLockKey)))
+                    ORDER BY available_at, event_id
+                    LIMIT $1
+                    FOR UPDATE SKIP LOCKED
+                )
+                SELECT event_id FROM live UNION ALL SELECT event_id FROM requeued
                 LIMIT $1
-                FOR UPDATE SKIP LOCKED
             ))
             RETURNING q.event_id, q.event_received_at, q.attempts
         )

@@ -274,6 +274,27 @@ struct EventQueueTests {
         }
     }
 
+    /// What Apple sends during a replay is claimed before the replay's backlog, which only fills what is left of a
+    /// batch: a replay of last month must not make "is this user premium?" stale until it ends.
+    @Test func aNotificationArrivingDuringAReplayIsClaimedBeforeTheReplayedEvents() async throws {
+        try await TestDatabase.withFresh { db in
+            let queue = EventQueue(client: db.client)
+            let old = try await append(db, count: 4)
+            try await complete(db, try await queue.claim(limit: 4, owner: "w", lease: .seconds(30), logger: db.logger).map { ($0, .done) }, owner: "w")
+            let replayed = try await OperatorStore(client: db.client).requeue(
+                .idRange(old[0].rawValue...old[3].rawValue), action: "replay", by: "test", reason: "projection fix", logger: db.logger
+            )
+            #expect(replayed == 4)
+            let fresh = try await append(db, count: 2)
+            #expect(try await queue.claim(limit: 2, owner: "w", lease: .seconds(30), logger: db.logger).map(\.id) == fresh)
+            #expect(try await queue.claim(limit: 2, owner: "w", lease: .seconds(30), logger: db.logger).map(\.id) == Array(old[0...1]))
+            // A batch with room takes the new notification and fills the rest from the replay, oldest first.
+            let newest = try await append(db, count: 1)
+            #expect(try await queue.claim(limit: 2, owner: "w", lease: .seconds(30), logger: db.logger).map(\.id) == [old[2]] + newest)
+            #expect(try await queue.claim(limit: 10, owner: "w", lease: .seconds(30), logger: db.logger).map(\.id) == [old[3]])
+        }
+    }
+
     @Test func finishedEventsLeaveTheClaimIndex() async throws {
         try await TestDatabase.withFresh { db in
             try await append(db, count: 5)
