@@ -280,7 +280,8 @@ struct EventQueueTests {
         try await TestDatabase.withFresh { db in
             let queue = EventQueue(client: db.client)
             let old = try await append(db, count: 4)
-            try await complete(db, try await queue.claim(limit: 4, owner: "w", lease: .seconds(30), logger: db.logger).map { ($0, .done) }, owner: "w")
+            try await complete(
+                db, try await queue.claim(limit: 4, owner: "w", lease: .seconds(30), logger: db.logger).map { ($0, .done) }, owner: "w")
             let replayed = try await OperatorStore(client: db.client).requeue(
                 .idRange(old[0].rawValue...old[3].rawValue), action: "replay", by: "test", reason: "projection fix", logger: db.logger
             )
