@@ -5,7 +5,8 @@ import NIOCore
 
 extension HTTPServerBuilder {
     /// An HTTP/1 server that enforces `timeouts`: Hummingbird's idle timeout for connections with no request in
-    /// progress, and a ``RequestDeadlineHandler`` for requests that arrive too slowly; an ``ExpectContinueHandler``
+    /// progress, a ``RequestDeadlineHandler`` for requests that arrive too slowly, and a ``StalledAnswerHandler`` for
+    /// answers the client does not take within the idle timeout; an ``ExpectContinueHandler``
     /// answers `Expect: 100-continue`. Both StoreLedger listeners (the public port and the admin port) are built with it.
     /// A request that does not arrive in time is answered `lateStatus`: 408, or 503 where a 5xx is what makes the sender
     /// (Apple) send it again.
@@ -17,23 +18,30 @@ extension HTTPServerBuilder {
             additionalChannelHandlers: [RequestDeadlineHandler(timeout: request, lateStatus: lateStatus, logger: logger), ExpectContinueHandler()],
             idleTimeout: TimeAmount(timeouts.idle)
         )
+        let idle = TimeAmount(timeouts.idle)
         return HTTPServerBuilder { responder in
-            DeadlineHTTP1Channel(base: HTTP1Channel(responder: responder, configuration: configuration))
+            DeadlineHTTP1Channel(base: HTTP1Channel(responder: responder, configuration: configuration), answerTimeout: idle, logger: logger)
         }
     }
 }
 
-/// Hummingbird's HTTP/1 child channel with a ``RequestDeadlineHandler/ByteObserver`` in front of its HTTP decoder.
+/// Hummingbird's HTTP/1 child channel with a ``RequestDeadlineHandler/ByteObserver`` in front of its HTTP decoder and a
+/// ``StalledAnswerHandler`` in front of its encoder.
 struct DeadlineHTTP1Channel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
 
     /// The channel it extends.
     let base: HTTP1Channel
+    /// How long an answer may make no progress before the connection is closed (the idle timeout).
+    let answerTimeout: TimeAmount
+    /// Where a stalled answer is logged.
+    let logger: Logger
 
-    /// Adds the observer first, then Hummingbird's pipeline behind it.
+    /// Adds the observer and the stall check first, then Hummingbird's pipeline behind them.
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         do {
             try channel.pipeline.syncOperations.addHandler(RequestDeadlineHandler.ByteObserver(), position: .first)
+            try channel.pipeline.syncOperations.addHandler(StalledAnswerHandler(timeout: answerTimeout, logger: self.logger), position: .first)
         } catch {
             return channel.eventLoop.makeFailedFuture(error)
         }

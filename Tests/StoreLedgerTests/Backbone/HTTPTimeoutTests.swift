@@ -39,6 +39,20 @@ struct HTTPTimeoutTests {
         }
     }
 
+    /// A client that sends requests and never reads the answers (its window shut) leaves the server's answer unwritten:
+    /// neither the idle timeout (an answer is being written) nor the request deadline (the requests arrived) runs
+    /// then, and the connection, with the request task waiting to write, would be held for as long as the client
+    /// likes. An answer that makes no progress for the idle timeout closes the connection.
+    @Test func aClientThatNeverReadsItsAnswersIsClosed() async throws {
+        try await TestDatabase.withFresh { db in
+            try await withReceiver(db, timeouts: HTTPTimeouts(idle: .seconds(1), request: .seconds(60))) { port in
+                let closedAfter = try await RawConnection.pipelineWithoutReading(
+                    "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", port: port, bound: .seconds(60))
+                #expect(closedAfter != nil, "the connection was still open after 60 s")
+            }
+        }
+    }
+
     @Test func aRequestHeadDrippedSlowerThanTheDeadlineIsClosed() async throws {
         try await TestDatabase.withFresh { db in
             // The idle timeout is far away: only the request deadline can close this connection.
