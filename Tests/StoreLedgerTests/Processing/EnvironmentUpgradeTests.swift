@@ -27,14 +27,20 @@ struct EnvironmentUpgradeTests {
         ).id
     }
 
-    /// Finishes every pending event the way an old worker did: each with the outcome `outcome(event)` gives.
-    func finishAsTheOldWorkerDid(_ db: TestDatabase, outcome: (ClaimedEvent) -> EventOutcome) async throws {
-        let batch = try await EventQueue(client: db.client).claim(limit: 100, owner: "old-worker", lease: .seconds(60), logger: db.logger)
-        try await db.client.inTransaction(logger: db.logger) { connection in
-            try await EventQueue.complete(
-                batch.map { (event: $0, outcome: outcome($0)) }, owner: "old-worker", policy: .init(), on: connection, sessions: DatabaseSessions(),
+    /// Rejects every pending event as an old worker did, each for the reason `reason(id)` gives; in SQL the schema of
+    /// that time has (today's claim reads columns that later migrations added).
+    func rejectAsTheOldWorkerDid(_ db: TestDatabase, reason: (EventID) -> String) async throws {
+        let pending = try await db.client.query("SELECT event_id FROM event_queue WHERE state = 'pending'", logger: db.logger)
+            .decode(Int64.self).readToEnd()
+        for id in pending {
+            try await db.client.query(
+                """
+                UPDATE event_queue SET state = 'rejected', attempts = attempts + 1, reject_reason = \(reason(EventID(id))),
+                    finished_at = now(), updated_at = now()
+                WHERE event_id = \(id)
+                """,
                 logger: db.logger
-            )
+            ).readToEnd()
         }
     }
 
@@ -79,10 +85,8 @@ struct EnvironmentUpgradeTests {
                 try sandbox.signedNotification(type: "TEST", signedDate: Date(), variant: .flippedSignatureByte),
                 route: "/notifications/apple", hint: .production, db: db
             )
-            try await finishAsTheOldWorkerDid(db) { event in
-                event.id == forged
-                    ? .reject(reason: "badSignature: the ES256 signature does not match the signed header and payload")
-                    : .reject(reason: Self.oldReason)
+            try await rejectAsTheOldWorkerDid(db) { id in
+                id == forged ? "badSignature: the ES256 signature does not match the signed header and payload" : Self.oldReason
             }
             #expect(try await state(of: lostOnProductionURL, db) == ("rejected", Self.oldReason))
             #expect(try await db.scalar("SELECT count(*) FROM notifications") == 0)
