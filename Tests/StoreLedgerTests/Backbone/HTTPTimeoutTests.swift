@@ -43,7 +43,14 @@ struct HTTPTimeoutTests {
     /// neither the idle timeout (an answer is being written) nor the request deadline (the requests arrived) runs
     /// then, and the connection, with the request task waiting to write, would be held for as long as the client
     /// likes. An answer that makes no progress for the idle timeout closes the connection.
+    /// (Closed for that reason, not by the idle timer before its first request: the stall is counted.)
     @Test func aClientThatNeverReadsItsAnswersIsClosed() async throws {
+        let registry = AdminPortTests.registry  // swift-metrics bootstrapped before the handler makes its counter
+        func stalls() -> Int {
+            let line = registry.emitToString().split(separator: "\n").first { $0.hasPrefix("storeledger_http_stalled_answers_total ") }
+            return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+        }
+        let before = stalls()
         try await TestDatabase.withFresh { db in
             try await withReceiver(db, timeouts: HTTPTimeouts(idle: .seconds(1), request: .seconds(60))) { port in
                 let closedAfter = try await RawConnection.pipelineWithoutReading(
@@ -51,6 +58,7 @@ struct HTTPTimeoutTests {
                 #expect(closedAfter != nil, "the connection was still open after 60 s")
             }
         }
+        #expect(stalls() > before)
     }
 
     @Test func aRequestHeadDrippedSlowerThanTheDeadlineIsClosed() async throws {

@@ -62,25 +62,33 @@ enum RawConnection {
     }
 
     /// Connects to `127.0.0.1:port` with a small receive window and never reads: writes `request` over and over,
-    /// pipelined, whenever the connection can take more, until the server closes it or `bound` has passed. Returns
-    /// how long the server took to close it, or nil if it was still open at the bound.
+    /// pipelined, a hundred at a time, each batch once the one before has gone to the kernel (so that the writing
+    /// neither spins nor floods the event loops other tests share), until the server closes the connection or `bound`
+    /// has passed. Returns how long the server took to close it, or nil if it was still open at the bound.
     static func pipelineWithoutReading(_ request: String, port: Int, bound: Duration) async throws -> Duration? {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(.autoRead, value: false)
             .channelOption(.socketOption(.so_rcvbuf), value: 4_096)
             .connect(host: "127.0.0.1", port: port).get()
-        defer { channel.close(promise: nil) }
         let chunk = ByteBuffer(string: String(repeating: request, count: 100))
         let start = ContinuousClock.now
-        while start.duration(to: .now) < bound {
-            guard channel.isActive else { return start.duration(to: .now) }
-            if channel.isWritable {
-                channel.writeAndFlush(chunk, promise: nil)
-            } else {
-                try await Task.sleep(for: .milliseconds(20))
+        return try await withThrowingTaskGroup(of: Duration?.self) { group in
+            group.addTask {
+                do {
+                    while true { try await channel.writeAndFlush(chunk) }
+                } catch {
+                    return start.duration(to: .now)  // the server closed (reset) the connection
+                }
             }
+            group.addTask {
+                try? await Task.sleep(for: bound)
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            channel.close(promise: nil)  // fails a write still waiting, should the bound have come first
+            group.cancelAll()
+            return first
         }
-        return nil
     }
 
     /// Writes `text` one byte at a time, `interval` apart (bounded by the text's length).
