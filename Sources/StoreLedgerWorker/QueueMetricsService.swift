@@ -53,6 +53,7 @@ package struct QueueMetricsService: Service {
             Gauge(label: "storeledger_queue_depth", dimensions: [("state", state)]).record(count)
         }
         Gauge(label: "storeledger_queue_oldest_pending_seconds").record(statistics.oldestPendingAgeSeconds ?? 0)
+        Gauge(label: "storeledger_queue_oldest_requeued_seconds").record(statistics.oldestRequeuedAgeSeconds ?? 0)
         let unreconciled = try await DatabaseHistory(client: client).changes(unreconciledOnly: true, logger: logger)
         Gauge(label: "storeledger_database_history_unreconciled_changes").record(unreconciled.count)
     }

@@ -33,6 +33,7 @@ extension ConsoleController {
                     ["state": $0, "count": statistics.depth[$0] ?? 0, "estimated": $0 == "done" && statistics.doneIsEstimated] as [String: Any]
                 },
                 "oldestPending": ConsoleFormat.age(statistics.oldestPendingAgeSeconds),
+                "oldestRequeued": ConsoleFormat.age(statistics.oldestRequeuedAgeSeconds),
                 "finished": statistics.finishedLastMinute, "received": statistics.receivedLastMinute,
                 "rejections": byCount(statistics.rejectedByReason), "dead": byCount(statistics.deadByError),
                 "problemLimit": Self.problemLimit,

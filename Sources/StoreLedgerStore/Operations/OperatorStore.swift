@@ -62,17 +62,23 @@ package struct OperatorStore: Sendable {
             { depth["done"] = count }
         }
         var oldest: Double?
-        for try await age in try await client.query(
+        var oldestRequeued: Double?
+        // Notifications from their enqueue; requeued events (claimed only when notifications leave room) from the requeue.
+        for try await (live, requeued) in try await client.query(
             """
-            SELECT extract(epoch FROM now() - min(coalesce(requeued_at, enqueued_at)))::float8 FROM event_queue
+            SELECT extract(epoch FROM now() - min(enqueued_at) FILTER (WHERE requeued_at IS NULL))::float8,
+                   extract(epoch FROM now() - min(requeued_at))::float8
+            FROM event_queue
             WHERE state = 'pending' AND available_at <= now()
             """,
             logger: logger
-        ).decode(Double?.self) {
-            oldest = age
+        ).decode((Double?, Double?).self) {
+            oldest = live
+            oldestRequeued = requeued
         }
         return QueueStatistics(
-            depth: depth, doneIsEstimated: doneIsEstimated, oldestPendingAgeSeconds: oldest, finishedLastMinute: finished,
+            depth: depth, doneIsEstimated: doneIsEstimated, oldestPendingAgeSeconds: oldest, oldestRequeuedAgeSeconds: oldestRequeued,
+            finishedLastMinute: finished,
             receivedLastMinute: received,
             rejectedByReason: try await classes(column: .rejectReason, state: "rejected", logger: logger),
             deadByError: try await classes(column: .lastError, state: "dead", logger: logger)

@@ -7,9 +7,12 @@ package struct QueueStatistics: Sendable, Codable, Equatable {
     /// Whether `depth["done"]` is the planner's estimate (a queue of more than ``OperatorStore/exactDoneCountLimit``
     /// done events) rather than a count.
     package var doneIsEstimated: Bool
-    /// Age in seconds of the oldest event waiting to be claimed (pending and available), nil when none: counted from
-    /// its enqueue, or from an operator's last requeue or replay of it.
+    /// Age in seconds of the oldest event never requeued that waits to be claimed (pending and available), from its
+    /// enqueue, nil when none: how far the ledger is behind what Apple sent.
     package var oldestPendingAgeSeconds: Double?
+    /// Age in seconds of the oldest event an operator requeued or replayed that waits to be claimed, from that requeue,
+    /// nil when none: operator work, which claims take only when notifications leave room.
+    package var oldestRequeuedAgeSeconds: Double?
     /// Events finished (done, rejected or dead) in the last minute.
     package var finishedLastMinute: Int
     /// Events appended to the log in the last minute.
@@ -21,12 +24,13 @@ package struct QueueStatistics: Sendable, Codable, Equatable {
 
     /// Creates a snapshot.
     package init(
-        depth: [String: Int], doneIsEstimated: Bool = false, oldestPendingAgeSeconds: Double?, finishedLastMinute: Int, receivedLastMinute: Int,
-        rejectedByReason: [String: Int], deadByError: [String: Int]
+        depth: [String: Int], doneIsEstimated: Bool = false, oldestPendingAgeSeconds: Double?, oldestRequeuedAgeSeconds: Double? = nil,
+        finishedLastMinute: Int, receivedLastMinute: Int, rejectedByReason: [String: Int], deadByError: [String: Int]
     ) {
         self.depth = depth
         self.doneIsEstimated = doneIsEstimated
         self.oldestPendingAgeSeconds = oldestPendingAgeSeconds
+        self.oldestRequeuedAgeSeconds = oldestRequeuedAgeSeconds
         self.finishedLastMinute = finishedLastMinute
         self.receivedLastMinute = receivedLastMinute
         self.rejectedByReason = rejectedByReason

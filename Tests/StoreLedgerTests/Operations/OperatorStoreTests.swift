@@ -51,8 +51,9 @@ struct OperatorStoreTests {
         }
     }
 
-    /// A requeue or replay of old events is work an operator asked for, not a ledger weeks behind Apple: the oldest
-    /// pending age counts from it (the "very old" alert stays quiet), while an event never requeued keeps its age; and
+    /// A requeue or replay of old events is work an operator asked for, not a ledger weeks behind Apple: its age counts
+    /// from the requeue, apart from the oldest pending notification's (the "very old" alert stays quiet, and a replay
+    /// waiting behind notifications never raises it), while an event never requeued keeps its age; and
     /// dead events group by cause, whichever worker held an expired lease or whatever error a retry recorded.
     @Test func theOldestPendingAgeCountsFromARequeueAndDeadEventsGroupByCause() async throws {
         try await TestDatabase.withFresh { db in
@@ -62,14 +63,18 @@ struct OperatorStoreTests {
             let done = try await pipeline.count(.done)
             let first = try await db.scalar("SELECT min(event_id) FROM event_queue")
             #expect(try await store.requeue(.idRange(Int64(first)...Int64.max), by: "ops", reason: "projection fix", logger: db.logger) == done + 2)
-            let replayed = try #require(try await store.statistics(logger: db.logger).oldestPendingAgeSeconds)
+            let afterReplay = try await store.statistics(logger: db.logger)
+            #expect(afterReplay.oldestPendingAgeSeconds == nil)
+            let replayed = try #require(afterReplay.oldestRequeuedAgeSeconds)
             #expect(replayed < 600, "\(replayed) s")
             // An event appended two hours ago and never requeued is as old as it is.
             let waiting = try await pipeline.append(source: .appleNotification, body: #"{"signedPayload":"x.y.z"}"#)
             try await db.client.query(
                 "UPDATE event_queue SET enqueued_at = now() - interval '2 hours' WHERE event_id = \(waiting.rawValue)", logger: db.logger)
-            let behind = try #require(try await store.statistics(logger: db.logger).oldestPendingAgeSeconds)
+            let withNotification = try await store.statistics(logger: db.logger)
+            let behind = try #require(withNotification.oldestPendingAgeSeconds)
             #expect(behind > 7_000 && behind < 7_400, "\(behind) s")
+            #expect(try #require(withNotification.oldestRequeuedAgeSeconds) < 600)
 
             // Leases held by two workers expire on their last attempt; a retry records a database error.
             let queue = EventQueue(client: db.client)
