@@ -456,7 +456,9 @@ struct ConsoleCustomerTests {
             for state in ["pending", "processing", "done", "rejected", "dead"] { #expect(html.contains(#"<tr data-state="\#(state)">"#), "\(state)") }
             let rejectedCount = try await db.scalar("SELECT count(*) FROM event_queue WHERE state = 'rejected'")
             #expect(html.contains(#"<tr data-state="rejected"><td>rejected</td><td class="count num">\#(rejectedCount)</td></tr>"#))
-            for id in [#"id="oldest-pending""#, #"id="oldest-requeued""#, #"id="throughput""#, #"<table id="rejections">"#, #"<table id="problem-events">"#] {
+            for id in [
+                #"id="oldest-pending""#, #"id="oldest-requeued""#, #"id="throughput""#, #"<table id="rejections">"#, #"<table id="problem-events">"#,
+            ] {
                 #expect(html.contains(id), "\(id)")
             }
             #expect(html.contains("malformed"))
