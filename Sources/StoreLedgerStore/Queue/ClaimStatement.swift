@@ -8,7 +8,8 @@ import PostgresNIO
 /// Takes up to `$1` ready events in available-time order with `FOR UPDATE SKIP LOCKED` (so concurrent claimers
 /// never wait for or share a row), leases them to `$2` for `$3` seconds, counts the attempt, and returns them
 /// with their raw bodies in log order. Events never requeued come first; those an operator requeued or replayed
-/// (`requeued_at` set) only fill what remains of the batch, so a replay's backlog never delays what Apple sends now. While a rebuild's swap holds the live tables (``ShadowSchema/swapLockKey``,
+/// (`requeued_at` set) only fill what remains of the batch, so what Apple sends now waits at most for the batches
+/// already claimed, never for a replay's backlog. While a rebuild's swap holds the live tables (``ShadowSchema/swapLockKey``,
 /// exclusively) it takes nothing: a batch claimed then would wait for the swap to end, past its lease perhaps, and
 /// every claim after it would too, each holding a connection and spending an attempt.
 struct ClaimStatement: PostgresPreparedStatement {

@@ -428,12 +428,22 @@ extension RebuildTests {
     }
 
     /// While a swap holds the live tables, a claim takes nothing: a batch claimed then would only wait for the swap,
-    /// past its lease perhaps, holding a connection and spending an attempt, and so would every claim after it.
+    /// past its lease perhaps, holding a connection and spending an attempt, and so would every claim after it. Events
+    /// an operator requeued (read by a scan of their own) wait too.
     @Test func whileTheSwapHoldsTheLiveTablesWorkersClaimNothing() async throws {
         try await TestDatabase.withFresh { db in
             let pipeline = try LedgerPipeline(db, pki: Self.pki)
             try await pipeline.append(Array(Self.workload().prefix(3)))
             let queue = EventQueue(client: db.client)
+            try await db.client.inTransaction(logger: db.logger) { connection in
+                try await ShadowSchema.lockLiveTables(on: connection, logger: db.logger)
+                #expect(try await queue.claim(limit: 10, owner: "test", lease: .seconds(60), logger: db.logger).isEmpty)
+            }
+            #expect(try await queue.claim(limit: 10, owner: "test", lease: .seconds(60), logger: db.logger).count == 3)
+            try await db.client.query(
+                "UPDATE event_queue SET state = 'done', lease_owner = NULL, lease_expires_at = NULL, finished_at = now()", logger: db.logger
+            ).readToEnd()
+            #expect(try await OperatorStore(client: db.client).requeue(.idRange(1...Int64.max), by: "test", reason: "replay", logger: db.logger) == 3)
             try await db.client.inTransaction(logger: db.logger) { connection in
                 try await ShadowSchema.lockLiveTables(on: connection, logger: db.logger)
                 #expect(try await queue.claim(limit: 10, owner: "test", lease: .seconds(60), logger: db.logger).isEmpty)
