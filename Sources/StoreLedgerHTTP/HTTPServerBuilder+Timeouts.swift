@@ -14,13 +14,13 @@ extension HTTPServerBuilder {
         timeouts: HTTPTimeouts, lateStatus: HTTPResponse.Status = .requestTimeout, logger: Logger
     ) -> HTTPServerBuilder {
         let request = TimeAmount(timeouts.request)
+        let idle = TimeAmount(timeouts.idle)
         let configuration = HTTP1Channel.Configuration(
             additionalChannelHandlers: [RequestDeadlineHandler(timeout: request, lateStatus: lateStatus, logger: logger), ExpectContinueHandler()],
-            idleTimeout: TimeAmount(timeouts.idle)
+            idleTimeout: idle
         )
-        let idle = TimeAmount(timeouts.idle)
         return HTTPServerBuilder { responder in
-            DeadlineHTTP1Channel(base: HTTP1Channel(responder: responder, configuration: configuration), answerTimeout: idle, logger: logger)
+            DeadlineHTTP1Channel(base: HTTP1Channel(responder: responder, configuration: configuration), answerTimeout: idle)
         }
     }
 }
@@ -34,14 +34,12 @@ struct DeadlineHTTP1Channel: ServerChildChannel {
     let base: HTTP1Channel
     /// How long an answer may make no progress before the connection is closed (the idle timeout).
     let answerTimeout: TimeAmount
-    /// Where a stalled answer is logged.
-    let logger: Logger
 
     /// Adds the observer and the stall check first, then Hummingbird's pipeline behind them.
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         do {
             try channel.pipeline.syncOperations.addHandler(RequestDeadlineHandler.ByteObserver(), position: .first)
-            try channel.pipeline.syncOperations.addHandler(StalledAnswerHandler(timeout: answerTimeout, logger: self.logger), position: .first)
+            try channel.pipeline.syncOperations.addHandler(StalledAnswerHandler(timeout: answerTimeout, logger: logger), position: .first)
         } catch {
             return channel.eventLoop.makeFailedFuture(error)
         }
