@@ -52,7 +52,9 @@ struct HTTPTimeoutTests {
         }
         let before = stalls()
         try await TestDatabase.withFresh { db in
-            try await withReceiver(db, timeouts: HTTPTimeouts(idle: .seconds(1), request: .seconds(60))) { port in
+            // Idle 3 s: wide enough that the idle timer does not close the connection before its first request
+            // arrives on a loaded machine (the stall count below would then fail the test).
+            try await withReceiver(db, timeouts: HTTPTimeouts(idle: .seconds(3), request: .seconds(60))) { port in
                 let closedAfter = try await RawConnection.pipelineWithoutReading(
                     "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", port: port, bound: .seconds(60))
                 #expect(closedAfter != nil, "the connection was still open after 60 s")
