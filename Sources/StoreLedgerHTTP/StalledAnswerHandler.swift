@@ -41,11 +41,11 @@ package final class StalledAnswerHandler: ChannelOutboundHandler, RemovableChann
     package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .byteBuffer(var buffer) = unwrapOutboundIn(data), buffer.readableBytes > Self.sliceBytes {
             while buffer.readableBytes > Self.sliceBytes, let slice = buffer.readSlice(length: Self.sliceBytes) {
-                pass(wrapOutboundOut(.byteBuffer(slice)), promise: context.eventLoop.makePromise(), context: context)
+                pass(wrapOutboundOut(.byteBuffer(slice)), promise: nil, context: context)
             }
-            pass(wrapOutboundOut(.byteBuffer(buffer)), promise: promise ?? context.eventLoop.makePromise(), context: context)
+            pass(wrapOutboundOut(.byteBuffer(buffer)), promise: promise, context: context)
         } else {
-            pass(data, promise: promise ?? context.eventLoop.makePromise(), context: context)
+            pass(data, promise: promise, context: context)
         }
     }
 
@@ -55,7 +55,8 @@ package final class StalledAnswerHandler: ChannelOutboundHandler, RemovableChann
         check = nil
     }
 
-    private func pass(_ data: NIOAny, promise written: EventLoopPromise<Void>, context: ChannelHandlerContext) {
+    private func pass(_ data: NIOAny, promise: EventLoopPromise<Void>?, context: ChannelHandlerContext) {
+        let written = promise ?? context.eventLoop.makePromise()
         if unfinished == 0 { lastProgress = context.eventLoop.now }
         unfinished += 1
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)

@@ -88,10 +88,9 @@ extension ConsoleController {
             if let renewal = decoded.renewalInfo { notification["renewal"] = renewal }
             values["decoded"] = notification
         } else if let (name, payload) = Self.signedPayload(event.body) {
-            // A done event that is no notification (an app's or a sync's transaction or renewal info) verified: its
-            // payload is what was recorded. Any other is shown decoded without verification.
-            // Only an app's or a sync's signed data: a notification done without a recorded delivery was handled by
-            // the envelope handler (`work --handler envelope`), which verifies nothing.
+            // A done event of an app's or a sync's signed data (a transaction or renewal info) verified: its payload is
+            // what was recorded. Any other is shown decoded without verification, a notification done without a
+            // recorded delivery included: the envelope handler (`work --handler envelope`) verifies nothing.
             if event.state == "done", [EventSource.client.rawValue, EventSource.serverAPI.rawValue].contains(event.source) {
                 values["verifiedPayload"] = ["name": name, "payload": payload]
             } else {

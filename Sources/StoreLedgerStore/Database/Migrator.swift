@@ -88,7 +88,6 @@ package struct Migrator: Sendable {
             }
             guard let version else { return applied }
             applied.append(version)
-            attempt = 1
         }
     }
 
