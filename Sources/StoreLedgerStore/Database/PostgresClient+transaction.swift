@@ -15,6 +15,12 @@ extension PostgresClient {
     /// process's `sessions`, which prepares the connection's session first (``DatabaseSessions/prepare(_:logger:)``);
     /// one that takes row locks passes `limits`, which the server enforces (``TransactionLimits``): a transaction its
     /// caller gave up on (a deadline passed) ends within them, and frees its locks, whatever the caller does.
+    ///
+    /// A connection the server has just closed (a terminated backend, a pooler or failover restart) can still be
+    /// leased before the pool hears of the close, and PostgresNIO drops what is written to it without failing it: a
+    /// transaction begun there would wait forever. Such a lease is given back unused, once the pool has heard of the
+    /// close, and another taken; nothing was sent, so a caller whose every lease was closed (a pooler restart that
+    /// ended them all) sees ``StoreError/Code/notCommitted``.
     @discardableResult
     package func inTransaction<Result>(
         logger: Logger,
@@ -23,10 +29,25 @@ extension PostgresClient {
         isolation: isolated (any Actor)? = #isolation,
         _ body: (PostgresConnection) async throws -> sending Result
     ) async throws -> sending Result {
-        try await withConnection(isolation: isolation) { connection in
-            try await connection.inTransaction(logger: logger, sessions: sessions, limits: limits, isolation: isolation, body)
+        for attempt in 1...Self.closedLeaseAttempts {
+            let result: Result? = try await withConnection(isolation: isolation) { connection in
+                guard !connection.isClosed else {
+                    // The pool hears of the close before this wait ends (its callback on the close came first), so the
+                    // next lease is another connection.
+                    try? await connection.closeFuture.get()
+                    return nil
+                }
+                return try await connection.inTransaction(logger: logger, sessions: sessions, limits: limits, isolation: isolation, body)
+            }
+            if let result { return result }
+            logger.notice("leased a connection the server had closed; leasing another", metadata: ["attempt": "\(attempt)"])
         }
+        throw StoreError(.notCommitted, "every connection leased for the transaction had been closed by the server; nothing was sent")
     }
+
+    /// How many leases ``inTransaction(logger:sessions:limits:isolation:_:)`` takes before giving up on finding an
+    /// open connection.
+    static let closedLeaseAttempts = 5
 }
 
 extension PostgresConnection {
@@ -46,6 +67,8 @@ extension PostgresConnection {
         isolation: isolated (any Actor)? = #isolation,
         _ body: (PostgresConnection) async throws -> sending Result
     ) async throws -> sending Result {
+        // A statement written to a closed connection would never be answered: nothing is sent, nothing committed.
+        guard !isClosed else { throw StoreError(.notCommitted, "the connection had closed before the transaction began; nothing was sent") }
         // Before BEGIN, so that a rollback cannot undo it.
         try await sessions?.prepare(self, logger: logger)
         try await query("BEGIN", logger: logger).readToEnd()

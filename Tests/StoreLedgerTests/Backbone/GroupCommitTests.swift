@@ -105,37 +105,41 @@ struct GroupCommitTests {
         try await TestDatabase.withFresh { db in
             let refused = await #expect(throws: PSQLError.self) { try await db.client.query("SELECT 1/0", logger: db.logger).readToEnd() }
             #expect(refused?.endsSession == false)
-            let log = EventLog(client: db.client, concurrentCommits: 1)
-            /// Ends the session waiting on the lock; false when none came to wait.
-            @Sendable func terminateTheWaiter() async throws -> Bool {
-                guard try await eventually({ try await Self.waitingOnLocks(db) == 1 }) else { return false }
-                try await db.client.query(
-                    """
-                    SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                    WHERE datname = current_database() AND wait_event_type = 'Lock'
-                    """,
-                    logger: db.logger
-                ).readToEnd()
-                return true
-            }
-            try await db.withTableLocked("event_queue") {
-                let first = Task { try await log.append(Self.event(0, userAgent: nil), logger: db.logger) }
-                #expect(try await eventually { try await Self.waitingOnLocks(db) == 1 })
-                let batch = (1...2).map { index in Task { try await log.append(Self.event(index, userAgent: nil), logger: db.logger) } }
-                let queued = try await eventually { log.waitingAppends == 2 }
-                #expect(queued)
-                #expect(try await terminateTheWaiter())
-                let ended = await #expect(throws: PSQLError.self) { try await first.value }
-                #expect(ended?.endsSession == true)
-                // The next batch waits on the lock in its turn and is ended too; or, on a loaded machine, its transaction
-                // went to the pooled connection the server had just ended before the pool knew, and stalls until the
-                // commit deadline (PostgresNIO answers nothing on a closed channel). Either way it fails, and is not
-                // appended again.
-                _ = try await terminateTheWaiter()
-                for task in batch {
-                    await #expect {
-                        try await task.value
-                    } throws: { $0 is PSQLError || $0 is DeadlineExceeded }
+            // The log has a pool of its own: the connection the server ends is one of its, never one the test's own
+            // queries could lease next.
+            try await TestDatabase.withClient(db.url, maximumConnections: 4) { logClient in
+                let log = EventLog(client: logClient, concurrentCommits: 1)
+                /// Ends the session waiting on the lock; false when none came to wait.
+                @Sendable func terminateTheWaiter() async throws -> Bool {
+                    guard try await eventually(within: .seconds(15), { try await Self.waitingOnLocks(db) == 1 }) else { return false }
+                    try await db.client.query(
+                        """
+                        SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                        WHERE datname = current_database() AND wait_event_type = 'Lock'
+                        """,
+                        logger: db.logger
+                    ).readToEnd()
+                    return true
+                }
+                try await db.withTableLocked("event_queue") {
+                    let first = Task { try await log.append(Self.event(0, userAgent: nil), logger: db.logger) }
+                    #expect(try await eventually { try await Self.waitingOnLocks(db) == 1 })
+                    let batch = (1...2).map { index in Task { try await log.append(Self.event(index, userAgent: nil), logger: db.logger) } }
+                    let queued = try await eventually { log.waitingAppends == 2 }
+                    #expect(queued)
+                    #expect(try await terminateTheWaiter())
+                    let ended = await #expect(throws: PSQLError.self) { try await first.value }
+                    #expect(ended?.endsSession == true)
+                    // The next batch waits on the lock in its turn, on another connection (the closed one is not used), and
+                    // is ended too; or, in the moment between the lease and its first statement, the connection closed and
+                    // its statement was dropped (PostgresNIO answers nothing on a closed channel): it stalls until the
+                    // commit deadline. Either way it fails, and is not appended again.
+                    _ = try await terminateTheWaiter()
+                    for task in batch {
+                        await #expect {
+                            try await task.value
+                        } throws: { $0 is PSQLError || $0 is DeadlineExceeded }
+                    }
                 }
             }
             #expect(try await db.scalar("SELECT count(*) FROM events") == 0)

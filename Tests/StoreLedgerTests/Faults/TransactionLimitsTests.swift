@@ -101,6 +101,28 @@ struct TransactionLimitsTests {
         }
     }
 
+    /// A transaction begun on a connection the server has closed (a terminated backend, a pooler restart, leased
+    /// before the pool heard of it) fails at once saying nothing was sent. Before, its first statement was written to
+    /// the closed channel, which PostgresNIO drops without failing it: the transaction waited forever.
+    @Test func aTransactionOnAConnectionTheServerClosedFailsAtOnce() async throws {
+        try await TestDatabase.withFresh { db in
+            let connection = try await PostgresConnection.connect(
+                configuration: try db.url.connectionConfiguration(), id: 1, logger: db.logger)
+            let pid = try #require(try await connection.query("SELECT pg_backend_pid()", logger: db.logger).decode(Int32.self).readToEnd().first)
+            try await db.client.query("SELECT pg_terminate_backend(\(pid))", logger: db.logger).readToEnd()
+            // Closed, and its handlers gone: what is written now is dropped.
+            try? await connection.closeFuture.get()
+            let error = await #expect(throws: StoreError.self) {
+                try await withDeadline(.seconds(10)) {
+                    try await connection.inTransaction(logger: db.logger) { connection in
+                        try await connection.query("SELECT 1", logger: db.logger).readToEnd()
+                    }
+                }
+            }
+            #expect(error?.code == .notCommitted, "\(String(describing: error))")
+        }
+    }
+
     /// A claim's limits: its waits bounded by the lease, its idle spells by ten leases and at least a minute, so that a
     /// live but slowed worker is never cut off between two statements (PostgresNIO never answers a statement written to
     /// a connection the server closed: the run would hang).
