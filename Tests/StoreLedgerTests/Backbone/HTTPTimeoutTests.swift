@@ -196,17 +196,19 @@ struct HTTPTimeoutTests {
     /// before the first notification's 200 was written.
     @Test func aRequestPipelinedBehindOneBeingStoredStartsItsClockAtThatAnswer() async throws {
         try await TestDatabase.withFresh { db in
-            try await withReceiver(db, timeouts: HTTPTimeouts(idle: .seconds(10), request: .milliseconds(300))) { port in
+            try await withReceiver(db, timeouts: HTTPTimeouts(idle: .seconds(20), request: .milliseconds(1500))) { port in
                 let first = RawConnection.post("/notifications/apple", body: Self.body)
                 // The second says `Connection: close`, so that the server closes once it answered both.
                 let head = String(RawConnection.post("/notifications/apple", body: Self.body).dropLast(Self.body.count).dropLast())
                 let second = head + "Connection: close\r\n\r\n" + Self.body
                 let split = second.index(second.endIndex, offsetBy: -Self.body.count / 2)
-                let outcome = try await RawConnection.run(port: port, bound: .seconds(20)) { writer in
-                    // The first is stored only once the lock goes: 700 ms, past the second's 300 ms had its clock run.
+                let outcome = try await RawConnection.run(port: port, bound: .seconds(30)) { writer in
+                    // The first is stored only once the lock goes: 3.5 s, past the second's 1.5 s had its clock run, within
+                    // the 5 s store deadline. Its rest follows the first's answer by moments, which on a loaded machine
+                    // can be most of a second.
                     try await db.withTableLocked("events", mode: "EXCLUSIVE") {
                         try await writer.write(ByteBuffer(string: first + second[..<split]))
-                        try await Task.sleep(for: .milliseconds(700))
+                        try await Task.sleep(for: .milliseconds(3500))
                     }
                     try await writer.write(ByteBuffer(string: String(second[split...])))
                 }
