@@ -119,7 +119,7 @@ package struct PurchaseIntake: Sendable {
 
     /// What `user` holds at `date`, as `entitlements_at(date)` says.
     package func summary(of user: UserID, at date: Date = Date(), logger: Logger) async throws -> EntitlementSummary {
-        let entitlements = try await processor.client.withConnection { connection in
+        let entitlements = try await processor.client.withOpenConnection(logger: logger) { connection in
             try await EntitlementStore.entitlements(of: user, at: date, on: connection, logger: logger)
         }
         return EntitlementSummary(entitlements, at: date)
@@ -127,7 +127,7 @@ package struct PurchaseIntake: Sendable {
 
     /// The projected row of transaction `transactionID` in `environment` as of `date`, if any.
     package func entitlement(environment: String, transactionID: String, at date: Date = Date(), logger: Logger) async throws -> Entitlement? {
-        try await processor.client.withConnection { connection in
+        try await processor.client.withOpenConnection(logger: logger) { connection in
             try await EntitlementStore.entitlement(
                 environment: environment, transactionID: transactionID, at: date, on: connection, logger: logger
             )

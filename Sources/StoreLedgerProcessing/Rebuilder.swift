@@ -91,7 +91,7 @@ package struct Rebuilder: Sendable {
         beforeSwap: @Sendable () async throws -> Void = {},
         duringSwap: @Sendable () async throws -> Void = {}
     ) async throws -> RebuildReport {
-        let archived = try await client.withConnection { try await EventPage.countArchived(on: $0, logger: logger) }
+        let archived = try await client.withOpenConnection(logger: logger) { try await EventPage.countArchived(on: $0, logger: logger) }
         if archived > 0 {
             let detail =
                 "\(archived) event(s) of the queue are no longer in the log (their months were detached for archiving): a rebuild "
@@ -115,9 +115,11 @@ package struct Rebuilder: Sendable {
             // the holder check: say what happened.
             var replaced = false
             if !(error is RebuildError) {
-                replaced = (try? await client.withConnection { try await ShadowSchema.holder(for: shadow, on: $0, logger: logger) }) == .another
+                replaced =
+                    (try? await client.withOpenConnection(logger: logger) { try await ShadowSchema.holder(for: shadow, on: $0, logger: logger) })
+                    == .another
             }
-            try? await client.withConnection { try await ShadowSchema.drop(ifHeldBy: shadow, on: $0, logger: logger) }
+            try? await client.withOpenConnection(logger: logger) { try await ShadowSchema.drop(ifHeldBy: shadow, on: $0, logger: logger) }
             if replaced { throw Self.shadowReplaced(cause: error) }
             throw error
         }
@@ -146,8 +148,10 @@ package struct Rebuilder: Sendable {
         var swapAttempts = 0
         while true {
             while true {
-                let end = try await client.withConnection { try await EventPage.highestID(on: $0, logger: logger) }
-                let pending = try await client.withConnection { try await EventPage.count(after: state.last, through: end, on: $0, logger: logger) }
+                let end = try await client.withOpenConnection(logger: logger) { try await EventPage.highestID(on: $0, logger: logger) }
+                let pending = try await client.withOpenConnection(logger: logger) {
+                    try await EventPage.count(after: state.last, through: end, on: $0, logger: logger)
+                }
                 if phase == "catch-up" && pending < catchUpThreshold { break }
                 let target = state.processed + pending
                 // `applyConcurrency` batches are written side by side, each in its own transaction, while the next ones
@@ -317,7 +321,7 @@ package struct Rebuilder: Sendable {
 
     /// Reads the next page after `after` (nil when there is none) and verifies it.
     private func readAndPrepare(after: Int64, through end: Int64, logger: Logger) async throws -> PreparedPage? {
-        let events = try await client.withConnection {
+        let events = try await client.withOpenConnection(logger: logger) {
             try await EventPage.read(after: after, through: end, limit: batchSize, on: $0, logger: logger)
         }
         guard !events.isEmpty else { return nil }

@@ -239,7 +239,7 @@ package struct WorkerService<Handler: EventHandler>: Service {
         while !stopping.isSet && !Task.isCancelled {
             do {
                 try await cancelWhenGracefulShutdown {
-                    try await listener.withConnection { connection in
+                    try await listener.withOpenConnection(logger: logger) { connection in
                         try await connection.listen(on: EventQueue.notificationChannel) { notifications in
                             wake.signal()  // anything inserted while we were not listening
                             for try await _ in notifications { wake.signal() }

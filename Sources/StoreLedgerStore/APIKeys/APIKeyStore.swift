@@ -42,19 +42,21 @@ package struct APIKeyStore: Sendable {
 
     /// The name of the unrevoked key `key`, or nil.
     package func name(of key: String, logger: Logger) async throws -> String? {
-        let rows = try await client.query(
-            "SELECT name FROM api_keys WHERE key_sha256 = \(Self.digest(key)) AND revoked_at IS NULL", logger: logger
-        )
-        return try await rows.decode(String.self).firstAfterReadingAll()
+        try await client.withOpenConnection(logger: logger) { connection in
+            try await connection.query(
+                "SELECT name FROM api_keys WHERE key_sha256 = \(Self.digest(key)) AND revoked_at IS NULL", logger: logger
+            ).decode(String.self).firstAfterReadingAll()
+        }
     }
 
     /// The name and web console role of the unrevoked key `key`, or nil.
     package func consoleAccess(of key: String, logger: Logger) async throws -> (name: String, role: ConsoleRole)? {
-        guard
-            let (name, role) = try await client.query(
+        let row = try await client.withOpenConnection(logger: logger) { connection in
+            try await connection.query(
                 "SELECT name, console_role FROM api_keys WHERE key_sha256 = \(Self.digest(key)) AND revoked_at IS NULL", logger: logger
             ).decode((String, String).self).firstAfterReadingAll()
-        else { return nil }
+        }
+        guard let (name, role) = row else { return nil }
         return (name, ConsoleRole(rawValue: role) ?? .viewer)
     }
 

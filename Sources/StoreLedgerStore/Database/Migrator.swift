@@ -157,7 +157,7 @@ package struct Migrator: Sendable {
 
     /// Reads which migrations the database has applied.
     package func status(client: PostgresClient, logger: Logger) async throws -> Status {
-        try await client.withConnection { try await status(connection: $0, logger: logger) }
+        try await client.withOpenConnection(logger: logger) { try await status(connection: $0, logger: logger) }
     }
 
     private func status(connection: PostgresConnection, logger: Logger) async throws -> Status {

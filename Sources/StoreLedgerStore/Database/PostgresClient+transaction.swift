@@ -16,16 +16,30 @@ extension PostgresClient {
     /// one that takes row locks passes `limits`, which the server enforces (``TransactionLimits``): a transaction its
     /// caller gave up on (a deadline passed) ends within them, and frees its locks, whatever the caller does.
     ///
-    /// A connection the server has just closed (a terminated backend, a pooler or failover restart) can still be
-    /// leased before the pool hears of the close, and PostgresNIO drops what is written to it without failing it: a
-    /// transaction begun there would wait forever. Such a lease is given back unused, once the pool has heard of the
-    /// close, and another taken; nothing was sent, so a caller whose every lease was closed (a pooler restart that
-    /// ended them all) sees ``StoreError/Code/notCommitted``.
+    /// The connection is leased with ``withOpenConnection(logger:isolation:_:)``: not one the server had closed.
     @discardableResult
     package func inTransaction<Result>(
         logger: Logger,
         sessions: DatabaseSessions? = nil,
         limits: TransactionLimits? = nil,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (PostgresConnection) async throws -> sending Result
+    ) async throws -> sending Result {
+        try await withOpenConnection(logger: logger, isolation: isolation) { connection in
+            try await connection.inTransaction(logger: logger, sessions: sessions, limits: limits, isolation: isolation, body)
+        }
+    }
+
+    /// Runs `body` on a pooled connection the server has not closed.
+    ///
+    /// A connection the server has just closed (a terminated backend, a pooler or failover restart) can still be
+    /// leased before the pool hears of the close, and PostgresNIO drops what is written to it without failing it:
+    /// `body`'s first statement would wait forever, and its caller with it. Such a lease is given back unused, once
+    /// the pool has heard of the close, and another taken; a caller whose every lease was closed (a restart that ended
+    /// them all) gets ``StoreError/Code/unavailable``, nothing having been sent. A connection that closes after the
+    /// check still drops what `body` writes next: callers that must answer in time keep their deadlines.
+    package func withOpenConnection<Result>(
+        logger: Logger,
         isolation: isolated (any Actor)? = #isolation,
         _ body: (PostgresConnection) async throws -> sending Result
     ) async throws -> sending Result {
@@ -37,16 +51,16 @@ extension PostgresClient {
                     try? await connection.closeFuture.get()
                     return nil
                 }
-                return try await connection.inTransaction(logger: logger, sessions: sessions, limits: limits, isolation: isolation, body)
+                return try await body(connection)
             }
             if let result { return result }
             logger.notice("leased a connection the server had closed; leasing another", metadata: ["attempt": "\(attempt)"])
         }
-        throw StoreError(.notCommitted, "every connection leased for the transaction had been closed by the server; nothing was sent")
+        throw StoreError(.unavailable, "the database had closed every connection leased (\(Self.closedLeaseAttempts)); nothing was sent")
     }
 
-    /// How many leases ``inTransaction(logger:sessions:limits:isolation:_:)`` takes before giving up on finding an
-    /// open connection.
+    /// How many leases ``withOpenConnection(logger:isolation:_:)`` takes before giving up on finding an open
+    /// connection.
     static let closedLeaseAttempts = 5
 }
 

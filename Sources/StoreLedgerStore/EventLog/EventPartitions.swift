@@ -170,7 +170,7 @@ package struct EventPartitions: Sendable {
                             + "through, then detach, or detach anyway with --accept-parked-events")
                 }
             }
-            try await client.withConnection { try await refuseUnfinished(on: $0) }
+            try await client.withOpenConnection(logger: logger) { try await refuseUnfinished(on: $0) }
             try await withLogLock(waitingAtMost: detachLockWait, toDo: "\(partition.name) was not detached", logger: logger) { connection in
                 try await connection.query(PostgresQuery(unsafeSQL: "ALTER TABLE events DETACH PARTITION \(partition.name)"), logger: logger)
                     .readToEnd()

@@ -86,6 +86,20 @@ struct StoreLintTests {
         #expect(offenders.isEmpty, "write through client.inTransaction (its COMMIT is checked), not an autocommitted statement: \(offenders)")
     }
 
+    /// A pooled connection is leased through `withOpenConnection` (or `inTransaction`), which never hands a body a
+    /// connection the server had closed: PostgresNIO drops a statement written to one without failing it.
+    @Test func connectionsAreLeasedOpen() throws {
+        var offenders: [String] = []
+        for file in try Self.sourceFiles() where !file.path.hasSuffix("Database/PostgresClient+transaction.swift") {
+            var searchFrom = file.text.startIndex
+            while let call = file.text.range(of: #"\.withConnection\b"#, options: .regularExpression, range: searchFrom..<file.text.endIndex) {
+                searchFrom = call.upperBound
+                offenders.append("\(file.path):\(file.text[..<call.lowerBound].filter { $0 == "\n" }.count + 1)")
+            }
+        }
+        #expect(offenders.isEmpty, "lease with client.withOpenConnection (it skips connections the server closed), not withConnection: \(offenders)")
+    }
+
     @Test func sqlLivesInTheStoreModule() throws {
         var offenders: [String] = []
         for file in try Self.sourceFiles() where !file.path.hasPrefix("StoreLedgerStore/") && !file.path.hasPrefix("StoreLedgerTestSupport/") {
