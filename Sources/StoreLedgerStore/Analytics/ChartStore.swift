@@ -83,13 +83,13 @@ package struct ChartStore: Sendable {
     /// The snapshots' state: when they were last taken (nil: never), how long that took, and whether events arrived
     /// since (the newest event id then and now differ).
     package func snapshot(logger: Logger) async throws -> (takenAt: Date?, durationMilliseconds: Double, behind: Bool) {
-        let row = try await client.query(
+        let row = try await client.rows(
             """
             SELECT s.refreshed_at, coalesce(s.duration_ms, 0), s.last_event_id IS DISTINCT FROM (SELECT max(id) FROM events)
             FROM (SELECT 1) one LEFT JOIN console_chart_snapshot s ON s.id = 1
             """,
             logger: logger
-        ).decode((Date?, Double, Bool).self).firstAfterReadingAll()
+        ).decode((Date?, Double, Bool).self).first
         return (row?.0, row?.1 ?? 0, row?.2 ?? true)
     }
 
@@ -97,9 +97,9 @@ package struct ChartStore: Sendable {
     /// is taken in well under a second, so a page may wait for it.
     package func isSmall(atMost transactions: Int, logger: Logger) async throws -> Bool {
         let count =
-            try await client.query(
+            try await client.rows(
                 "SELECT count(*) FROM (SELECT 1 FROM transactions LIMIT \(transactions + 1)) t", logger: logger
-            ).decode(Int.self).firstAfterReadingAll() ?? 0
+            ).decode(Int.self).first ?? 0
         return count <= transactions
     }
 
@@ -288,7 +288,7 @@ package struct ChartStore: Sendable {
     /// currency.
     package func activity(_ filter: ChartFilter, logger: Logger) async throws -> [Activity] {
         let (from, to, app, environment, product) = (filter.fromMonth, filter.toMonth, filter.app, filter.environment, filter.product)
-        return try await client.query(
+        return try await client.rows(
             """
             WITH months AS (
                 SELECT g.m::date AS month
@@ -312,14 +312,14 @@ package struct ChartStore: Sendable {
             ORDER BY m.month, s.currency NULLS FIRST
             """,
             logger: logger
-        ).decode((Date, String?, Int, Int, Double).self).readToEnd()
+        ).decode((Date, String?, Int, Int, Double).self)
             .map { Activity(month: $0.0, currency: $0.1, paid: $0.2, trials: $0.3, mrr: $0.4) }
     }
 
     /// Churn per month (`analytics.monthly_churn`'s definition), all environments together unless one is chosen.
     package func churn(_ filter: ChartFilter, logger: Logger) async throws -> [Churn] {
         let (from, to, app, environment, product) = (filter.fromMonth, filter.toMonth, filter.app, filter.environment, filter.product)
-        return try await client.query(
+        return try await client.rows(
             """
             WITH months AS (
                 SELECT g.m::date AS month
@@ -336,14 +336,14 @@ package struct ChartStore: Sendable {
             ORDER BY m.month
             """,
             logger: logger
-        ).decode((Date, Int, Int).self).readToEnd()
+        ).decode((Date, Int, Int).self)
             .map { Churn(month: $0.0, activeAtStart: $0.1, churned: $0.2) }
     }
 
     /// Refunds made in each month (by revocation date), per currency.
     package func refunds(_ filter: ChartFilter, logger: Logger) async throws -> [Refunds] {
         let (from, to, app, environment, product) = (filter.fromMonth, filter.toMonth, filter.app, filter.environment, filter.product)
-        return try await client.query(
+        return try await client.rows(
             """
             WITH months AS (
                 SELECT g.m::date AS month
@@ -360,14 +360,14 @@ package struct ChartStore: Sendable {
             ORDER BY m.month, c.currency NULLS FIRST
             """,
             logger: logger
-        ).decode((Date, String?, Int, Double).self).readToEnd()
+        ).decode((Date, String?, Int, Double).self)
             .map { Refunds(month: $0.0, currency: $0.1, refunds: $0.2, amount: $0.3) }
     }
 
     /// Trials by the month they started, with how they ended (pending: at the snapshot's time).
     package func trials(_ filter: ChartFilter, logger: Logger) async throws -> [Trials] {
         let (from, to, app, environment, product) = (filter.fromMonth, filter.toMonth, filter.app, filter.environment, filter.product)
-        return try await client.query(
+        return try await client.rows(
             """
             WITH months AS (
                 SELECT g.m::date AS month
@@ -385,14 +385,14 @@ package struct ChartStore: Sendable {
             ORDER BY m.month
             """,
             logger: logger
-        ).decode((Date, Int, Int, Int, Int).self).readToEnd()
+        ).decode((Date, Int, Int, Int, Int).self)
             .map { Trials(month: $0.0, trials: $0.1, converted: $0.2, pending: $0.3, abandoned: $0.4) }
     }
 
     /// Billing periods that began in each month: first periods and later ones.
     package func starts(_ filter: ChartFilter, logger: Logger) async throws -> [Starts] {
         let (from, to, app, environment, product) = (filter.fromMonth, filter.toMonth, filter.app, filter.environment, filter.product)
-        return try await client.query(
+        return try await client.rows(
             """
             WITH months AS (
                 SELECT g.m::date AS month
@@ -409,7 +409,7 @@ package struct ChartStore: Sendable {
             ORDER BY m.month
             """,
             logger: logger
-        ).decode((Date, Int, Int).self).readToEnd()
+        ).decode((Date, Int, Int).self)
             .map { Starts(month: $0.0, new: $0.1, renewing: $0.2) }
     }
 }

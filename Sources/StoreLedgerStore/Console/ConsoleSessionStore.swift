@@ -60,7 +60,7 @@ package struct ConsoleSessionStore: Sendable {
     package func session(token: String, adminKeyPrincipal: String? = nil, logger: Logger) async throws -> Session? {
         let keyPrefix = APIKeyStore.consolePrincipal("")
         guard
-            let (principal, role, expires) = try await client.query(
+            let (principal, role, expires) = try await client.rows(
                 """
                 SELECT s.principal, s.role, s.expires_at FROM console_sessions s
                 WHERE s.token_sha256 = \(Self.digest(token)) AND s.expires_at > now()
@@ -71,7 +71,7 @@ package struct ConsoleSessionStore: Sendable {
                        OR s.principal = \(adminKeyPrincipal ?? ""))
                 """,
                 logger: logger
-            ).decode((String, String, Date).self).firstAfterReadingAll()
+            ).decode((String, String, Date).self).first
         else { return nil }
         return Session(principal: principal, role: ConsoleRole(rawValue: role) ?? .viewer, expiresAt: expires)
     }

@@ -64,17 +64,17 @@ package struct ConsoleUserStore: Sendable {
 
     /// Every user, by name.
     package func list(logger: Logger) async throws -> [User] {
-        try await client.query("SELECT name, role, created_at FROM console_users ORDER BY name", logger: logger)
-            .decode((String, String, Date).self).readToEnd()
+        try await client.rows("SELECT name, role, created_at FROM console_users ORDER BY name", logger: logger)
+            .decode((String, String, Date).self)
             .map { User(name: $0.0, role: ConsoleRole(rawValue: $0.1) ?? .viewer, createdAt: $0.2) }
     }
 
     /// The role and password hash of user `name`, or nil when there is no such user.
     package func credentials(of name: String, logger: Logger) async throws -> (role: ConsoleRole, passwordHash: String)? {
         guard
-            let (role, hash) = try await client.query(
+            let (role, hash) = try await client.rows(
                 "SELECT role, password_hash FROM console_users WHERE name = \(name)", logger: logger
-            ).decode((String, String).self).firstAfterReadingAll()
+            ).decode((String, String).self).first
         else { return nil }
         return (ConsoleRole(rawValue: role) ?? .viewer, hash)
     }

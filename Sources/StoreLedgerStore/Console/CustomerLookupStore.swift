@@ -38,7 +38,7 @@ package struct CustomerLookupStore: Sendable {
         let limit = max(0, min(limit, Self.purchaseLimit))
         let offset = max(0, offset)
         let environments = Self.environments
-        let rows = try await client.query(
+        let rows = try await client.rows(
             """
             WITH keys AS (
                 -- Each branch says what it knows of the row it found (is it a subscription, its purchase date); the
@@ -127,7 +127,7 @@ package struct CustomerLookupStore: Sendable {
             ORDER BY f.position, e.entitlement
             """,
             logger: logger
-        ).readToEnd()
+        )
         var purchases: [CustomerPurchase] = []
         var total = 0
         for row in rows {
@@ -181,7 +181,7 @@ package struct CustomerLookupStore: Sendable {
         guard !purchases.isEmpty else { return [] }
         let environments = purchases.map(\.environment)
         let originalTransactionIDs = purchases.map(\.originalTransactionID)
-        let rows = try await client.query(
+        let rows = try await client.rows(
             """
             SELECT k.position::int8, e.kind, e.signed_at, e.type, e.subtype, e.product_id, e.price, e.currency, e.expires_at,
                    e.transaction_id, e.status, e.auto_renew, e.revoked_at, e.grace_period_expires_at, e.event_id, e.notification_uuid,
@@ -243,7 +243,7 @@ package struct CustomerLookupStore: Sendable {
             logger: logger
         ).decode(
             (Int64, String, Date, String, String?, String?, Int64?, String?, Date?, String?, Int?, Bool?, Date?, Date?, Int64, String?, Date?).self
-        ).readToEnd()
+        )
         var result: [[TimelineEntry]] = Array(repeating: [], count: purchases.count)
         for (
             position, kind, signedAt, type, subtype, product, price, currency, expires, transaction, status, autoRenew, revoked, grace,

@@ -9,14 +9,14 @@ package enum DatabaseWritability {
     /// (`default_transaction_read_only`, as some hosts set over a plan's limit), or a role without INSERT on `events`
     /// or `event_queue`. A full disk is not visible here: only a failing write shows it.
     package static func requireWritable(client: PostgresClient, logger: Logger) async throws {
-        let rows = try await client.query(
+        let rows = try await client.rows(
             """
             -- The privilege in lower case (PostgreSQL reads it either way): a read, as StoreLintTests sees it.
             SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on',
                    has_table_privilege('events', 'insert') AND has_table_privilege('event_queue', 'insert')
             """,
             logger: logger
-        ).decode((Bool, Bool, Bool).self).readToEnd()
+        ).decode((Bool, Bool, Bool).self)
         guard let (standby, readOnly, mayInsert) = rows.first else {
             throw StoreError(.unavailable, "the database did not answer the writability check")
         }

@@ -29,39 +29,6 @@ extension PostgresClient {
             try await connection.inTransaction(logger: logger, sessions: sessions, limits: limits, isolation: isolation, body)
         }
     }
-
-    /// Runs `body` on a pooled connection the server has not closed.
-    ///
-    /// A connection the server has just closed (a terminated backend, a pooler or failover restart) can still be
-    /// leased before the pool hears of the close, and PostgresNIO drops what is written to it without failing it:
-    /// `body`'s first statement would wait forever, and its caller with it. Such a lease is given back unused, once
-    /// the pool has heard of the close, and another taken; a caller whose every lease was closed (a restart that ended
-    /// them all) gets ``StoreError/Code/unavailable``, nothing having been sent. A connection that closes after the
-    /// check still drops what `body` writes next: callers that must answer in time keep their deadlines.
-    package func withOpenConnection<Result>(
-        logger: Logger,
-        isolation: isolated (any Actor)? = #isolation,
-        _ body: (PostgresConnection) async throws -> sending Result
-    ) async throws -> sending Result {
-        for attempt in 1...Self.closedLeaseAttempts {
-            let result: Result? = try await withConnection(isolation: isolation) { connection in
-                guard !connection.isClosed else {
-                    // The pool hears of the close before this wait ends (its callback on the close came first), so the
-                    // next lease is another connection.
-                    try? await connection.closeFuture.get()
-                    return nil
-                }
-                return try await body(connection)
-            }
-            if let result { return result }
-            logger.notice("leased a connection the server had closed; leasing another", metadata: ["attempt": "\(attempt)"])
-        }
-        throw StoreError(.unavailable, "the database had closed every connection leased (\(Self.closedLeaseAttempts)); nothing was sent")
-    }
-
-    /// How many leases ``withOpenConnection(logger:isolation:_:)`` takes before giving up on finding an open
-    /// connection.
-    static let closedLeaseAttempts = 5
 }
 
 extension PostgresConnection {

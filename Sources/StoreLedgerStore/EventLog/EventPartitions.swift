@@ -57,7 +57,7 @@ package struct EventPartitions: Sendable {
     /// partition of its own (PostgreSQL refuses one for a range the default holds rows of; later months still get
     /// theirs: migration 0034), so retaining or archiving it takes an operator (docs/operations.md, "The event log").
     package func defaultPartitionHoldsEvents(logger: Logger) async throws -> Bool {
-        try await client.query("SELECT EXISTS (SELECT 1 FROM events_default)", logger: logger).decode(Bool.self).firstAfterReadingAll() ?? false
+        try await client.rows("SELECT EXISTS (SELECT 1 FROM events_default)", logger: logger).decode(Bool.self).first ?? false
     }
 
     /// Runs `body` in a transaction whose lock waits last at most `wait`; a wait that runs out is a
@@ -81,7 +81,7 @@ package struct EventPartitions: Sendable {
     /// The attached partitions, oldest first (the default partition last).
     package func list(logger: Logger) async throws -> [Partition] {
         var names: [String] = []
-        for try await name in try await client.query(
+        for name in try await client.rows(
             """
             SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
             WHERE i.inhparent = 'events'::regclass ORDER BY c.relname
@@ -91,7 +91,7 @@ package struct EventPartitions: Sendable {
         var partitions: [Partition] = []
         for name in names {
             var rows = 0
-            for try await count in try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(name)"), logger: logger).decode(Int.self) {
+            for count in try await client.rows(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(name)"), logger: logger).decode(Int.self) {
                 rows = count
             }
             partitions.append(Partition(name: name, month: Self.month(of: name), rows: rows))
@@ -112,8 +112,8 @@ package struct EventPartitions: Sendable {
         before: Date, drop: Bool, dropDetached: Bool = false, acceptingParked: Bool = false, logger: Logger
     ) async throws -> Detachment {
         let thisMonth =
-            try await client.query("SELECT date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'", logger: logger)
-            .decode(Date.self).firstAfterReadingAll() ?? Date()
+            try await client.rows("SELECT date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'", logger: logger)
+            .decode(Date.self).first ?? Date()
         guard before <= thisMonth else {
             throw StoreError(
                 .configuration,
@@ -237,14 +237,14 @@ package struct EventPartitions: Sendable {
 
     /// The monthly tables (`events_YYYY_MM`) an earlier detach left as plain tables, oldest first.
     package func detachedTables(logger: Logger) async throws -> [String] {
-        try await client.query(
+        try await client.rows(
             """
             SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
             WHERE n.nspname = current_schema() AND c.relkind = 'r' AND NOT c.relispartition AND c.relname ~ '^events_[0-9]{4}_[0-9]{2}$'
             ORDER BY c.relname
             """,
             logger: logger
-        ).decode(String.self).readToEnd()
+        ).decode(String.self)
     }
 
     /// Where the month starting at `month` ends: the next month's start (UTC).

@@ -45,7 +45,7 @@ package struct PurchaseIntentStore: Sendable {
 
     /// The intent with `id` and its completion, if any.
     package func find(_ id: UUID, logger: Logger) async throws -> PurchaseIntent? {
-        let rows = try await client.query(
+        let rows = try await client.rows(
             """
             SELECT i.correlation_id, i.user_id, i.product_id, i.created_at, i.expires_at, i.environment,
                    t.transaction_id, t.original_transaction_id, t.product_id, t.environment, t.recorded_at
@@ -61,7 +61,7 @@ package struct PurchaseIntentStore: Sendable {
             """,
             logger: logger
         )
-        for row in try await rows.readToEnd() {
+        for row in rows {
             let columns = row.makeRandomAccess()
             var intent = PurchaseIntent(
                 correlationID: try columns[0].decode(UUID.self), userID: UserID(try columns[1].decode(String.self)),

@@ -70,7 +70,7 @@ package struct DatabaseHistory: Sendable {
 
     /// Every noticed change (oldest first); only those not yet reconciled with `unreconciledOnly`.
     package func changes(unreconciledOnly: Bool = false, logger: Logger) async throws -> [Change] {
-        let rows = try await client.query(
+        let rows = try await client.rows(
             """
             SELECT id, noticed_at, previous_system_identifier, previous_timeline, system_identifier, timeline,
                    last_event_id, last_received_at, event_id_floor, reconciled_at
@@ -79,7 +79,7 @@ package struct DatabaseHistory: Sendable {
             ORDER BY id
             """,
             logger: logger
-        ).decode((Int64, Date, String, Int32, String, Int32, Int64?, Date?, Int64, Date?).self).readToEnd()
+        ).decode((Int64, Date, String, Int32, String, Int32, Int64?, Date?, Int64, Date?).self)
         return rows.map { id, noticedAt, previousSystem, previousTimeline, system, timeline, lastEventID, lastReceivedAt, floor, reconciledAt in
             Change(
                 id: id, noticedAt: noticedAt, previous: (previousSystem, Int(previousTimeline)), current: (system, Int(timeline)),

@@ -31,7 +31,7 @@ package struct OperatorStore: Sendable {
         var estimatedRows: Int?
         // One round trip: the unfinished states by their partial indexes, the last minute by the time indexes, and the
         // planner's row estimate of the whole table (-1 before the first ANALYZE).
-        for try await (pending, processing, rejected, dead, done, arrived, estimate) in try await client.query(
+        for (pending, processing, rejected, dead, done, arrived, estimate) in try await client.rows(
             """
             SELECT (SELECT count(*) FROM event_queue WHERE state = 'pending'),
                    (SELECT count(*) FROM event_queue WHERE state = 'processing'),
@@ -57,14 +57,14 @@ package struct OperatorStore: Sendable {
             depth["done"] = estimatedRows - unfinished
             doneIsEstimated = true
         } else {
-            for try await count in try await client.query("SELECT count(*) FROM event_queue WHERE state = 'done'", logger: logger)
+            for count in try await client.rows("SELECT count(*) FROM event_queue WHERE state = 'done'", logger: logger)
                 .decode(Int.self)
             { depth["done"] = count }
         }
         var oldest: Double?
         var oldestRequeued: Double?
         // Notifications from their enqueue; requeued events (claimed only when notifications leave room) from the requeue.
-        for try await (live, requeued) in try await client.query(
+        for (live, requeued) in try await client.rows(
             """
             SELECT extract(epoch FROM now() - min(enqueued_at) FILTER (WHERE requeued_at IS NULL))::float8,
                    extract(epoch FROM now() - min(requeued_at))::float8
@@ -106,14 +106,14 @@ package struct OperatorStore: Sendable {
                 """
             }
         var result: [String: Int] = [:]
-        for try await (reason, count) in try await client.query(query, logger: logger).decode((String, Int).self) { result[reason] = count }
+        for (reason, count) in try await client.rows(query, logger: logger).decode((String, Int).self) { result[reason] = count }
         return result
     }
 
     /// Everything known about event `id`, or nil when there is no such event.
     package func inspect(_ id: Int64, logger: Logger) async throws -> EventInspection? {
         var inspection: EventInspection?
-        let rows = try await client.query(
+        let rows = try await client.rows(
             """
             SELECT e.id, e.received_at, e.source, e.environment_hint, e.route, e.body, e.request_id, e.user_id,
                    q.state, q.attempts, q.reject_reason, q.last_error, q.finished_at,
@@ -123,7 +123,7 @@ package struct OperatorStore: Sendable {
             """,
             logger: logger
         )
-        for try await row in rows {
+        for row in rows {
             let c = row.makeRandomAccess()
             inspection = EventInspection(
                 id: try c[0].decode(Int64.self), receivedAt: try c[1].decode(Date.self), source: try c[2].decode(String.self),
@@ -134,12 +134,12 @@ package struct OperatorStore: Sendable {
             )
         }
         guard var found = inspection else { return nil }
-        for try await (attempt, at, worker, outcome, error) in try await client.query(
+        for (attempt, at, worker, outcome, error) in try await client.rows(
             "SELECT attempt, failed_at, worker, outcome, error FROM event_attempt_errors WHERE event_id = \(id) ORDER BY id", logger: logger
         ).decode((Int32, Date, String?, String, String).self) {
             found.failures.append(.init(attempt: Int(attempt), failedAt: at, worker: worker, outcome: outcome, error: error))
         }
-        for try await (action, previous, by, reason, at) in try await client.query(
+        for (action, previous, by, reason, at) in try await client.rows(
             "SELECT action, previous_state, requested_by, reason, performed_at FROM operator_actions WHERE event_id = \(id) ORDER BY id",
             logger: logger
         ).decode((String, String, String, String, Date).self) {

@@ -30,8 +30,8 @@ package struct ReconciliationCoverage: Sendable {
 
     /// The end of the last window asked successfully, per scope that has one.
     package func coveredUntil(logger: Logger) async throws -> [Scope: Date] {
-        let rows = try await client.query("SELECT bundle_id, environment, covered_until FROM reconciliation_coverage", logger: logger)
-            .decode((String, String, Date).self).readToEnd()
+        let rows = try await client.rows("SELECT bundle_id, environment, covered_until FROM reconciliation_coverage", logger: logger)
+            .decode((String, String, Date).self)
         return Dictionary(rows.map { (Scope(bundleID: $0.0, environment: $0.1), $0.2) }, uniquingKeysWith: max)
     }
 

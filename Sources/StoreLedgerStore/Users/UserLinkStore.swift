@@ -89,7 +89,7 @@ package enum UserLinkStore {
     package static func history(
         environment: String, originalTransactionID: String, client: PostgresClient, logger: Logger
     ) async throws -> [(from: UserID?, to: UserID, change: String, eventID: EventID)] {
-        let rows = try await client.query(
+        let rows = try await client.rows(
             """
             SELECT from_user_id, to_user_id, change, event_id FROM user_link_history
             WHERE environment = \(environment) AND original_transaction_id = \(originalTransactionID)
@@ -98,7 +98,7 @@ package enum UserLinkStore {
             logger: logger
         )
         var history: [(from: UserID?, to: UserID, change: String, eventID: EventID)] = []
-        for try await (from, to, change, eventID) in rows.decode((String?, String, String, Int64).self) {
+        for (from, to, change, eventID) in try rows.decode((String?, String, String, Int64).self) {
             history.append((from.map(UserID.init), UserID(to), change, EventID(eventID)))
         }
         return history

@@ -6,7 +6,7 @@ extension WebhookEndpoints {
     /// The deliveries of the `limit` most recent webhook events, newest first: served by `webhook_events_created_idx`
     /// and the deliveries' primary key.
     package func recentDeliveries(limit: Int = 50, logger: Logger) async throws -> [WebhookDeliveryRecord] {
-        let rows = try await client.query(
+        let rows = try await client.rows(
             """
             SELECT e.id, e.type, e.original_transaction_id, p.url, d.state, d.attempts, d.last_status, d.last_error,
                    e.created_at, d.delivered_at, d.next_attempt_at
@@ -16,7 +16,7 @@ extension WebhookEndpoints {
             ORDER BY e.created_at DESC, e.id, p.id
             """,
             logger: logger
-        ).decode((UUID, String, String, String, String, Int32, Int32?, String?, Date, Date?, Date).self).readToEnd()
+        ).decode((UUID, String, String, String, String, Int32, Int32?, String?, Date, Date?, Date).self)
         return rows.map {
             WebhookDeliveryRecord(
                 eventID: $0.0, type: $0.1, originalTransactionID: $0.2, url: $0.3, state: $0.4, attempts: Int($0.5),

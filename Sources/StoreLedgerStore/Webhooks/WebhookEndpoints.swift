@@ -114,7 +114,7 @@ package struct WebhookEndpoints: Sendable {
     /// Every endpoint with its delivery backlog.
     package func list(logger: Logger) async throws -> [Endpoint] {
         var endpoints: [Endpoint] = []
-        for try await (id, url, active, pending, failed) in try await client.query(
+        for (id, url, active, pending, failed) in try await client.rows(
             """
             SELECT e.id, e.url, e.active,
                    (SELECT count(*) FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.state = 'pending'),
