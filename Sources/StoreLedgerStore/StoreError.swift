@@ -4,7 +4,7 @@ package struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What kind of storage error this is.
     package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case configuration, schemaBehind, schemaAhead, migrationChanged, unavailable, leaseLost, notCommitted, concurrentChange,
+            case configuration, schemaBehind, schemaAhead, migrationChanged, unavailable, notWritable, leaseLost, notCommitted, concurrentChange,
                 invariantBroken, handlerContract, rebuildSwapping
         }
         private let base: Base
@@ -20,6 +20,9 @@ package struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         package static let migrationChanged = Code(.migrationChanged)
         /// The database could not be reached or did not answer in time.
         package static let unavailable = Code(.unavailable)
+        /// The database answers but cannot store events: a standby in recovery, read-only sessions, or a role without
+        /// INSERT on the log (``DatabaseWritability``).
+        package static let notWritable = Code(.notWritable)
         /// A worker tried to finish events whose lease it no longer holds.
         package static let leaseLost = Code(.leaseLost)
         /// A transaction did not commit: its `COMMIT` failed or answered `ROLLBACK` (an earlier statement had failed).

@@ -35,8 +35,11 @@ package struct HealthController: Sendable {
                     try await DatabaseWritability.requireWritable(client: client, logger: logger)
                 }
                 return Self.json(#"{"status":"ready"}"#)
-            } catch let error as StoreError where error.code == .unavailable {
+            } catch let error as StoreError where error.code == .notWritable {
                 throw APIError(.serviceUnavailable, code: "database_not_writable", message: error.detail)
+            } catch let error as StoreError where error.code == .unavailable {
+                context.logger.warning("not ready", metadata: ["error": "\(String(reflecting: error))"])
+                throw APIError(.serviceUnavailable, code: "database_unavailable", message: error.detail)
             } catch let error as StoreError {
                 throw APIError(.serviceUnavailable, code: "schema_not_current", message: error.detail)
             } catch {

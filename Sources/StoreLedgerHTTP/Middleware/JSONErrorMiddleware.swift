@@ -59,7 +59,7 @@ package struct JSONErrorMiddleware: RouterMiddleware {
     static func isStorageOutage(_ error: any Error) -> Bool {
         switch error {
         case is PSQLError, is DeadlineExceeded: return true
-        case let error as StoreError: return [.unavailable, .notCommitted, .concurrentChange].contains(error.code)
+        case let error as StoreError: return [.unavailable, .notWritable, .notCommitted, .concurrentChange].contains(error.code)
         default: return false
         }
     }

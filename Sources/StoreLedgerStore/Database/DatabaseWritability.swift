@@ -4,10 +4,11 @@ package import PostgresNIO
 /// Whether this process's database sessions can store events at all: a check for readiness probes, which the schema
 /// check alone passes on a database that reads but refuses every write.
 package enum DatabaseWritability {
-    /// Throws ``StoreError/Code/unavailable`` saying why when the session cannot write the event log: a hot standby
+    /// Throws ``StoreError/Code/notWritable`` saying why when the session cannot write the event log: a hot standby
     /// (`pg_is_in_recovery()`, after a failover pointed at the wrong host), a read-only default
     /// (`default_transaction_read_only`, as some hosts set over a plan's limit), or a role without INSERT on `events`
-    /// or `event_queue`. A full disk is not visible here: only a failing write shows it.
+    /// or `event_queue` (``StoreError/Code/unavailable`` when it did not answer). A full disk is not visible here: only a
+    /// failing write shows it.
     package static func requireWritable(client: PostgresClient, logger: Logger) async throws {
         let rows = try await client.rows(
             """
@@ -21,13 +22,13 @@ package enum DatabaseWritability {
             throw StoreError(.unavailable, "the database did not answer the writability check")
         }
         if standby {
-            throw StoreError(.unavailable, "the database is a standby in recovery: it cannot store events (is DATABASE_URL the primary?)")
+            throw StoreError(.notWritable, "the database is a standby in recovery: it cannot store events (is DATABASE_URL the primary?)")
         }
         if readOnly {
-            throw StoreError(.unavailable, "the database's sessions are read-only (default_transaction_read_only): it cannot store events")
+            throw StoreError(.notWritable, "the database's sessions are read-only (default_transaction_read_only): it cannot store events")
         }
         if !mayInsert {
-            throw StoreError(.unavailable, "this role may not INSERT into events and event_queue: it cannot store events")
+            throw StoreError(.notWritable, "this role may not INSERT into events and event_queue: it cannot store events")
         }
     }
 }

@@ -37,10 +37,11 @@ extension PostgresClient {
 
     /// Runs one statement on a connection leased with ``withOpenConnection(logger:isolation:_:)`` and returns its rows,
     /// read to the end (so an error that follows them is thrown here). For reads: a write goes through
-    /// ``inTransaction(logger:sessions:limits:isolation:_:)``, whose `COMMIT` is checked.
-    package func rows(_ query: PostgresQuery, logger: Logger) async throws -> [PostgresRow] {
+    /// ``inTransaction(logger:sessions:limits:isolation:_:)``, whose `COMMIT` is checked. An error names the caller's
+    /// `file` and `line`, as PostgresNIO's own `query` does.
+    package func rows(_ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line) async throws -> [PostgresRow] {
         try await withOpenConnection(logger: logger) { connection in
-            try await connection.query(query, logger: logger).readToEnd()
+            try await connection.query(query, logger: logger, file: file, line: line).readToEnd()
         }
     }
 }

@@ -19,12 +19,14 @@ struct HTTPTimeoutTests {
 
     /// Runs the public application exactly as `serve` builds it (`buildReceiverApplication`), with `timeouts`, and
     /// gives `body` its port.
-    func withReceiver(_ db: TestDatabase, timeouts: HTTPTimeouts, _ body: @escaping @Sendable (Int) async throws -> Void) async throws {
+    func withReceiver(
+        _ db: TestDatabase, timeouts: HTTPTimeouts, storeTimeout: Duration = .seconds(5), _ body: @escaping @Sendable (Int) async throws -> Void
+    ) async throws {
         var configuration = try db.url.clientConfiguration(maximumConnections: 2)
         configuration.options.keepAliveBehavior = nil
         let app = buildReceiverApplication(
             client: PostgresClient(configuration: configuration), migrator: migrator,
-            configuration: ReceiverConfiguration(port: 0, timeouts: timeouts), logger: db.logger
+            configuration: ReceiverConfiguration(port: 0, storeTimeout: storeTimeout, timeouts: timeouts), logger: db.logger
         )
         try await app.test(.live) { client in try await body(try #require(client.port)) }
     }
@@ -196,16 +198,16 @@ struct HTTPTimeoutTests {
     /// before the first notification's 200 was written.
     @Test func aRequestPipelinedBehindOneBeingStoredStartsItsClockAtThatAnswer() async throws {
         try await TestDatabase.withFresh { db in
-            try await withReceiver(db, timeouts: HTTPTimeouts(idle: .seconds(20), request: .milliseconds(1500))) { port in
+            try await withReceiver(db, timeouts: HTTPTimeouts(idle: .seconds(20), request: .milliseconds(1500)), storeTimeout: .seconds(15)) { port in
                 let first = RawConnection.post("/notifications/apple", body: Self.body)
                 // The second says `Connection: close`, so that the server closes once it answered both.
                 let head = String(RawConnection.post("/notifications/apple", body: Self.body).dropLast(Self.body.count).dropLast())
                 let second = head + "Connection: close\r\n\r\n" + Self.body
                 let split = second.index(second.endIndex, offsetBy: -Self.body.count / 2)
                 let outcome = try await RawConnection.run(port: port, bound: .seconds(30)) { writer in
-                    // The first is stored only once the lock goes: 3.5 s, past the second's 1.5 s had its clock run, within
-                    // the 5 s store deadline. Its rest follows the first's answer by moments, which on a loaded machine
-                    // can be most of a second.
+                    // The first is stored only once the lock goes: 3.5 s, past the second's 1.5 s had its clock run, well
+                    // within the 15 s store deadline. Its rest follows the first's answer by moments, which on a loaded
+                    // machine can be most of a second.
                     try await db.withTableLocked("events", mode: "EXCLUSIVE") {
                         try await writer.write(ByteBuffer(string: first + second[..<split]))
                         try await Task.sleep(for: .milliseconds(3500))

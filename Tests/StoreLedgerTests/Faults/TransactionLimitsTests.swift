@@ -109,9 +109,10 @@ struct TransactionLimitsTests {
             let connection = try await PostgresConnection.connect(
                 configuration: try db.url.connectionConfiguration(), id: 1, logger: db.logger)
             let pid = try #require(try await connection.query("SELECT pg_backend_pid()", logger: db.logger).decode(Int32.self).readToEnd().first)
-            try await db.client.query("SELECT pg_terminate_backend(\(pid))", logger: db.logger).readToEnd()
+            let terminated = try await db.client.query("SELECT pg_terminate_backend(\(pid))", logger: db.logger).decode(Bool.self).readToEnd()
+            #expect(terminated == [true])
             // Closed, and its handlers gone: what is written now is dropped.
-            try? await connection.closeFuture.get()
+            try await withDeadline(.seconds(30)) { try await connection.closeFuture.get() }
             let error = await #expect(throws: StoreError.self) {
                 try await withDeadline(.seconds(10)) {
                     try await connection.inTransaction(logger: db.logger) { connection in
