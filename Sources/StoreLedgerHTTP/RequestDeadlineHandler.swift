@@ -1,8 +1,8 @@
-import Hummingbird
-import Logging
+package import Hummingbird
+package import Logging
 import Metrics
-import NIOCore
-import NIOHTTPTypes
+package import NIOCore
+package import NIOHTTPTypes
 
 /// Gives each request a deadline: it must arrive in full (head and body) within ``HTTPTimeouts/request`` of its first
 /// byte, or the connection is closed. Hummingbird's idle timeout does not cover this: it restarts on every body part,
@@ -16,14 +16,21 @@ import NIOHTTPTypes
 /// deadline passes it fails the request's body stream (a route reading it gets an error, never a truncated body),
 /// answers its ``lateStatus`` (408, or 503 on the public port, where Apple retries a 5xx and perhaps no 4xx) when a
 /// request head arrived and nothing is being answered on the connection, and closes it.
-final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+///
+/// An event loop that the machine did not run for a while reads the bytes that arrived meanwhile before it runs the
+/// timers that came due: so each read checks the deadline too, and a request whose deadline passed is not taken
+/// because its last bytes were read before the timer ran; what arrives after the deadline is dropped.
+package final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = HTTPRequestPart
+    package typealias InboundOut = HTTPRequestPart
+    package typealias OutboundIn = HTTPResponsePart
+    package typealias OutboundOut = HTTPResponsePart
 
     /// The event ``ByteObserver`` sends along the pipeline when bytes arrive.
-    struct BytesArrived {}
+    package struct BytesArrived {
+        /// Creates the event.
+        package init() {}
+    }
 
     /// Placed before the HTTP decoder: reports each read to the ``RequestDeadlineHandler`` behind it.
     final class ByteObserver: ChannelInboundHandler, RemovableChannelHandler {
@@ -47,6 +54,12 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     private let expirations = Counter(label: "storeledger_http_request_timeouts_total")
     /// The running deadline of the request being received, if any.
     private var deadline: Scheduled<Void>?
+    /// When the running deadline passes.
+    private var deadlineAt: NIODeadline?
+    /// Whether the deadline passed: the connection is closing, and what arrives now is dropped.
+    private var expired = false
+    /// The time, when not the event loop's (a test's clock).
+    private let clock: (@Sendable () -> NIODeadline)?
     /// Whether bytes of a request arrived while an earlier one was still unanswered: its clock starts at that answer.
     private var startWhenAnswered = false
     /// Whether the head of the request being received has been decoded.
@@ -57,25 +70,30 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var responseHeadsWritten = 0
     private var responseEndsWritten = 0
 
-    /// Creates the handler (one per connection); a late request is answered `lateStatus` (default 408).
-    init(timeout: TimeAmount, lateStatus: HTTPResponse.Status = .requestTimeout, logger: Logger) {
+    /// Creates the handler (one per connection); a late request is answered `lateStatus` (default 408). `clock`
+    /// replaces the event loop's time (tests).
+    package init(
+        timeout: TimeAmount, lateStatus: HTTPResponse.Status = .requestTimeout, logger: Logger, clock: (@Sendable () -> NIODeadline)? = nil
+    ) {
         self.timeout = timeout
         self.lateStatus = lateStatus
         self.logger = logger
+        self.clock = clock
     }
 
     /// Starts the clock when a request's first bytes arrive; notes when the server begins to shut down.
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+    package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is BytesArrived {
-            startIfNeeded(context)
+            if !expireIfDue(context) { startIfNeeded(context) }
         } else {
             if event is ChannelShouldQuiesceEvent { quiescing = true }
             context.fireUserInboundEventTriggered(event)
         }
     }
 
-    /// Follows the request's parts: the clock stops when its end has arrived.
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    /// Follows the request's parts: the clock stops when its end has arrived, unless the deadline passed first.
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !expireIfDue(context) else { return }
         switch unwrapInboundIn(data) {
         case .head:
             startIfNeeded(context)  // a pipelined head decoded from bytes that arrived with the previous request
@@ -94,7 +112,7 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// answer). Once the server shuts down, the answer to the last request received says `Connection: close`: the
     /// server closes the connection after it, and a client or load balancer that pooled the connection must not send
     /// its next request into that close.
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
         case .head(var head):
             if head.status.kind != .informational {
@@ -119,13 +137,13 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     /// Stops the clock with the connection.
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         stop()
         context.fireChannelInactive()
     }
 
     /// Stops the clock when removed.
-    func handlerRemoved(context: ChannelHandlerContext) {
+    package func handlerRemoved(context: ChannelHandlerContext) {
         stop()
     }
 
@@ -138,6 +156,7 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
             startWhenAnswered = true
             return
         }
+        deadlineAt = now(context) + timeout
         deadline = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
             expire(context)
         }
@@ -146,11 +165,27 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     private func stop() {
         deadline?.cancel()
         deadline = nil
+        deadlineAt = nil
         startWhenAnswered = false
+    }
+
+    private func now(_ context: ChannelHandlerContext) -> NIODeadline {
+        clock?() ?? context.eventLoop.now
+    }
+
+    /// Whether the deadline has passed (expiring now if its timer has not run yet): the read is then dropped.
+    private func expireIfDue(_ context: ChannelHandlerContext) -> Bool {
+        if expired { return true }
+        guard let deadlineAt, now(context) >= deadlineAt else { return false }
+        deadline?.cancel()
+        expire(context)
+        return true
     }
 
     private func expire(_ context: ChannelHandlerContext) {
         deadline = nil
+        deadlineAt = nil
+        expired = true
         expirations.increment()
         logger.notice(
             "closing a connection whose request did not arrive in time",
