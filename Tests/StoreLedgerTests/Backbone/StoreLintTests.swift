@@ -98,7 +98,8 @@ struct StoreLintTests {
         where !file.path.hasSuffix("Database/PostgresClient+openConnection.swift") && !file.path.hasPrefix("StoreLedgerTestSupport/") {
             var searchFrom = file.text.startIndex
             while let call = file.text.range(
-                of: #"\.withConnection\b|\bclient\.(query|execute)\("#, options: .regularExpression, range: searchFrom..<file.text.endIndex
+                of: #"\.(withConnection|leaseConnection)\b|\b(client|listenClient|listener)\.(query|execute)\("#, options: .regularExpression,
+                range: searchFrom..<file.text.endIndex
             ) {
                 searchFrom = call.upperBound
                 offenders.append("\(file.path):\(file.text[..<call.lowerBound].filter { $0 == "\n" }.count + 1)")
