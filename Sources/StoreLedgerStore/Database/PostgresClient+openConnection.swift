@@ -2,7 +2,7 @@ package import Logging
 package import PostgresNIO
 
 extension PostgresClient {
-    /// Runs `body` on a pooled connection the server has not closed.
+    /// Runs `body` on a pooled connection that the server had not closed when it was leased.
     ///
     /// A connection the server has just closed (a terminated backend, a pooler or failover restart) can still be
     /// leased before the pool hears of the close, and PostgresNIO drops what is written to it without failing it:
