@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import NIOEmbedded
 import StoreLedgerHTTP
+import Synchronization
 import Testing
 
 /// The check behind "a connection whose client does not take its answer is closed" (the socket-level test is in
@@ -19,9 +20,9 @@ struct StalledAnswerHandlerTests {
 
     /// Whether `promise` has failed, succeeded, or neither (the embedded loop runs callbacks at once).
     static func outcome(of promise: EventLoopPromise<Void>) -> String {
-        var outcome = "unfinished"
-        promise.futureResult.whenComplete { outcome = (try? $0.get()) == nil ? "failed" : "written" }
-        return outcome
+        let outcome = Mutex("unfinished")
+        promise.futureResult.whenComplete { result in outcome.withLock { $0 = (try? result.get()) == nil ? "failed" : "written" } }
+        return outcome.withLock { $0 }
     }
 
     @Test func aWriteThatMakesNoProgressForTheTimeoutClosesTheConnection() throws {
