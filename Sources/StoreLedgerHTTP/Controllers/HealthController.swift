@@ -37,14 +37,13 @@ package struct HealthController: Sendable {
                 return Self.json(#"{"status":"ready"}"#)
             } catch let error as StoreError where error.code == .notWritable {
                 throw APIError(.serviceUnavailable, code: "database_not_writable", message: error.detail)
-            } catch let error as StoreError where error.code == .unavailable {
-                context.logger.warning("not ready", metadata: ["error": "\(String(reflecting: error))"])
-                throw APIError(.serviceUnavailable, code: "database_unavailable", message: error.detail)
-            } catch let error as StoreError {
+            } catch let error as StoreError where error.code != .unavailable {
                 throw APIError(.serviceUnavailable, code: "schema_not_current", message: error.detail)
             } catch {
+                // Unreachable, or every connection closed (StoreError .unavailable, which says so), or no answer in time.
                 context.logger.warning("not ready", metadata: ["error": "\(String(reflecting: error))"])
-                throw APIError(.serviceUnavailable, code: "database_unavailable", message: "the database is not reachable")
+                let detail = (error as? StoreError)?.detail ?? "the database is not reachable"
+                throw APIError(.serviceUnavailable, code: "database_unavailable", message: detail)
             }
         }
     }

@@ -20,6 +20,17 @@ struct StoreLintTests {
         return files.sorted { $0.0 < $1.0 }
     }
 
+    /// Where `pattern` (a regular expression) occurs in `text`: each match and the line it starts on.
+    static func matches(of pattern: String, in text: String) -> [(range: Range<String.Index>, line: Int)] {
+        var found: [(Range<String.Index>, Int)] = []
+        var searchFrom = text.startIndex
+        while let match = text.range(of: pattern, options: .regularExpression, range: searchFrom..<text.endIndex) {
+            searchFrom = match.upperBound
+            found.append((match, text[..<match.lowerBound].filter { $0 == "\n" }.count + 1))
+        }
+        return found
+    }
+
     /// The bodies of the `for try await` loops in `text` (from the loop's opening brace to its closing one).
     static func asyncLoopBodies(in text: String) -> [(line: Int, body: String)] {
         let characters = Array(text)
@@ -72,16 +83,11 @@ struct StoreLintTests {
         let write = #"\b(INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|TRUNCATE|pg_notify|setval|storeledger_ensure_event_partitions)\b"#
         var offenders: [String] = []
         for file in try Self.sourceFiles() where !file.path.hasPrefix("StoreLedgerTestSupport/") {
-            var searchFrom = file.text.startIndex
-            while let call = file.text.range(
-                of: #"client\.(query|execute|rows)\("#, options: .regularExpression, range: searchFrom..<file.text.endIndex)
-            {
-                searchFrom = call.upperBound
+            for call in Self.matches(of: #"client\.(query|execute|rows)\("#, in: file.text) {
                 // The statement is what stands between the call and its `logger:` argument.
-                let end = file.text.range(of: "logger:", range: call.upperBound..<file.text.endIndex)?.lowerBound ?? file.text.endIndex
-                if file.text[call.upperBound..<end].range(of: write, options: .regularExpression) != nil {
-                    let line = file.text[..<call.lowerBound].filter { $0 == "\n" }.count + 1
-                    offenders.append("\(file.path):\(line)")
+                let end = file.text.range(of: "logger:", range: call.range.upperBound..<file.text.endIndex)?.lowerBound ?? file.text.endIndex
+                if file.text[call.range.upperBound..<end].range(of: write, options: .regularExpression) != nil {
+                    offenders.append("\(file.path):\(call.line)")
                 }
             }
         }
@@ -96,13 +102,9 @@ struct StoreLintTests {
         var offenders: [String] = []
         for file in try Self.sourceFiles()
         where !file.path.hasSuffix("Database/PostgresClient+openConnection.swift") && !file.path.hasPrefix("StoreLedgerTestSupport/") {
-            var searchFrom = file.text.startIndex
-            while let call = file.text.range(
-                of: #"\.(withConnection|leaseConnection)\b|\b(client|listenClient|listener)\.(query|execute)\("#, options: .regularExpression,
-                range: searchFrom..<file.text.endIndex
-            ) {
-                searchFrom = call.upperBound
-                offenders.append("\(file.path):\(file.text[..<call.lowerBound].filter { $0 == "\n" }.count + 1)")
+            for call in Self.matches(of: #"\.(withConnection|leaseConnection)\b|\b(client|listenClient|listener)\.(query|execute)\("#, in: file.text)
+            {
+                offenders.append("\(file.path):\(call.line)")
             }
         }
         #expect(
@@ -114,13 +116,8 @@ struct StoreLintTests {
     @Test func sqlLivesInTheStoreModule() throws {
         var offenders: [String] = []
         for file in try Self.sourceFiles() where !file.path.hasPrefix("StoreLedgerStore/") && !file.path.hasPrefix("StoreLedgerTestSupport/") {
-            var searchFrom = file.text.startIndex
-            while let call = file.text.range(
-                of: #"\b(client|connection|\$0)\.(query|execute|withTransaction)\("#, options: .regularExpression,
-                range: searchFrom..<file.text.endIndex
-            ) {
-                searchFrom = call.upperBound
-                offenders.append("\(file.path):\(file.text[..<call.lowerBound].filter { $0 == "\n" }.count + 1)")
+            for call in Self.matches(of: #"\b(client|connection|\$0)\.(query|execute|withTransaction)\("#, in: file.text) {
+                offenders.append("\(file.path):\(call.line)")
             }
         }
         #expect(offenders.isEmpty, "statements belong in StoreLedgerStore (a store type beside its table's other code): \(offenders)")
