@@ -132,6 +132,19 @@ package struct LedgerVerifiers: Sendable {
         "\(environmentsKey)=\(environments.map(\.rawValue).joined(separator: ","))"
     }
 
+    /// The bundle ids of the accepted apps, in configuration order.
+    package var bundleIDs: [String] { verifier.configuration.apps.map(\.bundleID) }
+
+    /// The same verification accepting `bundleID`'s data only (itself when that is already the only app): the
+    /// app-facing API of one app in a deployment of several, so that another app's transaction posted to it is
+    /// refused (a wrong app) instead of linked to this app's user.
+    package func only(app bundleID: String) throws(VerificationError) -> LedgerVerifiers {
+        var configuration = verifier.configuration
+        guard bundleIDs != [bundleID] else { return self }
+        configuration.apps = configuration.apps.filter { $0.bundleID == bundleID }
+        return LedgerVerifiers(try SignedDataVerifier(configuration: configuration))
+    }
+
     /// Verifies a notification (and its nested JWS) by the rules of the environment it is signed for.
     package func verifyNotification(_ jws: String) async throws(VerificationError) -> VerifiedNotification {
         try await verifier.verifyNotification(jws)

@@ -17,11 +17,16 @@ package struct PurchaseIntake: Sendable {
     package let processor: InlineProcessor
     /// Which products grant what (`PRODUCT_CATALOG`); `publishCatalog` writes it where `entitlements_at` reads it.
     package let catalog: ProductCatalog
+    /// The app (bundle id) whose users this intake answers for (`APP_API_BUNDLE_ID`): what a user holds is read from
+    /// that app's purchases only. Nil: every app's (one app's ledger). The processor's verifiers should accept this
+    /// app only, so that a transaction of another app is refused rather than linked to this app's user.
+    package let app: String?
 
     /// Creates the intake.
-    package init(processor: InlineProcessor, catalog: ProductCatalog) {
+    package init(processor: InlineProcessor, catalog: ProductCatalog, app: String? = nil) {
         self.processor = processor
         self.catalog = catalog
+        self.app = app
     }
 
     /// Where an input came from over HTTP, for the event log.
@@ -86,7 +91,7 @@ package struct PurchaseIntake: Sendable {
                 link = change
             }
             let entitlement = try await EntitlementStore.entitlement(
-                environment: environment, transactionID: transaction.transactionID?.rawValue ?? originalID, at: Date(),
+                environment: environment, transactionID: transaction.transactionID?.rawValue ?? originalID, at: Date(), app: app,
                 on: connection, logger: logger
             )
             return .accepted(.init(eventID: claimed.id, transaction: transaction, entitlement: entitlement, owner: owner, link: link))
@@ -117,19 +122,19 @@ package struct PurchaseIntake: Sendable {
         )
     }
 
-    /// What `user` holds at `date`, as `entitlements_at(date)` says.
+    /// What `user` holds at `date` in ``app``, as `entitlements_at(date)` says.
     package func summary(of user: UserID, at date: Date = Date(), logger: Logger) async throws -> EntitlementSummary {
-        let entitlements = try await processor.client.withOpenConnection(logger: logger) { connection in
-            try await EntitlementStore.entitlements(of: user, at: date, on: connection, logger: logger)
+        let entitlements = try await processor.client.withOpenConnection(logger: logger) { [app] connection in
+            try await EntitlementStore.entitlements(of: user, at: date, app: app, on: connection, logger: logger)
         }
         return EntitlementSummary(entitlements, at: date)
     }
 
-    /// The projected row of transaction `transactionID` in `environment` as of `date`, if any.
+    /// The projected row of transaction `transactionID` in `environment` as of `date`, if any (of ``app``).
     package func entitlement(environment: String, transactionID: String, at date: Date = Date(), logger: Logger) async throws -> Entitlement? {
-        try await processor.client.withOpenConnection(logger: logger) { connection in
+        try await processor.client.withOpenConnection(logger: logger) { [app] connection in
             try await EntitlementStore.entitlement(
-                environment: environment, transactionID: transactionID, at: date, on: connection, logger: logger
+                environment: environment, transactionID: transactionID, at: date, app: app, on: connection, logger: logger
             )
         }
     }

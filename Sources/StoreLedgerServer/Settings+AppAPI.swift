@@ -96,8 +96,8 @@ extension Settings {
 
     /// One App Store Server API client per configured app (``apps(defaultBundleID:)``), in their order: the same key,
     /// each app's bundle id in its tokens, since Apple answers for the app the token names. Empty when the API is not
-    /// configured. What reaches out for every app (the reconciler) uses these; lookups for the app-facing API use the
-    /// first (``appStoreClient()``).
+    /// configured. What reaches out for every app (the reconciler) uses these; lookups for the app-facing API use its
+    /// app's (``appStoreClient(bundleID:)``).
     package func appStoreClients() async throws(SettingsError) -> [AppStoreAPIClient] {
         guard let first = try appStoreAPI() else { return [] }
         // The apps this deployment accepts (APPS when set, else APP_BUNDLE_ID): an app it does not accept is not asked.
@@ -113,11 +113,39 @@ extension Settings {
         return clients
     }
 
-    /// The App Store Server API client, or nil when it is not configured.
-    package func appStoreClient() async throws(SettingsError) -> AppStoreAPIClient? {
-        guard let configuration = try appStoreAPI() else { return nil }
+    /// The App Store Server API client, or nil when it is not configured; its tokens name `bundleID` when given, else
+    /// the first app.
+    package func appStoreClient(bundleID: String? = nil) async throws(SettingsError) -> AppStoreAPIClient? {
+        guard var configuration = try appStoreAPI() else { return nil }
+        if let bundleID { configuration.bundleID = bundleID }
         return try await Self.client(configuration)
     }
+
+    /// The app whose users the app-facing API answers for, among `accepted` (the verifiers' bundle ids):
+    /// `APP_API_BUNDLE_ID`, or the only accepted app. Several apps without it is an error: user ids are each app's own,
+    /// and an answer across apps would let one app's subscription unlock another's users.
+    package func appAPIBundleID(accepted: [String]) throws(SettingsError) -> String {
+        if let bundle = string(Self.appAPIBundleIDKey)?.trimmingCharacters(in: .whitespaces), !bundle.isEmpty {
+            guard accepted.contains(bundle) else {
+                throw SettingsError(
+                    .malformed,
+                    "\(Self.appAPIBundleIDKey)=\(bundle) is not an accepted app (\(accepted.joined(separator: ", "))): name one of them",
+                    key: Self.appAPIBundleIDKey)
+            }
+            return bundle
+        }
+        guard accepted.count == 1, let only = accepted.first else {
+            throw SettingsError(
+                .missing,
+                "several apps are accepted (\(accepted.joined(separator: ", "))): set \(Self.appAPIBundleIDKey) to the app whose users "
+                    + "this process's app-facing API answers for (run one API process per app), or leave the API off",
+                key: Self.appAPIBundleIDKey)
+        }
+        return only
+    }
+
+    /// The setting naming the app-facing API's app.
+    package static let appAPIBundleIDKey = "APP_API_BUNDLE_ID"
 
     /// A client of `configuration`; a private key that does not parse is `APPSTORE_PRIVATE_KEY`'s error.
     private static func client(_ configuration: AppStoreAPIConfiguration) async throws(SettingsError) -> AppStoreAPIClient {

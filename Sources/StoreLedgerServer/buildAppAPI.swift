@@ -9,7 +9,8 @@ import StoreLedgerStore
 
 /// Builds the app-facing API from the authentication settings (``Settings/authentication()``, or `authentication`
 /// when given: `dev`'s), anonymous validate, `PRODUCT_CATALOG`, `PURCHASE_INTENT_TTL_SECONDS`, `WORKER_MAX_ATTEMPTS`,
-/// the App Store Server API credentials and the verifiers `verifiers` makes (read only when the API is served). Nil,
+/// the App Store Server API credentials and the verifiers `verifiers` makes, narrowed to the API's one app
+/// (``Settings/appAPIBundleID(accepted:)``: what users hold is that app's purchases; read only when the API is served). Nil,
 /// with a notice, when no way to authenticate callers is configured and anonymous validate could not answer either
 /// (it asks Apple, so it needs the App Store Server API credentials): the routes are then not served at all, rather
 /// than served open, and a receiver-only `serve` needs no app settings.
@@ -49,24 +50,31 @@ package func buildAppAPI(
         let key = authentication.jwtPublicKeyPEM != nil ? "AUTH_JWT_PUBLIC_KEY" : "AUTH_JWT_SECRET"
         throw SettingsError(.malformed, "authentication configuration: \(error)", key: key)
     }
-    let ledgerVerifiers = try verifiers()
-    ledgerVerifiers.warnIfProductionIsRefused(logger: logger)
+    let accepted = try verifiers()
+    accepted.warnIfProductionIsRefused(logger: logger)
+    let app = try settings.appAPIBundleID(accepted: accepted.bundleIDs)
+    let ledgerVerifiers: LedgerVerifiers
+    do {
+        ledgerVerifiers = try accepted.only(app: app)
+    } catch {
+        throw SettingsError(.malformed, "\(Settings.appAPIBundleIDKey): \(error)", key: Settings.appAPIBundleIDKey)
+    }
     let processor = InlineProcessor(
         client: context.client, handler: LedgerHandler(verifiers: ledgerVerifiers, factCache: context.factCache),
         owner: "inline:\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)",
         retryPolicy: try settings.retryPolicy(), sessions: context.sessions
     )
     let catalog = try settings.productCatalog()
-    let appStore = try await settings.appStoreClient()
+    let appStore = try await settings.appStoreClient(bundleID: app)
     if appStore == nil {
         logger.notice(
             "App Store Server API not configured: validate, sync and legacy receipts answer 503 (set APPSTORE_ISSUER_ID, APPSTORE_KEY_ID, APPSTORE_PRIVATE_KEY)"
         )
     }
-    logger.info("app-facing API enabled", metadata: ["catalog_products": "\(catalog.products.count)"])
+    logger.info("app-facing API enabled", metadata: ["app": "\(app)", "catalog_products": "\(catalog.products.count)"])
     return AppAPI(
         dependencies: AppAPIDependencies(
-            intake: PurchaseIntake(processor: processor, catalog: catalog), authenticator: authenticator,
+            intake: PurchaseIntake(processor: processor, catalog: catalog, app: app), authenticator: authenticator,
             intents: PurchaseIntentStore(client: context.client), appStore: appStore, intentLifetime: try settings.purchaseIntentLifetime(),
             anonymousValidation: anonymousValidation
         ))

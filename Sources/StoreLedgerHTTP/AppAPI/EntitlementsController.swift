@@ -31,6 +31,7 @@ package struct EntitlementsController: Sendable {
         var auto_renew: Bool?
         var ownership: String?
         var environment: String
+        var bundle_id: String?
         var original_transaction_id: String
         var transaction_id: String?
         var entitlements: [String]
@@ -53,6 +54,7 @@ package struct EntitlementsController: Sendable {
             try container.encode(auto_renew, forKey: .auto_renew)
             try container.encode(ownership, forKey: .ownership)
             try container.encode(environment, forKey: .environment)
+            try container.encode(bundle_id, forKey: .bundle_id)
             try container.encode(original_transaction_id, forKey: .original_transaction_id)
             try container.encode(transaction_id, forKey: .transaction_id)
             try container.encode(entitlements, forKey: .entitlements)
@@ -60,7 +62,7 @@ package struct EntitlementsController: Sendable {
 
         private enum CodingKeys: String, CodingKey {
             case kind, product_id, product_type, status, entitled, reason, ends_at, expires_at, grace_period_expires_at, purchased_at,
-                revoked_at, auto_renew, ownership, environment, original_transaction_id, transaction_id, entitlements
+                revoked_at, auto_renew, ownership, environment, bundle_id, original_transaction_id, transaction_id, entitlements
         }
     }
 
@@ -89,7 +91,7 @@ package struct EntitlementsController: Sendable {
                 kind: row.kind.rawValue, product_id: row.productID, product_type: row.productType, status: row.statusNow,
                 entitled: row.entitledNow, reason: row.reason, ends_at: row.endsAt, expires_at: row.expiresAt,
                 grace_period_expires_at: row.gracePeriodExpiresAt, purchased_at: row.purchasedAt, revoked_at: row.revokedAt,
-                auto_renew: row.autoRenew, ownership: row.ownership, environment: row.environment,
+                auto_renew: row.autoRenew, ownership: row.ownership, environment: row.environment, bundle_id: row.bundleID,
                 original_transaction_id: row.originalTransactionID, transaction_id: row.transactionID, entitlements: row.entitlements
             )
         }

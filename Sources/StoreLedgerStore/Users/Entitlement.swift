@@ -21,6 +21,8 @@ package struct Entitlement: Sendable, Equatable {
     package var originalTransactionID: String
     /// The latest transaction id.
     package var transactionID: String?
+    /// The app (`bundleId`) the purchase was made in.
+    package var bundleID: String?
     /// The product.
     package var productID: String?
     /// Apple's product type (`Auto-Renewable Subscription` for subscriptions).
@@ -62,7 +64,7 @@ package struct Entitlement: Sendable, Equatable {
 
     /// Creates an entitlement row.
     package init(
-        kind: Kind, environment: String, originalTransactionID: String, transactionID: String?, productID: String?,
+        kind: Kind, environment: String, originalTransactionID: String, transactionID: String?, bundleID: String? = nil, productID: String?,
         productType: String?, status: String, statusNow: String, entitlements: [String], entitledNow: Bool, reason: String,
         endsAt: Date?, purchasedAt: Date?, expiresAt: Date?, gracePeriodExpiresAt: Date?, revokedAt: Date?, autoRenew: Bool?,
         ownership: String?, appAccountToken: String?
@@ -71,6 +73,7 @@ package struct Entitlement: Sendable, Equatable {
         self.environment = environment
         self.originalTransactionID = originalTransactionID
         self.transactionID = transactionID
+        self.bundleID = bundleID
         self.productID = productID
         self.productType = productType
         self.status = status

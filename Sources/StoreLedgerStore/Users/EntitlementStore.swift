@@ -5,18 +5,20 @@ package import StoreLedgerCore
 
 /// Reads what users hold, through `entitlements_at(t)` (migration 0012), the one definition of "entitled now":
 /// the read-model rows linked to a user (by `user_links`), or carrying an appAccountToken the user owns when the
-/// purchase has no link of its own, evaluated at the instant the caller asks about.
+/// purchase has no link of its own, evaluated at the instant the caller asks about. Given an app (the app-facing API
+/// of one app in a deployment of several), only that app's purchases: user ids are the app's own, and one app's
+/// subscription must not unlock another.
 package enum EntitlementStore {
-    /// Every subscription and purchase of `user` as of `date`, newest expiry first.
+    /// Every subscription and purchase of `user` as of `date` (made in app `app`; nil: in any app), newest expiry first.
     package static func entitlements(
-        of user: UserID, at date: Date, on connection: PostgresConnection, logger: Logger
+        of user: UserID, at date: Date, app: String? = nil, on connection: PostgresConnection, logger: Logger
     ) async throws -> [Entitlement] {
-        try await decode(connection.query(entitlementsQuery(of: user, at: date), logger: logger))
+        try await decode(connection.query(entitlementsQuery(of: user, at: date, app: app), logger: logger))
     }
 
-    /// The statement of ``entitlements(of:at:on:logger:)``: every key it looks up (a user's links and tokens) reaches
-    /// `subscriptions` and `purchases` by index, through `entitlements_at` (tests read its plan).
-    package static func entitlementsQuery(of user: UserID, at date: Date) -> PostgresQuery {
+    /// The statement of ``entitlements(of:at:app:on:logger:)``: every key it looks up (a user's links and tokens)
+    /// reaches `subscriptions` and `purchases` by index, through `entitlements_at` (tests read its plan).
+    package static func entitlementsQuery(of user: UserID, at date: Date, app: String? = nil) -> PostgresQuery {
         let user = user.rawValue
         return
             """
@@ -40,15 +42,17 @@ package enum EntitlementStore {
             \(unescaped: selectColumns)
             FROM entitlements_at(\(date)) e
             JOIN owned o ON e.environment = o.environment AND e.original_transaction_id = o.original_transaction_id
+            WHERE \(app)::text IS NULL OR e.bundle_id = \(app)
             \(unescaped: groupBy)
             ORDER BY e.expires_at DESC NULLS FIRST, e.purchased_at DESC NULLS LAST, e.kind, e.transaction_id
             """
     }
 
     /// The row that holds transaction `transactionID` (or original transaction) in `environment` as of `date`, if
-    /// projected.
+    /// projected (and made in app `app`, when given).
     package static func entitlement(
-        environment: String, transactionID: String, at date: Date, on connection: PostgresConnection, logger: Logger
+        environment: String, transactionID: String, at date: Date, app: String? = nil, on connection: PostgresConnection,
+        logger: Logger
     ) async throws -> Entitlement? {
         let rows = try await connection.query(
             """
@@ -61,6 +65,7 @@ package enum EntitlementStore {
                                                  WHERE environment = \(environment) AND transaction_id = \(transactionID) LIMIT 1),
                                                 \(transactionID)))
                    OR (e.kind = 'purchase' AND e.transaction_id = \(transactionID)))
+              AND (\(app)::text IS NULL OR e.bundle_id = \(app))
             \(unescaped: groupBy)
             ORDER BY e.kind DESC
             LIMIT 1
@@ -75,14 +80,14 @@ package enum EntitlementStore {
         SELECT e.kind, e.environment, e.original_transaction_id, e.transaction_id, e.product_id, e.product_type, e.status,
                e.status_now, array_remove(array_agg(e.entitlement ORDER BY e.entitlement), NULL), bool_or(e.entitled_now),
                e.reason, e.ends_at, e.purchased_at, e.expires_at, e.grace_period_expires_at, e.revoked_at, e.auto_renew,
-               e.ownership, e.app_account_token
+               e.ownership, e.app_account_token, e.bundle_id
         """
 
     /// Every column but the aggregated two.
     private static let groupBy = """
         GROUP BY e.kind, e.environment, e.original_transaction_id, e.transaction_id, e.product_id, e.product_type, e.status,
                  e.status_now, e.reason, e.ends_at, e.purchased_at, e.expires_at, e.grace_period_expires_at, e.revoked_at,
-                 e.auto_renew, e.ownership, e.app_account_token
+                 e.auto_renew, e.ownership, e.app_account_token, e.bundle_id
         """
 
     private static func decode(_ rows: PostgresRowSequence) async throws -> [Entitlement] {
@@ -94,7 +99,8 @@ package enum EntitlementStore {
             entitlements.append(
                 Entitlement(
                     kind: Entitlement.Kind(rawValue: kind) ?? .purchase, environment: environment, originalTransactionID: original,
-                    transactionID: transaction, productID: product, productType: productType, status: status, statusNow: statusNow,
+                    transactionID: transaction, bundleID: try columns[19].decode(String?.self), productID: product, productType: productType,
+                    status: status, statusNow: statusNow,
                     entitlements: try columns[8].decode([String].self), entitledNow: try columns[9].decode(Bool.self),
                     reason: try columns[10].decode(String.self), endsAt: try columns[11].decode(Date?.self),
                     purchasedAt: try columns[12].decode(Date?.self), expiresAt: try columns[13].decode(Date?.self),

@@ -30,26 +30,27 @@ struct AppAPIHarness {
     let dependencies: AppAPIDependencies
     let migrator = Migrator(migrations: try! Migration.bundled())
 
-    /// Builds the API over `db`; `now` pins the time of asking.
+    /// Builds the API over `db`; `now` pins the time of asking. The deployment accepts `apps` (default: `TestSigner`'s
+    /// app only) and the API answers for `app` (default: every app, as with one), as `buildAppAPI` wires them.
     init(
         _ db: TestDatabase, pki: TestPKI, catalog: ProductCatalog = .empty, auth: AuthenticationConfiguration? = nil,
         appStore: AppStoreAPIClient? = nil, intentLifetime: Duration = .seconds(86_400), now: @escaping @Sendable () -> Date = { Date() },
-        anonymousValidation: AnonymousValidation? = nil, appStoreBudget: Duration = AppAPIHarness.testAppStoreBudget
+        anonymousValidation: AnonymousValidation? = nil, appStoreBudget: Duration = AppAPIHarness.testAppStoreBudget,
+        apps: [AppIdentity] = [AppIdentity(bundleID: TestSigner.defaultBundleID, appAppleID: TestSigner.defaultAppAppleID)],
+        app: String? = nil
     ) async throws {
         self.db = db
-        self.signer = TestSigner(pki: pki)
+        self.signer = TestSigner(pki: pki, bundleID: app ?? TestSigner.defaultBundleID)
         let trust = try TrustConfiguration(rootCertificatesDER: [Data(pki.rootDER)])
-        let verifiers = try LedgerVerifiers(
-            apps: [AppIdentity(bundleID: TestSigner.defaultBundleID, appAppleID: TestSigner.defaultAppAppleID)],
-            environments: [.sandbox, .production], trust: trust
-        )
+        let accepted = try LedgerVerifiers(apps: apps, environments: [.sandbox, .production], trust: trust)
+        let verifiers = try app.map { try accepted.only(app: $0) } ?? accepted
         let processor = InlineProcessor(client: db.client, handler: LedgerHandler(verifiers: verifiers), owner: "inline:test")
         let authenticator = try await Authenticator(
             configuration: auth ?? AuthenticationConfiguration(jwtSecret: Self.secret, adminAPIKey: Self.adminKey),
             apiKeys: APIKeyStore(client: db.client)
         )
         self.dependencies = AppAPIDependencies(
-            intake: PurchaseIntake(processor: processor, catalog: catalog), authenticator: authenticator,
+            intake: PurchaseIntake(processor: processor, catalog: catalog, app: app), authenticator: authenticator,
             intents: PurchaseIntentStore(client: db.client), appStore: appStore, intentLifetime: intentLifetime, now: now,
             anonymousValidation: anonymousValidation, appStoreBudget: appStoreBudget
         )

@@ -117,7 +117,8 @@ struct PurchaseIntentAndEntitlementTests {
     /// The keys of every row of `GET /v1/users/{id}/entitlements` (docs/openapi.json's EntitlementItem).
     static let entitlementKeys: Set<String> = [
         "kind", "product_id", "product_type", "status", "entitled", "reason", "ends_at", "expires_at", "grace_period_expires_at",
-        "purchased_at", "revoked_at", "auto_renew", "ownership", "environment", "original_transaction_id", "transaction_id", "entitlements",
+        "purchased_at", "revoked_at", "auto_renew", "ownership", "environment", "bundle_id", "original_transaction_id", "transaction_id",
+        "entitlements",
     ]
 
     /// Seed 003: the web passes the environment the app detected (`sandbox` / `production`) when it creates the intent,

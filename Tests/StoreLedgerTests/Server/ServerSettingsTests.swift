@@ -141,6 +141,8 @@ struct ServerSettingsTests {
             ]))
         #expect(try await settings.appStoreClients().map(\.configuration.bundleID) == ["com.example.app", "com.example.other"])
         #expect(try await settings.appStoreClient()?.configuration.bundleID == "com.example.app")
+        // The app-facing API's lookups ask as its own app (APP_API_BUNDLE_ID): Apple answers "not found" to another's token.
+        #expect(try await settings.appStoreClient(bundleID: "com.example.other")?.configuration.bundleID == "com.example.other")
         // With APPS set, APP_BUNDLE_ID names no further app to ask (the deployment accepts APPS' apps only).
         let both = Settings(
             reader: ServerHarness.reader([
@@ -149,6 +151,23 @@ struct ServerSettingsTests {
             ]))
         #expect(try await both.appStoreClients().map(\.configuration.bundleID) == ["com.example.app", "com.example.other"])
         #expect(try await Settings(reader: ServerHarness.reader(["APP_BUNDLE_ID": "com.example.app"])).appStoreClients().isEmpty)
+    }
+
+    /// The app-facing API answers for one app: the only accepted one, or `APP_API_BUNDLE_ID` among several; several
+    /// without it, or naming an app not accepted, stops the process with the setting named.
+    @Test func theAppFacingAPIAnswersForOneApp() throws {
+        let two = ["com.example.app", "com.example.other"]
+        #expect(try Settings(reader: ServerHarness.reader([:])).appAPIBundleID(accepted: ["com.example.app"]) == "com.example.app")
+        #expect(
+            try Settings(reader: ServerHarness.reader(["APP_API_BUNDLE_ID": " com.example.other "])).appAPIBundleID(accepted: two)
+                == "com.example.other")
+        let unnamed = #expect(throws: SettingsError.self) { try Settings(reader: ServerHarness.reader([:])).appAPIBundleID(accepted: two) }
+        #expect(unnamed?.key == "APP_API_BUNDLE_ID")
+        #expect(unnamed?.description.contains("com.example.app, com.example.other") == true, "\(String(describing: unnamed))")
+        let unaccepted = #expect(throws: SettingsError.self) {
+            try Settings(reader: ServerHarness.reader(["APP_API_BUNDLE_ID": "com.example.third"])).appAPIBundleID(accepted: two)
+        }
+        #expect(unaccepted?.key == "APP_API_BUNDLE_ID")
     }
 
     @Test("the Kubernetes config map's settings read as they are meant: its apps accept Production, its proxies parse")
