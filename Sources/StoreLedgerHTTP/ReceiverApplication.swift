@@ -15,9 +15,12 @@ package func buildReceiverRouter(
     router.add(middleware: RequestIDMiddleware())
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: JSONErrorMiddleware())
-    ReceiverController(
-        log: EventLog(client: client, sessions: sessions, concurrentCommits: configuration.concurrentCommits), configuration: configuration
-    ).addRoutes(to: router)
+    // A transaction may run as long as its callers wait (RECEIVER_STORE_TIMEOUT_MS may exceed the log's 10 s): one
+    // cut shorter would answer 503 to a commit the database then completes.
+    let log = EventLog(
+        client: client, sessions: sessions, concurrentCommits: configuration.concurrentCommits,
+        commitTimeout: max(EventLog.defaultCommitTimeout, configuration.storeTimeout))
+    ReceiverController(log: log, configuration: configuration).addRoutes(to: router)
     // A schema ahead of the build (a rollout that migrated first) is ready for a receiver alone, whose only write, the
     // append, answers 503 should the newer schema refuse it, never a false 200; taking receivers out of service on
     // every migration would refuse Apple's notifications for the rollout's length. The app API writes the read model

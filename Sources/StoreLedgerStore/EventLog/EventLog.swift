@@ -14,19 +14,26 @@ package struct EventLog: Sendable {
     /// Creates a log over `client`, appending as `sessions` allow (default: a direct connection), whose
     /// ``append(_:logger:)`` keeps at most `concurrentCommits` transactions (and pooled connections) in flight;
     /// appends arriving meanwhile share the next one (see ``GroupCommit``), and while more than `maxWaitingBytes` of
-    /// bodies wait for one, a new append is refused at once.
+    /// bodies wait for one, a new append is refused at once. A transaction not finished within `commitTimeout` is
+    /// left behind, its callers answered with an error (give at least as long as the callers wait: the receiver's store
+    /// deadline).
     package init(
         client: PostgresClient, sessions: DatabaseSessions = DatabaseSessions(), concurrentCommits: Int = EventLog.defaultConcurrentCommits,
-        maxWaitingBytes: Int = EventLog.defaultMaxWaitingBytes
+        maxWaitingBytes: Int = EventLog.defaultMaxWaitingBytes, commitTimeout: Duration = EventLog.defaultCommitTimeout
     ) {
         self.client = client
         self.sessions = sessions
-        self.groupCommit = GroupCommit(client: client, sessions: sessions, concurrentCommits: concurrentCommits, maxWaitingBytes: maxWaitingBytes)
+        self.groupCommit = GroupCommit(
+            client: client, sessions: sessions, concurrentCommits: concurrentCommits, commitTimeout: commitTimeout,
+            maxWaitingBytes: maxWaitingBytes)
     }
 
-    /// The default for ``init(client:sessions:concurrentCommits:maxWaitingBytes:)`` (`RECEIVER_CONCURRENT_COMMITS`).
+    /// The default for ``init(client:sessions:concurrentCommits:maxWaitingBytes:commitTimeout:)``: 10 s.
+    package static let defaultCommitTimeout: Duration = .seconds(10)
+
+    /// The default for ``init(client:sessions:concurrentCommits:maxWaitingBytes:commitTimeout:)`` (`RECEIVER_CONCURRENT_COMMITS`).
     package static let defaultConcurrentCommits = 2
-    /// The default for ``init(client:sessions:concurrentCommits:maxWaitingBytes:)``: 64 MiB, thousands of Apple's
+    /// The default for ``init(client:sessions:concurrentCommits:maxWaitingBytes:commitTimeout:)``: 64 MiB, thousands of Apple's
     /// notifications (the receiver's store deadline answers a caller long before that many queue in normal operation).
     package static let defaultMaxWaitingBytes = 64 << 20
 

@@ -69,7 +69,7 @@ final class GroupCommit: Sendable {
     /// Creates a group commit over `client`.
     init(
         client: PostgresClient, sessions: DatabaseSessions, concurrentCommits: Int, maxBatchEvents: Int = 128, maxBatchBytes: Int = 8 << 20,
-        commitTimeout: Duration = .seconds(10), maxWaitingBytes: Int = EventLog.defaultMaxWaitingBytes
+        commitTimeout: Duration = EventLog.defaultCommitTimeout, maxWaitingBytes: Int = EventLog.defaultMaxWaitingBytes
     ) {
         precondition(concurrentCommits >= 1 && maxBatchEvents >= 1)
         self.commitTimeout = commitTimeout

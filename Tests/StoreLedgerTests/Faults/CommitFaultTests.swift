@@ -197,4 +197,36 @@ struct CommitFaultTests {
             }
         }
     }
+
+    /// A store deadline longer than the log's own 10 s is the one that counts: a commit that a lock holds for 11 s is
+    /// still answered 200 when the receiver was told to wait 15 s (the transaction was once cut at 10 s, answering 503
+    /// to a commit the database then completed).
+    @Test func aStoreTimeoutAboveTenSecondsIsTheCommitsToo() async throws {
+        try await TestDatabase.withFresh { db in
+            let configuration = ReceiverConfiguration(port: 0, storeTimeout: .seconds(15))
+            let app = Application(router: buildReceiverRouter(client: db.client, migrator: migrator, configuration: configuration))
+            try await app.test(.router) { client in
+                let locked = AnsweredFlag()
+                let status = try await withThrowingTaskGroup(of: HTTPResponse.Status?.self) { group in
+                    group.addTask {
+                        try await db.withTableLocked("event_queue") {
+                            locked.set()
+                            try await Task.sleep(for: .seconds(11))
+                        }
+                        return nil
+                    }
+                    group.addTask {
+                        while !locked.isSet { try await Task.sleep(for: .milliseconds(5)) }
+                        return try await client.execute(uri: "/notifications/apple", method: .post, body: Self.envelope).status
+                    }
+                    var status: HTTPResponse.Status?
+                    for try await answer in group { status = answer ?? status }
+                    return status
+                }
+                #expect(status == .ok)
+            }
+            let stored = try await db.client.rows("SELECT count(*)::int8 FROM events", logger: db.logger).decode(Int.self)
+            #expect(stored == [1])
+        }
+    }
 }
