@@ -30,6 +30,7 @@ struct StatsCommand: AsyncParsableCommand {
                 "queue: " + QueueState.allCases.map { "\($0.rawValue) \(approximate($0))\(stats.depth[$0.rawValue] ?? 0)" }.joined(separator: ", "))
             print("oldest pending: " + (stats.oldestPendingAgeSeconds.map { String(format: "%.1f s", $0) } ?? "none"))
             print("oldest requeued: " + (stats.oldestRequeuedAgeSeconds.map { String(format: "%.1f s", $0) } ?? "none"))
+            print("oldest unfinished: " + (stats.oldestUnfinishedAgeSeconds.map { String(format: "%.1f s", $0) } ?? "none"))
             print("last minute: \(stats.receivedLastMinute) received, \(stats.finishedLastMinute) finished")
             for (title, classes) in [("rejected", stats.rejectedByReason), ("dead", stats.deadByError)] where !classes.isEmpty {
                 print("\(title) by reason:")

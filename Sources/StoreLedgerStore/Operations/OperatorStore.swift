@@ -76,8 +76,20 @@ package struct OperatorStore: Sendable {
             oldest = live
             oldestRequeued = requeued
         }
+        // Notifications not finished whatever their available_at (a retry's backoff hides a failing event from the
+        // above); each state's rows through its partial index.
+        let oldestUnfinished =
+            try await client.rows(
+                """
+                SELECT extract(epoch FROM now() - least(
+                    (SELECT min(enqueued_at) FROM event_queue WHERE state = 'pending' AND requeued_at IS NULL),
+                    (SELECT min(enqueued_at) FROM event_queue WHERE state = 'processing' AND requeued_at IS NULL)))::float8
+                """,
+                logger: logger
+            ).decode(Double?.self).first ?? nil
         return QueueStatistics(
             depth: depth, doneIsEstimated: doneIsEstimated, oldestPendingAgeSeconds: oldest, oldestRequeuedAgeSeconds: oldestRequeued,
+            oldestUnfinishedAgeSeconds: oldestUnfinished,
             finishedLastMinute: finished,
             receivedLastMinute: received,
             rejectedByReason: try await classes(column: .rejectReason, state: "rejected", logger: logger),

@@ -13,6 +13,10 @@ package struct QueueStatistics: Sendable, Codable, Equatable {
     /// Age in seconds of the oldest event an operator requeued or replayed that waits to be claimed, from that requeue,
     /// nil when none: operator work, which claims take only when notifications leave room.
     package var oldestRequeuedAgeSeconds: Double?
+    /// Age in seconds of the oldest event never requeued that is not finished, from its enqueue, nil when none: pending
+    /// whether or not it is available (one waiting out a retry's backoff counts) or processing. Where it grows while
+    /// ``oldestPendingAgeSeconds`` stays small, events are retried rather than finished: processing fails.
+    package var oldestUnfinishedAgeSeconds: Double?
     /// Events finished (done, rejected or dead) in the last minute.
     package var finishedLastMinute: Int
     /// Events appended to the log in the last minute.
@@ -25,12 +29,14 @@ package struct QueueStatistics: Sendable, Codable, Equatable {
     /// Creates a snapshot.
     package init(
         depth: [String: Int], doneIsEstimated: Bool = false, oldestPendingAgeSeconds: Double?, oldestRequeuedAgeSeconds: Double? = nil,
-        finishedLastMinute: Int, receivedLastMinute: Int, rejectedByReason: [String: Int], deadByError: [String: Int]
+        oldestUnfinishedAgeSeconds: Double? = nil, finishedLastMinute: Int, receivedLastMinute: Int, rejectedByReason: [String: Int],
+        deadByError: [String: Int]
     ) {
         self.depth = depth
         self.doneIsEstimated = doneIsEstimated
         self.oldestPendingAgeSeconds = oldestPendingAgeSeconds
         self.oldestRequeuedAgeSeconds = oldestRequeuedAgeSeconds
+        self.oldestUnfinishedAgeSeconds = oldestUnfinishedAgeSeconds
         self.finishedLastMinute = finishedLastMinute
         self.receivedLastMinute = receivedLastMinute
         self.rejectedByReason = rejectedByReason

@@ -89,6 +89,36 @@ struct OperatorStoreTests {
         }
     }
 
+    /// An event retried with a growing backoff is hidden from the oldest pending age (it is not available), and the
+    /// oldest unfinished age shows it: a failure every event meets would otherwise raise no alert until events die.
+    @Test func anEventWaitingOutARetrysBackoffCountsAsUnfinished() async throws {
+        try await TestDatabase.withFresh { db in
+            let (pipeline, _, _) = try await seeded(db)
+            let store = OperatorStore(client: db.client)
+            #expect(try await store.statistics(logger: db.logger).oldestUnfinishedAgeSeconds == nil)
+            let failing = try await pipeline.append(source: .appleNotification, body: #"{"signedPayload":"x.y.z"}"#)
+            try await db.client.query(
+                """
+                UPDATE event_queue SET enqueued_at = now() - interval '3 hours', attempts = 7, available_at = now() + interval '2 hours',
+                       last_error = 'database: permission denied for table subscriptions'
+                WHERE event_id = \(failing.rawValue)
+                """,
+                logger: db.logger)
+            let stats = try await store.statistics(logger: db.logger)
+            #expect(stats.oldestPendingAgeSeconds == nil)
+            let unfinished = try #require(stats.oldestUnfinishedAgeSeconds)
+            #expect(unfinished > 10_700 && unfinished < 11_000, "\(unfinished) s")
+            // Held by a worker, it is still unfinished.
+            try await db.client.query(
+                """
+                UPDATE event_queue SET state = 'processing', lease_owner = 'w', lease_expires_at = now() + interval '30 seconds'
+                WHERE event_id = \(failing.rawValue)
+                """,
+                logger: db.logger)
+            #expect(try await store.statistics(logger: db.logger).oldestUnfinishedAgeSeconds.map { $0 > 10_700 } == true)
+        }
+    }
+
     @Test func theLastMinuteCountsOnlyRowsOfTheLastMinute() async throws {
         try await TestDatabase.withFresh { db in
             let (pipeline, _, _) = try await seeded(db)
