@@ -44,6 +44,17 @@ package enum SubscriptionLifecycles {
         return b
     }
 
+    /// buy → the renewal fails 12 hours before the period ends, into a 16-day grace period → the app posts the current
+    /// transaction 6 hours later (a copy of the period the failure concerns: the row stays in its grace period).
+    package static func earlyFailureThenAppPosts(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
+        var b = SubscriptionLifecycleBuilder(originalTransactionID: "2700", includesStatus: includesStatus)
+        b.subscribe()
+        b.failToRenew(gracePeriod: 16 * day, early: day / 2)
+        b.advance(by: day / 4)
+        b.appPostsCurrentTransaction()
+        return b
+    }
+
     /// buy → immediate upgrade → refund → refund reversed.
     package static func upgradeRefundReversed(includesStatus: Bool = true) -> SubscriptionLifecycleBuilder {
         var b = SubscriptionLifecycleBuilder(originalTransactionID: "3000", productID: "com.example.basic", includesStatus: includesStatus)
@@ -137,6 +148,7 @@ package enum SubscriptionLifecycles {
             ("billingRetryExpireResubscribe", 8, billingRetryExpireResubscribe(includesStatus: includesStatus)),
             ("upgradeAwaitingItsSuccessor", 9, upgradeAwaitingItsSuccessor(includesStatus: includesStatus)),
             ("tokenOfAnEarlierPeriodRefundedLate", 10, tokenOfAnEarlierPeriodRefundedLate(includesStatus: includesStatus)),
+            ("earlyFailureThenAppPosts", 11, earlyFailureThenAppPosts(includesStatus: includesStatus)),
         ]
     }
 }

@@ -98,6 +98,29 @@ struct CoreSubscriptionProjectionTests {
         #expect(final.latestTransactionID == "2502")
     }
 
+    /// A renewal that fails before the period ends (Apple charges up to a day early) puts the row in its grace period,
+    /// and a copy of the period's transaction signed after the failure (the app posting it, Apple's API answering) does
+    /// not take it out again: only a new transaction (a renewal, a recovery) does. It once read "active", so after the
+    /// period's end the row said expired and the customer lost the grace period.
+    @Test(arguments: [true, false])
+    func anEarlyRenewalFailureOutlivesALaterCopyOfItsTransaction(includesStatus: Bool) throws {
+        let b = SubscriptionLifecycles.earlyFailureThenAppPosts(includesStatus: includesStatus)
+        let state = try fold(b)
+        #expect(state.status == .gracePeriod)
+        #expect(state.entitled)
+        let expiry = try #require(state.expiresAt)
+        #expect(state.gracePeriodExpiresAt == expiry.adding(milliseconds: 16 * day))
+        // Every order of the same facts, the incremental fold's too (CoreIncrementalFoldTests), gives this row.
+        for permutation in [b.facts.reversed(), b.facts.shuffled()] {
+            #expect(SubscriptionProjection.fold(Array(permutation)) == state)
+        }
+        // A recovery, a new transaction, ends it.
+        var recovered = b
+        recovered.advance(by: day)
+        recovered.recover()
+        #expect(try fold(recovered).status == .active)
+    }
+
     /// A failed renewal without grace: billing retry, not entitled.
     @Test(arguments: [true, false])
     func billingRetryWithoutGrace(includesStatus: Bool) throws {

@@ -70,12 +70,13 @@ extension SubscriptionFoldState {
             transactions[id] = TransactionEvidence(revocation: Winner(stamp: stamp, value: details), contested: true)
         }
 
-        // Status evidence: a version not revoked nor upgraded whose period had not ended when signed says "active".
+        // Status evidence: a version not revoked nor upgraded whose period had not ended when signed says "active", from
+        // its purchase.
         if version.isUpgraded != true, version.revocationDate == nil,
-            let signed = version.signedDate, let expires = version.expiresDate, expires > signed,
-            activeTransaction.map({ $0 < stamp }) ?? true
+            let signed = version.signedDate, let expires = version.expiresDate, expires > signed
         {
-            activeTransaction = stamp
+            let active = Stamp(SubscriptionProjection.activeSince(version, signed: signed), .transaction)
+            if activeTransaction.map({ $0 < active }) ?? true { activeTransaction = active }
         }
         if let token = version.appAccountToken {
             guard Self.offer(token, at: Stamp(purchased: version), to: &latestPurchasedAppAccountToken) else { return false }

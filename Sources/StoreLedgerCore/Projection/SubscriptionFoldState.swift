@@ -107,7 +107,8 @@ public struct SubscriptionFoldState: Hashable, Sendable, Codable {
             yield &storage.fields.transactions
         }
     }
-    /// The latest transaction version that says "active" (not revoked nor upgraded, period not over when signed).
+    /// The latest "active" evidence of a transaction version (not revoked nor upgraded, period not over when signed), at
+    /// its purchase (``SubscriptionProjection/activeSince(_:signed:)``).
     var activeTransaction: Stamp? {
         _read { yield storage.fields.activeTransaction }
         _modify {
@@ -206,8 +207,9 @@ public struct SubscriptionFoldState: Hashable, Sendable, Codable {
         }
     }
     /// The revision of the rules this build folds by. Raise it when a winner's meaning changes: 2 = the token fallback
-    /// by purchase date (``latestPurchasedAppAccountToken``; before, by signed date, under another name).
-    public static let currentRulesRevision = 2
+    /// by purchase date (``latestPurchasedAppAccountToken``; before, by signed date, under another name); 3 = a
+    /// transaction's "active" evidence from its purchase (``activeTransaction``; before, from its signed date).
+    public static let currentRulesRevision = 3
     /// Whether any notification was merged.
     var hasNotifications: Bool {
         _read { yield storage.fields.hasNotifications }

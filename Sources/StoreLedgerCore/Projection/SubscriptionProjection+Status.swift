@@ -3,7 +3,7 @@ extension SubscriptionProjection {
     /// - a notification: Apple's `data.status` when present (authoritative at its signed date), otherwise the
     ///   status its type implies (see `impliedStatus`);
     /// - a transaction version that is not revoked or upgraded and whose period had not ended when it was
-    ///   signed: active at its signed date;
+    ///   signed: active from its purchase (``activeSince(_:signed:)``);
     /// - a renewal info signed after the current period ended: grace period or billing retry while Apple
     ///   retries billing, expired once it carries an expiration intent;
     /// - the resolved revocation of the current transaction: revoked, or after a reversal the status as if it
@@ -22,7 +22,7 @@ extension SubscriptionProjection {
             guard version.isUpgraded != true, version.revocationDate == nil,
                 let signed = version.signedDate, let expires = version.expiresDate, expires > signed
             else { continue }
-            status.offer(.active, at: EvidenceOrder(signed, .transaction, item.canonical))
+            status.offer(.active, at: EvidenceOrder(activeSince(version, signed: signed), .transaction, item.canonical))
         }
 
         for item in facts.renewalInfos {
@@ -56,6 +56,15 @@ extension SubscriptionProjection {
         if revoked { return .revoked }
         if let expires = current?.expiresDate, let last = facts.lastSignedAt, expires <= last { return .expired }
         return .active
+    }
+
+    /// The instant a transaction version is evidence of an active subscription at: its purchase, the start of the
+    /// period it was bought for (its signed date when that is earlier, or when it carries no purchase date). A copy
+    /// signed later — the app posting the current transaction, Apple's API answering with it — says nothing newer
+    /// about that period, so a renewal failure signed after the purchase (Apple charges up to a day before the period
+    /// ends) is not undone by it; only a new transaction, a renewal or a recovery, is.
+    static func activeSince(_ version: TransactionPayload, signed: Timestamp) -> Timestamp {
+        version.purchaseDate.map { min($0, signed) } ?? signed
     }
 
     /// The status a notification's type and subtype imply when it carries no `data.status`; `nil` when the

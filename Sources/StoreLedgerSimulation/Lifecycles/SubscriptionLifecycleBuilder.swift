@@ -184,10 +184,11 @@ package struct SubscriptionLifecycleBuilder: Sendable {
         notify(.expired, subtype)
     }
 
-    /// A renewal fails at the end of the period (DID_FAIL_TO_RENEW): with a grace period of the given length
-    /// (GRACE_PERIOD), or straight into billing retry.
-    package mutating func failToRenew(gracePeriod: Int64? = nil) {
-        advanceToExpiry()
+    /// A renewal fails at the end of the period (DID_FAIL_TO_RENEW), or `early` milliseconds before it (Apple begins
+    /// charging up to a day before): with a grace period of the given length from the period's end (GRACE_PERIOD), or
+    /// straight into billing retry.
+    package mutating func failToRenew(gracePeriod: Int64? = nil, early: Int64 = 0) {
+        advanceToExpiry(plus: -early)
         renewalInfo.isInBillingRetryPeriod = true
         if let gracePeriod {
             renewalInfo.gracePeriodExpiresDate = (current.expiresDate ?? now).adding(milliseconds: gracePeriod)
