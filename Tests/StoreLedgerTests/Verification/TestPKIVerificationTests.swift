@@ -61,6 +61,25 @@ struct TestPKIVerificationTests {
         #expect(notification.signedPayload == token)
     }
 
+    /// A genuine notification of a shape this version does not know (none of the sections that name its app) is
+    /// refused as such — malformed, naming its type — not as the wrong app, and a notification with an empty `data`
+    /// still reads as missing its bundleId.
+    @Test func aGenuineNotificationOfAnUnknownShapeIsSaidToBeOne() async throws {
+        let signer = Self.pki.signer()
+        let unknown = try signer.sign(json: [
+            "notificationType": "SOMETHING_NEW", "notificationUUID": UUID().uuidString.lowercased(), "version": "2.0",
+            "signedDate": Self.signedDate.timeIntervalSince1970 * 1000, "subscriptionSummary": ["bundleId": TestSigner.defaultBundleID],
+        ])
+        let error = await rejection(unknown, by: try verifier())
+        #expect(error?.code == .malformed, "\(String(describing: error))")
+        #expect(error?.detail.contains("SOMETHING_NEW") == true, "\(String(describing: error))")
+        let emptyData = try signer.sign(json: [
+            "notificationType": "SUBSCRIBED", "notificationUUID": UUID().uuidString.lowercased(), "version": "2.0",
+            "signedDate": Self.signedDate.timeIntervalSince1970 * 1000, "data": ["environment": "Sandbox"],
+        ])
+        #expect(await rejection(emptyData, by: try verifier())?.code == .wrongApp)
+    }
+
     @Test("standalone transactions, renewal infos and app transactions verify")
     func standaloneData() async throws {
         let signer = Self.pki.signer()
