@@ -35,7 +35,12 @@ struct APIKeyCommand: AsyncParsableCommand {
             let key = try await Bootstrap.withDatabase("storeledger.api-key") { client, logger in
                 try await APIKeyStore(client: client).create(name: name, consoleRole: ConsoleRole(rawValue: consoleRole) ?? .viewer, logger: logger)
             }
-            guard let key else { throw CommandFailure("a key named \(name) exists (names stay taken after a revoke): choose another name") }
+            guard let key else {
+                throw CommandFailure(
+                    "a key named \(name) exists (names stay taken after a revoke): choose another name; if an earlier create of "
+                        + "this name ended without printing its key (a lost connection), that one made it: revoke it "
+                        + "(storeledger api-key revoke \(name)) and create the key under a new name")
+            }
             print(key)
         }
     }

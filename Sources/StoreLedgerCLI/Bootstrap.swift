@@ -74,7 +74,13 @@ enum Bootstrap {
             // a loaded machine (the warning showed in a full test run); PostgresNIO exposes no "running" flag to wait on.
             await Task.yield()
             try? await Task.sleep(for: .milliseconds(20))
-            return try await body()
+            do {
+                return try await body()
+            } catch let error as PSQLError {
+                // PostgresNIO's description of it is generic on purpose: say what the server said, or that the outcome
+                // is unknown.
+                throw CommandFailure(error.operatorMessage)
+            }
         }
     }
 }

@@ -16,3 +16,15 @@ extension PSQLError {
     /// refused and nothing of the transaction committed, so it may be tried again later.
     package var isLockTimeout: Bool { serverInfo?[.sqlState] == "55P03" }
 }
+
+extension PSQLError {
+    /// What an operator command prints for this error, which PostgresNIO's own description keeps generic: a refusal
+    /// (nothing of its transaction committed) with the server's message, or a lost session, whose change may or may not
+    /// have been made — so that a command is not blindly run again (a key created twice, a name then "taken").
+    package var operatorMessage: String {
+        let cause = DatabaseURL.failureCause(self)
+        guard endsSession else { return "the database refused it, and nothing of it was changed: \(cause)" }
+        return "the connection to the database ended before it answered (\(cause)): whether this command's change was made "
+            + "is not known; look (storeledger stats, inspect, or the command's list) before running it again"
+    }
+}
