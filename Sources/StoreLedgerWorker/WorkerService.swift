@@ -127,7 +127,13 @@ package struct WorkerService<Handler: EventHandler>: Service {
                 continue
             }
             do {
-                try await withDeadline(configuration.lease) { await process(batch, owner: owner) }
+                let leasesHeld = try await withDeadline(configuration.lease) { await process(batch, owner: owner) }
+                guard leasesHeld else {
+                    // Its leases were rescued before it committed (it ran past them, or the database's clock stepped on):
+                    // as for a missed deadline, smaller batches for a while, not larger.
+                    batchSize = max(1, min(batchSize, batch.count) / 2)
+                    continue
+                }
                 batchSize = min(configuration.batchSize, batchSize * 2)
             } catch {
                 batchSize = max(1, min(batchSize, batch.count) / 2)
@@ -150,8 +156,10 @@ package struct WorkerService<Handler: EventHandler>: Service {
 
     /// Runs the handler over a claimed batch and records the outcomes in the same transaction.
     /// When the batch as a whole fails, each event is retried alone so one bad event cannot hold
-    /// the others back.
-    func process(_ batch: [ClaimedEvent], owner: String) async {
+    /// the others back. Returns false when the batch's leases were lost (rescued by another worker) before it
+    /// committed, so that nothing of it was recorded.
+    @discardableResult
+    func process(_ batch: [ClaimedEvent], owner: String) async -> Bool {
         let start = ContinuousClock.now
         var prepared: [Handler.Prepared] = []
         prepared.reserveCapacity(batch.count)
@@ -167,21 +175,24 @@ package struct WorkerService<Handler: EventHandler>: Service {
             batchTimer.record(duration: start.duration(to: .now))
         } catch let error as StoreError where error.code == .leaseLost {
             logger.warning("batch not completed: lease lost", metadata: ["worker": "\(owner)", "error": "\(error)"])
+            return false
         } catch {
             // A batch abandoned at its deadline (its task cancelled) is left to the lease rescue: retrying its events one
             // by one here, in the cancelled task, would verify each again only to fail to record it.
-            guard !Task.isCancelled else { return }
+            guard !Task.isCancelled else { return true }
             if batch.count > 1 {
                 logger.warning(
                     "batch failed; processing its events one by one",
                     metadata: [
                         "worker": "\(owner)", "events": "\(batch.count)", "error": "\(String(reflecting: error))",
                     ])
-                for event in batch { await process([event], owner: owner) }
-                return
+                var held = true
+                for event in batch { held = await process([event], owner: owner) && held }
+                return held
             }
             await recordFailure(batch[0], error: error, owner: owner)
         }
+        return true
     }
 
     /// Applies the handler to a prepared batch and records its outcomes, on one connection.

@@ -229,4 +229,27 @@ struct CommitFaultTests {
             #expect(stored == [1])
         }
     }
+
+    /// A batch whose leases another worker rescued before it committed reports so (its claim loop then shrinks its
+    /// batches, as after a missed deadline, instead of doubling them): nothing of it is recorded, and the new holder's
+    /// attempt completes.
+    @Test func aBatchWhoseLeasesWereRescuedSaysSo() async throws {
+        try await TestDatabase.withFresh { db in
+            let id = try await EventLog(client: db.client).append(NewEvent(source: .appleNotification, body: Self.envelope), logger: db.logger).id
+            let worker = WorkerService(
+                client: db.client, handler: EnvelopeHandler(), configuration: WorkerConfiguration(batchSize: 10), logger: db.logger)
+            let queue = EventQueue(client: db.client)
+            let zombie = try await queue.claim(limit: 10, owner: "w#0", lease: .seconds(30), logger: db.logger)
+            #expect(zombie.map(\.id) == [id])
+            try await db.client.query(
+                "UPDATE event_queue SET lease_expires_at = now() - interval '1 second' WHERE state = 'processing'", logger: db.logger)
+            #expect(try await queue.rescueExpiredLeases(policy: RetryPolicy(), logger: db.logger) == 1)
+            try await db.client.query("UPDATE event_queue SET available_at = now()", logger: db.logger)
+            let taken = try await queue.claim(limit: 10, owner: "w#1", lease: .seconds(30), logger: db.logger)
+            #expect(await worker.process(zombie, owner: "w#0") == false)
+            #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE state = 'done'") == 0)
+            #expect(await worker.process(taken, owner: "w#1") == true)
+            #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE state = 'done'") == 1)
+        }
+    }
 }
