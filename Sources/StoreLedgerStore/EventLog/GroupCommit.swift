@@ -170,7 +170,7 @@ final class GroupCommit: Sendable {
         do {
             let appended = try await insert(batch.map(\.event), logger: logger)
             for (waiter, event) in zip(batch, appended) { waiter.continuation.resume(returning: event) }
-        } catch  where batch.count > 1 && Self.refusedWhole(error) {
+        } catch  where batch.count > 1 && Self.refusedForOneEvent(error) {
             logger.warning(
                 "the database refused a batch of appends; committing its events one by one",
                 metadata: [
@@ -198,11 +198,21 @@ final class GroupCommit: Sendable {
         }
     }
 
-    /// Whether `error` says the database refused the transaction (so nothing of it committed), as opposed to the
-    /// connection or the session failing with its fate unknown (``PostgresNIO/PSQLError/endsSession``).
-    private static func refusedWhole(_ error: any Error) -> Bool {
+    /// Whether `error` says the database refused the transaction (so nothing of it committed) for what one of its
+    /// events may carry — a value it cannot store (a NUL byte in a header), a constraint or a trigger's check failing
+    /// at `COMMIT` — so that each event is worth trying alone. Not the connection or the session failing with its fate
+    /// unknown (``PostgresNIO/PSQLError/endsSession``), and not a refusal every event would meet again: a statement or
+    /// lock timeout, a read-only server, resources exhausted, a schema the statement does not fit (trying 128 events
+    /// one by one would hold the commit slot for each, for callers already answered).
+    static func refusedForOneEvent(_ error: any Error) -> Bool {
         if let error = error as? StoreError { return error.code == .notCommitted }
-        if let error = error as? PSQLError { return !error.endsSession }
-        return false
+        guard let error = error as? PSQLError, !error.endsSession else { return false }
+        let state = error.serverInfo?[.sqlState] ?? ""
+        return !(Self.everyEventsRefusals.contains(state) || Self.everyEventsRefusalClasses.contains(String(state.prefix(2))))
     }
+
+    /// Refusals no event causes by itself: a statement timeout or cancel, a lock not granted in time, an object in use.
+    private static let everyEventsRefusals: Set<String> = ["57014", "55P03", "55006"]
+    /// Classes of them: insufficient resources (53), a read-only transaction (25), the schema (42), unsupported (0A).
+    private static let everyEventsRefusalClasses: Set<String> = ["53", "25", "42", "0A"]
 }

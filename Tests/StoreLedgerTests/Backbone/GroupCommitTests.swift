@@ -2,10 +2,11 @@ import Foundation
 import NIOCore
 import PostgresNIO
 import StoreLedgerCore
-import StoreLedgerStore
 import StoreLedgerTestSupport
 import Synchronization
 import Testing
+
+@testable import StoreLedgerStore
 
 /// The event log's group commit: appends that arrive while the allowed transactions are in flight share the next
 /// one, each caller still learns its own id only after that transaction committed, and one input the database
@@ -94,6 +95,36 @@ struct GroupCommitTests {
             // events each), not in 298 transactions. Rows written by one transaction share its xmin.
             let transactions = try await db.scalar("SELECT count(DISTINCT xmin::text) FROM events")
             #expect(transactions >= 5 && transactions <= 12, "\(transactions) transactions")
+        }
+    }
+
+    /// A batch is tried again event by event only when what one event carries may be why the database refused it: a
+    /// value it cannot store, a constraint or a trigger's check. A lock or statement timeout every event would meet
+    /// again is every caller's error at once, not 128 more transactions in a row holding the commit slot; nor is a
+    /// session that ended.
+    @Test func onlyARefusalOneEventMayCauseIsTriedEventByEvent() async throws {
+        try await TestDatabase.withFresh { db in
+            @Sendable func refusal(_ sql: String) async throws -> PSQLError? {
+                await #expect(throws: PSQLError.self) {
+                    try await db.client.inTransaction(logger: db.logger) { connection in
+                        try await connection.query(PostgresQuery(unsafeSQL: sql), logger: db.logger).readToEnd()
+                    }
+                }
+            }
+            let value = try #require(try await refusal("SELECT convert_from('\\x00'::bytea, 'UTF8')"))
+            #expect(GroupCommit.refusedForOneEvent(value), "\(String(reflecting: value))")
+            let division = try #require(try await refusal("SELECT 1/0"))
+            #expect(GroupCommit.refusedForOneEvent(division))
+            let check = try #require(try await refusal("DO $$ BEGIN RAISE EXCEPTION 'check' USING ERRCODE = 'P0001'; END $$"))
+            #expect(GroupCommit.refusedForOneEvent(check))
+            try await db.withTableLocked("event_queue") {
+                let timeout = try #require(
+                    try await refusal("SET LOCAL lock_timeout = '100ms'; LOCK TABLE event_queue IN ROW EXCLUSIVE MODE"))
+                #expect(!GroupCommit.refusedForOneEvent(timeout), "\(String(reflecting: timeout))")
+            }
+            let statementTimeout = try #require(try await refusal("SET LOCAL statement_timeout = '50ms'; SELECT pg_sleep(1)"))
+            #expect(!GroupCommit.refusedForOneEvent(statementTimeout))
+            #expect(GroupCommit.refusedForOneEvent(StoreError(.notCommitted, "COMMIT answered ROLLBACK")))
         }
     }
 
