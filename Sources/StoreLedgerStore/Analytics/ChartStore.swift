@@ -268,7 +268,7 @@ package struct ChartStore: Sendable {
             LEFT JOIN LATERAL (
                 SELECT p.transaction_id, p.revoked_at FROM console_chart_periods p
                 WHERE p.environment = f.environment AND p.original_transaction_id = f.original_transaction_id
-                  AND p.period_start > f.period_start AND NOT p.is_trial AND p.price > 0
+                  AND p.period_start > f.period_start AND NOT p.is_trial AND (p.price > 0 OR p.price IS NULL)
                 ORDER BY p.period_start, p.transaction_id LIMIT 1
             ) c ON true
             LEFT JOIN LATERAL (

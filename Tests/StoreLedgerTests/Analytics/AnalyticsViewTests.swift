@@ -528,6 +528,35 @@ struct AnalyticsViewTests {
         }
     }
 
+    /// A trial followed by a period without a price (payloads before App Store Server Notifications 2.9) converted:
+    /// that period is paid, as MRR and churn count it, in the view and in the console's trials chart alike.
+    @Test func aTrialFollowedByAnUnpricedPeriodConverted() async throws {
+        try await TestDatabase.withFresh { db in
+            try await seed(db)
+            let product = "com.example.unpriced.monthly"
+            try await recordTransactions(
+                db,
+                payloads: Self.period(
+                    "9601", of: "9600", from: "2025-03-10 00:00Z", to: "2025-03-17 00:00Z", product: product,
+                    changes: "'{\"offerType\": 1, \"offerDiscountType\": \"FREE_TRIAL\"}'::jsonb", removed: ["price"]))
+            try await recordTransactions(
+                db,
+                payloads: Self.period("9602", of: "9600", from: "2025-03-17 00:00Z", to: "2025-04-17 00:00Z", product: product, removed: ["price"]))
+            let trial = try await texts(
+                db,
+                "SELECT converted || ' ' || abandoned || ' ' || coalesce(converted_transaction_id, '-') FROM analytics.trials WHERE original_transaction_id = '9600'"
+            )
+            #expect(trial == ["true false 9602"])
+            let charts = ChartStore(client: db.client)
+            _ = try await charts.refresh(logger: db.logger)
+            let month = try #require(Calendar.utc.date(from: DateComponents(year: 2025, month: 3, day: 1)))
+            let chart = try await charts.trials(ChartFilter(fromMonth: month, toMonth: month, product: product), logger: db.logger)
+            #expect(chart.map(\.trials) == [1])
+            #expect(chart.map(\.converted) == [1])
+            #expect(chart.map(\.abandoned) == [0])
+        }
+    }
+
     /// A renewal-date extension (RENEWAL_EXTENDED, up to 90 days) re-signs the period with a later expiry. Without a
     /// catalog period, the subscription's billing period is still its months, not the extended period's length, so
     /// its MRR is the monthly price; the extended period gives access until its new end.
