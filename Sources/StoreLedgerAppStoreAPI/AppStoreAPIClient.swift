@@ -47,6 +47,22 @@ package struct AppStoreAPIClient: Sendable {
         return try await $deadline.withValue(deadline.map { min($0, ours) } ?? ours, operation: body)
     }
 
+    /// The body (at most 4 MiB), read within `limit`: AsyncHTTPClient's timeout ends with the response head, and its
+    /// read timeout restarts with every chunk, so a body that stalls or trickles after its head would otherwise hold
+    /// the call, and the app request waiting on it, past its deadline. Past `limit`: ``HTTPClientError/deadlineExceeded``.
+    static func collect(_ body: HTTPClientResponse.Body, within limit: Duration) async throws -> ByteBuffer {
+        try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask { try await body.collect(upTo: 4 << 20) }
+            group.addTask {
+                try await Task.sleep(for: max(limit, .zero))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let bytes = first else { throw HTTPClientError.deadlineExceeded }
+            return bytes
+        }
+    }
+
     /// A fresh bearer token (5 minutes).
     func token() async throws(AppStoreAPIError) -> String {
         let now = Int64(Date().timeIntervalSince1970)
@@ -155,12 +171,13 @@ package struct AppStoreAPIClient: Sendable {
         let bytes: ByteBuffer
         let retryAfter: Duration?
         do {
+            let started = ContinuousClock.now
             let response = try await httpClient.execute(request, timeout: timeout)
             status = Int(response.status.code)
             retryAfter = response.headers.first(name: "Retry-After").flatMap {
                 Self.retryAfter($0, now: Self.referenceNow(dateHeader: response.headers.first(name: "Date")))
             }
-            bytes = try await response.body.collect(upTo: 4 << 20)
+            bytes = try await Self.collect(response.body, within: allowed - started.duration(to: .now))
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
             throw Failure(error: AppStoreAPIError(.timeout, "no answer from \(environment.rawValue) within \(allowed)"))
         } catch {

@@ -1,6 +1,9 @@
 import AsyncHTTPClient
 import Foundation
+import Hummingbird
+import HummingbirdTesting
 import Logging
+import NIOCore
 import StoreLedgerAppStoreAPI
 import StoreLedgerTestSupport
 import Testing
@@ -63,6 +66,33 @@ struct AppStoreAPIClientTests {
             await #expect {
                 _ = try await client.transactionInfo(transactionID: "2100", environment: .production, logger: logger)
             } throws: { ($0 as? AppStoreAPIError)?.code == .unauthorized && ($0 as? AppStoreAPIError)?.httpStatus == 401 }
+        }
+    }
+
+    /// An answer whose head comes at once and whose body then stalls ends the call within its timeout, as a timeout:
+    /// AsyncHTTPClient's own timeout stops at the head, and its read timeout (90 s) restarts with every chunk.
+    @Test func aBodyThatStallsAfterItsHeadEndsTheCallWithinItsTimeout() async throws {
+        let router = Router()
+        router.get("production/inApps/v1/transactions/:id") { _, _ -> Response in
+            Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: ResponseBody { writer in
+                    try await writer.write(ByteBuffer(string: "{\"signedTransactionInfo\": \""))
+                    try await Task.sleep(for: .seconds(30))
+                    try await writer.finish(nil)
+                })
+        }
+        try await Application(router: router).test(.live) { http in
+            let configuration = AppStoreAPIConfiguration(
+                issuerID: "issuer", keyID: "KEY", privateKeyPEM: P256Key.freshPEM(), bundleID: "com.example.app",
+                productionURL: "http://127.0.0.1:\(http.port!)/production", sandboxURL: "http://127.0.0.1:\(http.port!)/sandbox",
+                requestTimeout: .seconds(2), maximumAttempts: 1, initialBackoff: .milliseconds(5), maximumBackoff: .milliseconds(50))
+            let client = try await AppStoreAPIClient(configuration: configuration)
+            let start = ContinuousClock.now
+            await #expect {
+                _ = try await client.transactionInfo(transactionID: "2100", environment: .production, logger: logger)
+            } throws: { ($0 as? AppStoreAPIError)?.code == .timeout }
+            #expect(start.duration(to: .now) < .seconds(10), "\(start.duration(to: .now))")
         }
     }
 
