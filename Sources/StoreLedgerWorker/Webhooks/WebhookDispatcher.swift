@@ -49,11 +49,21 @@ package struct WebhookDispatcher: Service {
 
     /// The HTTP client deliveries use unless given another: redirects are refused (a 3xx is a failed attempt, so an
     /// event goes to the endpoint configured and nowhere it points, and a redirect turned into a body-less GET is never
-    /// taken for a delivery), connecting and reading each bounded. One per process, never shut down.
-    package static let deliveryClient = HTTPClient(
-        eventLoopGroup: HTTPClient.defaultEventLoopGroup,
-        configuration: HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(10)))
-    )
+    /// taken for a delivery), connecting and reading each bounded. Its pool allows as many connections to one host as
+    /// the dispatcher has deliveries in flight: endpoints sharing a host (`/a` and `/b` of one service) share its
+    /// connections, and with AsyncHTTPClient's default of 8 one that hangs would queue the other's deliveries behind it
+    /// until their deadline. One per process, never shut down.
+    package static let deliveryClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: deliveryClientConfiguration)
+
+    /// ``deliveryClient``'s configuration.
+    package static let deliveryClientConfiguration: HTTPClient.Configuration = {
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(10)))
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: defaultConcurrency)
+        return configuration
+    }()
+
+    /// The default for `concurrency`: deliveries in flight at once.
+    package static let defaultConcurrency = 20
 
     /// The default for `maximumAttempts` (`WEBHOOK_MAX_ATTEMPTS`): with the default backoff (10 s doubling, at most 6 h
     /// apart, jittered) the last attempt comes 38–49 h after the first, about 43 h on average.
@@ -66,7 +76,7 @@ package struct WebhookDispatcher: Service {
         client: PostgresClient, httpClient: HTTPClient = WebhookDispatcher.deliveryClient, maximumAttempts: Int = defaultMaximumAttempts,
         initialBackoff: Duration = .seconds(10),
         maximumBackoff: Duration = .seconds(6 * 3600), timeout: Duration = .seconds(10), pollInterval: Duration = .seconds(1),
-        retentionDays: Int = defaultRetentionDays, databaseTimeout: Duration? = nil, concurrency: Int = 20, perEndpoint: Int = 4,
+        retentionDays: Int = defaultRetentionDays, databaseTimeout: Duration? = nil, concurrency: Int = defaultConcurrency, perEndpoint: Int = 4,
         logger: Logger
     ) {
         self.concurrency = max(1, concurrency)

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -287,6 +288,14 @@ struct WebhookTests {
             #expect(try await endpoints.retryFailed(url: url, logger: db.logger) == 0)
             #expect(try await endpoints.retryFailed(url: "https://hooks.example.com/unknown", logger: db.logger) == nil)
         }
+    }
+
+    /// Endpoints on one host share its connections in the delivery client's pool: the pool allows as many as the
+    /// dispatcher has deliveries in flight, so one endpoint that hangs cannot queue another's deliveries behind it
+    /// (AsyncHTTPClient's default is 8 per host).
+    @Test func endpointsOnOneHostCanUseAsManyConnectionsAsDeliveriesInFlight() {
+        let pool = WebhookDispatcher.deliveryClientConfiguration.connectionPool
+        #expect(pool.concurrentHTTP1ConnectionsPerHostSoftLimit >= WebhookDispatcher.defaultConcurrency)
     }
 
     /// A redirect is not followed (it would send the event elsewhere, or turn the POST into a body-less GET taken for a
