@@ -110,19 +110,18 @@ extension ConsoleController {
         return render("event", status: status, session: session, title: "Event \(event.id)", nav: "Queue", values)
     }
 
-    /// An endpoint's URL as the console shows it: its scheme, host, port and first path segment, without the
-    /// credentials a consumer may put in the rest (`user:password@`, a token in the path as Slack's and Discord's hooks
-    /// carry, the query, the fragment), which every console user, viewers included, would otherwise read; `…` marks
-    /// what was left out. `storeledger webhooks list` shows it whole to whoever holds the database's credentials.
+    /// An endpoint's URL as the console shows it: its scheme, host and port, without the credentials a consumer may put
+    /// in the rest (`user:password@`, a token in the path — Slack's and Discord's hooks carry one deep in it, Make's and
+    /// webhook.site's as its only segment — the query, the fragment), which every console user, viewers included, would
+    /// otherwise read; `/…` marks what was left out. `storeledger webhooks list` shows it whole to whoever holds the
+    /// database's credentials.
     static func shownURL(_ url: String) -> String {
         guard let components = URLComponents(string: url), let scheme = components.scheme, let host = components.percentEncodedHost
         else { return "(an unreadable URL)" }
-        var shown = "\(scheme)://\(host)" + (components.port.map { ":\($0)" } ?? "")
-        let segments = components.percentEncodedPath.split(separator: "/", omittingEmptySubsequences: true)
-        if let first = segments.first { shown += "/\(first)" }
+        let shown = "\(scheme)://\(host)" + (components.port.map { ":\($0)" } ?? "")
         let hidden =
-            components.user != nil || components.password != nil || segments.count > 1 || components.query != nil
-            || components.fragment != nil
+            components.user != nil || components.password != nil || !components.percentEncodedPath.allSatisfy { $0 == "/" }
+            || components.query != nil || components.fragment != nil
         return shown + (hidden ? "/…" : "")
     }
 
