@@ -103,7 +103,12 @@ struct RebuildTests {
                 "DELETE FROM renewal_infos WHERE fact_sha256 = (SELECT fact_sha256 FROM renewal_infos ORDER BY fact_sha256 LIMIT 1)",
                 logger: db.logger)
 
+            // The console's chart snapshot, taken now, is current until the swap changes what it was taken from.
+            let charts = ChartStore(client: db.client)
+            _ = try await charts.refresh(logger: db.logger)
+            #expect(try await charts.snapshot(logger: db.logger).behind == false)
             let dryRun = try await rebuilder(pipeline).run(dryRun: true, logger: db.logger)
+            #expect(try await charts.snapshot(logger: db.logger).behind == false, "a dry run changes nothing")
             #expect(
                 Set(dryRun.differences.map { "\($0.table) \($0.change)" }) == [
                     "subscriptions changed", "purchases added", "subscriptions removed", "renewal_infos added",
@@ -116,6 +121,7 @@ struct RebuildTests {
                 dryRun: false, logger: db.logger, progress: { progress in lines.withLock { $0.append(progress.line) } })
             #expect(repaired.swapped)
             #expect(repaired.rowsChanged.values.reduce(0, +) == 4)
+            #expect(try await charts.snapshot(logger: db.logger).behind, "the charts say they are out of date after a swap")
             #expect(try await Self.derived(db) == healthy)
             #expect(lines.withLock { $0 }.contains { $0.hasPrefix("replay: ") && $0.contains("/s") && $0.contains("ETA") })
             #expect(lines.withLock { $0 }.last?.hasPrefix("swap: \(Self.workload().count)/") == true)
