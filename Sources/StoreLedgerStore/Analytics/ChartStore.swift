@@ -220,6 +220,9 @@ package struct ChartStore: Sendable {
         CROSS JOIN this_month t
         LEFT JOIN all_ends e
                ON e.month = least(s.month, t.month) AND e.environment = s.environment AND e.original_transaction_id = s.original_transaction_id
+        -- A month after the snapshot's has no churn yet (every subscription counted in it was still active): no row, as in
+        -- analytics.monthly_churn, rather than a made-up 0 %.
+        WHERE s.month <= t.month
         GROUP BY s.month, s.environment, s.bundle_id
         UNION ALL
         SELECT 'churn', s.month, s.environment, s.bundle_id, s.product_id, false, count(*), count(*) FILTER (WHERE e.month IS NULL)
@@ -228,6 +231,7 @@ package struct ChartStore: Sendable {
         LEFT JOIN product_ends e
                ON e.month = least(s.month, t.month) AND e.environment = s.environment AND e.original_transaction_id = s.original_transaction_id
               AND e.product_id = s.product_id
+        WHERE s.month <= t.month
         GROUP BY s.month, s.environment, s.bundle_id, s.product_id
         """,
         // Billing periods by the month they began: a subscription's first, and later ones.

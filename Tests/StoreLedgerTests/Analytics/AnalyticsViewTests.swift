@@ -528,6 +528,31 @@ struct AnalyticsViewTests {
         }
     }
 
+    /// A month after the snapshot's has no churn yet: the console's churn chart has no subscribers at its start (its
+    /// rate is left empty), not a yearly subscriber's 0 % made up, as analytics.monthly_churn has no row for it.
+    @Test func theChurnChartHasNothingForAMonthAfterTheSnapshots() async throws {
+        try await TestDatabase.withFresh { db in
+            try await seed(db)
+            let now = Date()
+            func instant(_ offset: TimeInterval) -> String { ISO8601DateFormatter().string(from: now.addingTimeInterval(offset)) }
+            try await recordTransactions(
+                db,
+                payloads: Self.period("9701", of: "9700", from: instant(-40 * 86_400), to: instant(325 * 86_400), product: "com.example.yearly.now"))
+            let charts = ChartStore(client: db.client)
+            _ = try await charts.refresh(logger: db.logger)
+            var month = Calendar.utc.dateComponents([.year, .month], from: now)
+            month.day = 1
+            let thisMonth = try #require(Calendar.utc.date(from: month))
+            let later = try #require(Calendar.utc.date(byAdding: .month, value: 1, to: thisMonth))
+            let last = try #require(Calendar.utc.date(byAdding: .month, value: 3, to: thisMonth))
+            let current = try await charts.churn(
+                ChartFilter(fromMonth: thisMonth, toMonth: thisMonth, product: "com.example.yearly.now"), logger: db.logger)
+            #expect(current.map(\.activeAtStart) == [1], "the subscription is counted in the snapshot's month")
+            let future = try await charts.churn(ChartFilter(fromMonth: later, toMonth: last, product: "com.example.yearly.now"), logger: db.logger)
+            #expect(future.map(\.activeAtStart) == [0, 0, 0], "\(future)")
+        }
+    }
+
     /// A trial followed by a period without a price (payloads before App Store Server Notifications 2.9) converted:
     /// that period is paid, as MRR and churn count it, in the view and in the console's trials chart alike.
     @Test func aTrialFollowedByAnUnpricedPeriodConverted() async throws {
