@@ -167,7 +167,7 @@ package struct Reconciler: Sendable {
                 failures.append(
                     .init(
                         environment: environment, error: appStores.count > 1 ? "\(app): \(String(reflecting: error))" : String(reflecting: error),
-                        app: app))
+                        app: app, unauthorized: (error as? AppStoreAPIError)?.code == .unauthorized))
             }
         }
     }
@@ -182,16 +182,22 @@ package struct Reconciler: Sendable {
         for change in try await withDeadline(databaseDeadline, operation: { try await history.changes(unreconciledOnly: true, logger: logger) }) {
             let window = change.window()
             do {
-                let result = try await run(from: window.start, to: window.end, onlyFailures: false, logger: logger)
-                var note: String?
+                let (result, neverAnswered) = try await runAllowingUnreleased(from: window.start, to: window.end, logger: logger)
+                var notes: [String] = []
                 if let unreachable = result.unreachableSummary {
-                    note =
+                    notes.append(
                         "not reconciled: \(unreachable) (older than Apple keeps notification history: 180 days, 30 in the sandbox); "
-                        + "notifications lost then cannot be recovered from Apple"
+                            + "notifications lost then cannot be recovered from Apple")
                     logger.error(
                         "a database history change's window is partly older than Apple keeps",
                         metadata: ["change": "\(change.id)", "from": "\(window.start)", "unreachable": "\(unreachable)"])
                 }
+                if !neverAnswered.isEmpty {
+                    notes.append(
+                        "not asked: \(neverAnswered.joined(separator: ", ")) answered 401 and never answered before (an app not released "
+                            + "yet has no notifications there)")
+                }
+                let note = notes.isEmpty ? nil : notes.joined(separator: "; ")
                 try await withDeadline(databaseDeadline) { [note] in
                     try await history.markReconciled(change.id, by: "reconciler", note: note, logger: logger)
                 }
@@ -214,6 +220,28 @@ package struct Reconciler: Sendable {
         }
         if let firstError { throw firstError }
         return total
+    }
+
+    /// ``run(from:to:onlyFailures:now:starts:logger:)`` over a database history change's window, which also counts as
+    /// done when the only scopes that failed answered 401 and have never answered (no ``ReconciliationCoverage``: an
+    /// app's Production before its first release, where no notification can have been lost) while another scope
+    /// answered, so the same key works: the window is not asked again on every run, nor the change paged on for ever.
+    /// Returns the result and those scopes, named.
+    private func runAllowingUnreleased(from start: Date, to end: Date, logger: Logger) async throws -> (Result, [String]) {
+        do {
+            return (try await run(from: start, to: end, onlyFailures: false, logger: logger), [])
+        } catch let error as ReconciliationError {
+            let asked = appStores.count * environments.count
+            guard error.failures.count < asked, error.failures.allSatisfy(\.unauthorized) else { throw error }
+            let covered = try await withDeadline(databaseDeadline) { [client] in
+                try await ReconciliationCoverage(client: client).coveredUntil(logger: logger)
+            }
+            let neverAnswered = error.failures.filter {
+                covered[ReconciliationCoverage.Scope(bundleID: $0.app, environment: $0.environment.rawValue)] == nil
+            }
+            guard neverAnswered.count == error.failures.count else { throw error }
+            return (error.result, neverAnswered.map { appStores.count > 1 ? "\($0.app) \($0.environment.rawValue)" : $0.environment.rawValue })
+        }
     }
 
     /// Appends one notification unless it is already known; returns whether it did, and counts each append in

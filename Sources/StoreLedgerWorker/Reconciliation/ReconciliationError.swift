@@ -11,6 +11,8 @@ package struct ReconciliationError: Error, Sendable, CustomStringConvertible {
         package var error: String
         /// The app asked (its bundle id).
         package var app: String = ""
+        /// Whether Apple answered 401, as it does for Production before the app's first release (or for a key it refuses).
+        package var unauthorized = false
     }
 
     /// The environments that failed, in the order asked.

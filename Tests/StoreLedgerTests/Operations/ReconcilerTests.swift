@@ -154,6 +154,33 @@ struct ReconcilerTests {
                 #expect(error?.failures.map(\.environment) == [.production])
                 #expect(error?.result == .init(listed: 1, appended: 1))
                 #expect(try await db.scalar("SELECT count(*) FROM events WHERE source = 'reconciliation' AND environment_hint = 'sandbox'") == 1)
+
+                // A failover's window: Production, which has never answered (no coverage), cannot have lost anything;
+                // the sandbox answered, so the change is reconciled, with a note, not paged on and asked again for ever.
+                try await db.client.query(
+                    """
+                    INSERT INTO database_history (system_identifier, timeline, previous_system_identifier, previous_timeline, last_received_at,
+                                                  noticed_at, event_id_floor)
+                    VALUES ('2', 1, '1', 1, now() - interval '1 hour', now() - interval '50 minutes', 0)
+                    """, logger: db.logger)
+                _ = try await reconciler.reconcileHistoryChanges(logger: db.logger)
+                #expect(
+                    try await db.scalar(
+                        """
+                        SELECT count(*) FROM database_history
+                        WHERE system_identifier = '2' AND reconciled_at IS NOT NULL AND last_reconcile_error LIKE 'not asked: Production answered 401%'
+                        """) == 1)
+                // Once Production has answered (it is released), a 401 there is a failure again: the change stays unreconciled.
+                try await ReconciliationCoverage(client: db.client).record(
+                    [.init(bundleID: "com.example.app", environment: "Production")], until: Date().addingTimeInterval(-7_200), logger: db.logger)
+                try await db.client.query(
+                    """
+                    INSERT INTO database_history (system_identifier, timeline, previous_system_identifier, previous_timeline, last_received_at,
+                                                  noticed_at, event_id_floor)
+                    VALUES ('3', 1, '2', 1, now() - interval '30 minutes', now() - interval '20 minutes', 0)
+                    """, logger: db.logger)
+                await #expect(throws: ReconciliationError.self) { _ = try await reconciler.reconcileHistoryChanges(logger: db.logger) }
+                #expect(try await db.scalar("SELECT count(*) FROM database_history WHERE system_identifier = '3' AND reconciled_at IS NULL") == 1)
             }
         }
     }
