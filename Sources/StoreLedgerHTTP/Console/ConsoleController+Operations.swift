@@ -130,6 +130,11 @@ extension ConsoleController {
         switch event.state {
         case "done":
             if let uuid = event.notificationUUID { return ("verified", "notification \(uuid) recorded", "good") }
+            // A notification done without one recorded was not verified: a worker ran the envelope handler
+            // (`work --handler envelope`), which only reads the envelope.
+            if event.source == EventSource.appleNotification.rawValue || event.source == EventSource.reconciliation.rawValue {
+                return ("done, not verified", "no notification was verified or recorded from it (processed by the envelope handler)", "warn")
+            }
             return ("processed", "verified and recorded (not a notification)", "good")
         case "rejected": return ("rejected", event.rejectReason ?? "", "bad")
         case "dead": return ("failed", event.lastError ?? "", "bad")

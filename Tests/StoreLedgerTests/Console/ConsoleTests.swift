@@ -15,6 +15,8 @@ import StoreLedgerStore
 import StoreLedgerTestSupport
 import Testing
 
+@testable import StoreLedgerWorker
+
 @Suite("Console: sign-in, sessions, CSRF, roles and security headers")
 struct ConsoleTests {
     static let pki = try! TestPKI()
@@ -393,6 +395,26 @@ struct ConsoleTests {
             #expect(try await browser.get("/console/queue").status == .ok)
             #expect(try await ConsoleUserStore(client: db.client).delete(name: "victor", logger: db.logger))
             #expect(try await browser.get("/console/queue").location == "/console/login")
+        }
+    }
+
+    /// A notification a worker marked done with the envelope handler (which only reads the envelope) is not shown as
+    /// verified: nothing of it was verified or recorded.
+    @Test func aNotificationDoneByTheEnvelopeHandlerIsNotShownAsVerified() async throws {
+        try await withConsole { db, client in
+            let pipeline = try LedgerPipeline(db, pki: Self.pki)
+            let id = try await pipeline.append(
+                source: .appleNotification, body: #"{"signedPayload":"\#(try pipeline.signer.signedNotification(type: "TEST"))"}"#)
+            let queue = EventQueue(client: db.client)
+            let batch = try await queue.claim(limit: 10, owner: "w#0", lease: .seconds(30), logger: db.logger)
+            await WorkerService(client: db.client, handler: EnvelopeHandler(), configuration: WorkerConfiguration(), logger: db.logger)
+                .process(batch, owner: "w#0")
+            #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE event_id = \(id.rawValue) AND state = 'done'") == 1)
+            let browser = ConsoleBrowser(client)
+            try await browser.signIn("victor", "correct horse")
+            let page = try await browser.get("/console/events/\(id.rawValue)")
+            #expect(page.html.contains(#"<span class="badge warn">done, not verified</span>"#), "\(page.html)")
+            #expect(!page.html.contains("verified and recorded"))
         }
     }
 
