@@ -98,9 +98,17 @@ extension ConsoleController {
             }
         }
         if let flash = ConsoleForm(queryOf: request)["flash"] {
+            // A success is said only when the audit trail holds it: this user's action on this event, just now (the query
+            // string alone is anyone's to write in a link).
+            func didJust(_ action: String) -> Bool {
+                event.actions.contains {
+                    $0.action == action && $0.requestedBy == session.operatorName && $0.performedAt.timeIntervalSinceNow > -600
+                }
+            }
             switch flash {
-            case "requeued": values["flash"] = "Event \(event.id) requeued: it is pending again with a fresh attempt budget."
-            case "replayed": values["flash"] = "Event \(event.id) replayed: the workers will process it again."
+            case "requeued" where didJust("requeue"):
+                values["flash"] = "Event \(event.id) requeued: it is pending again with a fresh attempt budget."
+            case "replayed" where didJust("replay"): values["flash"] = "Event \(event.id) replayed: the workers will process it again."
             case "unchanged":
                 values["flash"] = "Nothing changed: event \(event.id) is not finished (it is \(event.state)), so it was not requeued or replayed."
             default: break

@@ -435,6 +435,11 @@ struct ConsoleTests {
             }
             #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE event_id = \(rejected) AND state = 'rejected'") == 1)
             #expect(try await db.scalar("SELECT count(*) FROM operator_actions") == 0)
+            // A link that claims a success nobody performed shows none.
+            for flash in ["requeued", "replayed"] {
+                let forged = try await browser.get("/console/events/\(rejected)?flash=\(flash)")
+                #expect(!forged.html.contains(#"id="flash""#), "\(flash)")
+            }
         }
     }
 
