@@ -74,7 +74,9 @@ package func buildAppAPI(
     logger.info("app-facing API enabled", metadata: ["app": "\(app)", "catalog_products": "\(catalog.products.count)"])
     return AppAPI(
         dependencies: AppAPIDependencies(
-            intake: PurchaseIntake(processor: processor, catalog: catalog, app: app), authenticator: authenticator,
+            // With one app accepted every row is its own: no filter, so nothing a one-app ledger answered changes.
+            intake: PurchaseIntake(processor: processor, catalog: catalog, app: accepted.bundleIDs.count > 1 ? app : nil),
+            authenticator: authenticator,
             intents: PurchaseIntentStore(client: context.client), appStore: appStore, intentLifetime: try settings.purchaseIntentLifetime(),
             anonymousValidation: anonymousValidation
         ))
