@@ -88,11 +88,12 @@ struct FoldStateCacheTests {
         let versions = (0..<10_000).map { _ in FoldStateCache.newVersion() }
         #expect(Set(versions).count == versions.count)
         #expect(!versions.contains(FoldStateCache.noVersion))
-        // One process's versions share its random half and count its writes in the other.
+        // One process's versions share its random half and count its writes in the other: increasing, though not
+        // always by one (tests running beside this one write fold states of their own in the same process).
         let bytes = versions.map { withUnsafeBytes(of: $0.uuid) { Array($0) } }
         #expect(Set(bytes.map { Array($0[0..<8]) }).count == 1)
         let counts = bytes.map { $0[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
-        #expect(zip(counts, counts.dropFirst()).allSatisfy { $0 + 1 == $1 })
+        #expect(zip(counts, counts.dropFirst()).allSatisfy { $0 < $1 })
     }
 
     /// The version stored for `key`.
