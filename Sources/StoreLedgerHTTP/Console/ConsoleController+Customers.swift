@@ -13,15 +13,22 @@ extension ConsoleController {
         } else if !q.isEmpty {
             let page = try await customers.purchases(matching: q, logger: context.logger)
             let purchases = page.purchases
-            var groups: [(key: String, purchases: [CustomerPurchase])] = []
+            // A customer per key and app: in a ledger of several apps, user 42 of one app is not user 42 of another.
+            var groups: [(key: String, app: String?, purchases: [CustomerPurchase])] = []
             for purchase in purchases {
-                if let index = groups.firstIndex(where: { $0.key == purchase.customerKey }) {
+                if let index = groups.firstIndex(where: { $0.key == purchase.customerKey && $0.app == purchase.bundleID }) {
                     groups[index].purchases.append(purchase)
                 } else {
-                    groups.append((purchase.customerKey, [purchase]))
+                    groups.append((purchase.customerKey, purchase.bundleID, [purchase]))
                 }
             }
-            if groups.count == 1 { return Self.redirect("/console/customers/\(ConsoleFormat.pathComponent(groups[0].key))") }
+            let severalApps = Set(groups.map(\.app)).count > 1
+            func path(_ group: (key: String, app: String?, purchases: [CustomerPurchase])) -> String {
+                let path = "/console/customers/\(ConsoleFormat.pathComponent(group.key))"
+                guard severalApps, let app = group.app else { return path }
+                return path + "?app=" + ConsoleFormat.queryValue(app)
+            }
+            if groups.count == 1 { return Self.redirect(path(groups[0])) }
             values["searched"] = true
             values["hasResults"] = !groups.isEmpty
             values["count"] = groups.count
@@ -31,7 +38,7 @@ extension ConsoleController {
             values["results"] = groups.map { group -> [String: Any] in
                 let first = group.purchases[0]
                 return [
-                    "key": group.key, "path": ConsoleFormat.pathComponent(group.key), "userID": first.userID ?? "—",
+                    "key": group.key, "href": path(group), "app": group.app ?? "—", "userID": first.userID ?? "—",
                     "token": first.appAccountToken ?? "—", "purchases": group.purchases.count,
                     "entitled": group.purchases.contains(where: \.entitledNow) ? "yes" : "no",
                     "matchedBy": Set(group.purchases.map(\.matchedBy)).sorted().joined(separator: ", "),
@@ -56,7 +63,8 @@ extension ConsoleController {
             )
         }
         let size = Self.customerPageSize
-        let page = try await customers.purchases(matching: key, limit: size, offset: (pageNumber - 1) * size, logger: context.logger)
+        let app = ConsoleForm(queryOf: request)["app"].flatMap { $0.isEmpty ? nil : $0 }
+        let page = try await customers.purchases(matching: key, app: app, limit: size, offset: (pageNumber - 1) * size, logger: context.logger)
         let purchases = page.purchases
         // Every purchase's timeline in one statement (a token shared by many purchases is one round trip, not one each).
         let timelines = try await customers.timelines(of: purchases.map { ($0.environment, $0.originalTransactionID) }, logger: context.logger)
@@ -80,9 +88,11 @@ extension ConsoleController {
             sections.append(section)
         }
         var values: [String: Any] = ["key": key, "purchases": sections, "total": page.total, "found": page.total > 0]
+        if let app { values["app"] = app }
         let pageCount = (page.total + size - 1) / size
         if pageCount > 1 {
-            let path = "/console/customers/\(ConsoleFormat.pathComponent(key))?page="
+            let path =
+                "/console/customers/\(ConsoleFormat.pathComponent(key))?" + (app.map { "app=\(ConsoleFormat.queryValue($0))&" } ?? "") + "page="
             let first = (pageNumber - 1) * size + 1
             var paged: [String: Any] = [
                 "pageNumber": pageNumber, "pageCount": pageCount,

@@ -29,9 +29,10 @@ package struct CustomerLookupStore: Sendable {
     /// appAccountToken (any case), an originalTransactionId or a transactionId, with their state now; empty when it
     /// names none. Sorted by environment, kind (subscriptions
     /// first), purchase date and original transaction id; `limit` of them from `offset` in that order, with how many
-    /// there are in all (a token shared by thousands of subscriptions is read a page at a time).
+    /// there are in all (a token shared by thousands of subscriptions is read a page at a time). Given `app`, only the
+    /// purchases made in that app (a ledger of several apps: each app's user ids are its own).
     package func purchases(
-        matching key: String, limit: Int = purchaseLimit, offset: Int = 0, logger: Logger
+        matching key: String, app: String? = nil, limit: Int = purchaseLimit, offset: Int = 0, logger: Logger
     ) async throws -> CustomerPurchasePage {
         let key = key.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !key.isEmpty, key.count <= Self.maximumKeyLength else { return CustomerPurchasePage(purchases: [], total: 0) }
@@ -100,6 +101,14 @@ package struct CustomerLookupStore: Sendable {
                     LIMIT 1
                 ) x
                 WHERE m.is_subscription IS NULL
+            ), in_app AS (
+                -- Each key's app by its row's primary key, only when one app is asked for.
+                SELECT * FROM sorted k
+                WHERE \(app)::text IS NULL
+                   OR EXISTS (SELECT 1 FROM subscriptions s WHERE s.environment = k.environment
+                              AND s.original_transaction_id = k.original_transaction_id AND s.bundle_id = \(app))
+                   OR EXISTS (SELECT 1 FROM purchases p WHERE p.environment = k.environment
+                              AND coalesce(p.original_transaction_id, p.transaction_id) = k.original_transaction_id AND p.bundle_id = \(app))
             ), found AS (
                 -- The page: a bounded sort of the keys (the "C" collation: byte order, cheaper and the same for these
                 -- ASCII keys), then numbered.
@@ -107,12 +116,12 @@ package struct CustomerLookupStore: Sendable {
                            ORDER BY environment COLLATE "C", is_subscription DESC, purchased_at, original_transaction_id COLLATE "C"
                        ) AS position
                 FROM (
-                    SELECT * FROM sorted
+                    SELECT * FROM in_app
                     ORDER BY environment COLLATE "C", is_subscription DESC, purchased_at, original_transaction_id COLLATE "C"
                     LIMIT \(limit) OFFSET \(offset)
                 ) page
             ), counted AS (
-                SELECT count(*) AS total FROM sorted
+                SELECT count(*) AS total FROM in_app
             )
             SELECT e.kind, e.environment, e.original_transaction_id, e.transaction_id, e.product_id, e.bundle_id, e.product_type,
                    e.user_id, e.app_account_token, e.entitled_now, e.entitlement, e.reason, e.status_now, e.status,

@@ -92,6 +92,39 @@ struct ConsoleCustomerTests {
         }
     }
 
+    /// In a ledger of several apps, one key in two apps is two customers (user ids and tokens are each app's own):
+    /// listed with their apps, each page showing its app's purchases only, not one page whose "entitled" mixes them.
+    @Test func oneKeyInTwoAppsIsTwoCustomers() async throws {
+        try await TestDatabase.withFresh { db in
+            let token = "33333333-3333-4333-8333-333333333333"
+            for (bundle, original) in [("com.example.app", "91001"), ("com.example.other", "92001")] {
+                let pipeline = try LedgerPipeline(db, pki: ConsoleTests.pki, bundleID: bundle)
+                var builder = SubscriptionLifecycleBuilder(
+                    originalTransactionID: OriginalTransactionID(original), start: 1_700_000_000_000, bundleID: BundleID(bundle),
+                    appAccountToken: AppAccountToken(token))
+                builder.subscribe()
+                try await pipeline.append(builder.facts)
+                try await pipeline.drain()
+            }
+            #expect(try await db.scalar("SELECT count(DISTINCT bundle_id) FROM subscriptions") == 2)
+            try await Self.withConsole(db) { browser in
+                let found = try await browser.get("/console/customers?q=\(token)")
+                #expect(found.status == .ok)
+                let links = try Self.captures(#"<tr class="customer-result"><td><a href="([^"]+)""#, in: found.html)
+                #expect(
+                    links.sorted() == ["/console/customers/\(token)?app=com.example.app", "/console/customers/\(token)?app=com.example.other"])
+                #expect(
+                    try Self.captures(#"<td data-field="app">([^<]+)</td>"#, in: found.html).sorted() == ["com.example.app", "com.example.other"])
+                let other = try await browser.get("/console/customers/\(token)?app=com.example.other")
+                #expect(other.html.contains("92001") && !other.html.contains("91001"))
+                #expect(other.html.contains(#"id="customer-app""#))
+                // Without an app, the page is every app's, as before.
+                let all = try await browser.get("/console/customers/\(token)")
+                #expect(all.html.contains("92001") && all.html.contains("91001"))
+            }
+        }
+    }
+
     @Test func eachOfTheFourKeysFindsTheCustomer() async throws {
         try await withLedger { db, browser, _ in
             // Sandbox 70001 is user-42's (through the token it carries); its third period's transaction id is 70004 (the
