@@ -31,6 +31,7 @@ struct StatsCommand: AsyncParsableCommand {
             print("oldest pending: " + (stats.oldestPendingAgeSeconds.map { String(format: "%.1f s", $0) } ?? "none"))
             print("oldest requeued: " + (stats.oldestRequeuedAgeSeconds.map { String(format: "%.1f s", $0) } ?? "none"))
             print("oldest unfinished: " + (stats.oldestUnfinishedAgeSeconds.map { String(format: "%.1f s", $0) } ?? "none"))
+            print(String(format: "NOTIFY queue: %.1f %% full", stats.notifyQueueUsage * 100))
             print("last minute: \(stats.receivedLastMinute) received, \(stats.finishedLastMinute) finished")
             for (title, classes) in [("rejected", stats.rejectedByReason), ("dead", stats.deadByError)] where !classes.isEmpty {
                 print("\(title) by reason:")

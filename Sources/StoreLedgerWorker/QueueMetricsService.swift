@@ -6,7 +6,7 @@ import StoreLedgerStore
 
 /// Publishes the queue's shape as gauges every `interval`: `storeledger_queue_depth{state}` and
 /// `storeledger_queue_oldest_pending_seconds` (0 when nothing waits), `storeledger_queue_oldest_unfinished_seconds`
-/// (retries in their backoff counted), and
+/// (retries in their backoff counted), `storeledger_database_notify_queue_usage` (PostgreSQL's NOTIFY queue, 0 to 1), and
 /// `storeledger_database_history_unreconciled_changes` (failovers or restores whose window of possibly lost events
 /// is not reconciled yet; see ``DatabaseHistory``). Every worker publishes the same global values; aggregate with
 /// `max` in Prometheus.
@@ -56,6 +56,7 @@ package struct QueueMetricsService: Service {
         Gauge(label: "storeledger_queue_oldest_pending_seconds").record(statistics.oldestPendingAgeSeconds ?? 0)
         Gauge(label: "storeledger_queue_oldest_requeued_seconds").record(statistics.oldestRequeuedAgeSeconds ?? 0)
         Gauge(label: "storeledger_queue_oldest_unfinished_seconds").record(statistics.oldestUnfinishedAgeSeconds ?? 0)
+        Gauge(label: "storeledger_database_notify_queue_usage").record(statistics.notifyQueueUsage)
         let unreconciled = try await DatabaseHistory(client: client).changes(unreconciledOnly: true, logger: logger)
         Gauge(label: "storeledger_database_history_unreconciled_changes").record(unreconciled.count)
     }

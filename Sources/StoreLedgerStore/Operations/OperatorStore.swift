@@ -87,9 +87,11 @@ package struct OperatorStore: Sendable {
                 """,
                 logger: logger
             ).decode(Double?.self).first ?? nil
+        let notifyQueueUsage =
+            try await client.rows("SELECT pg_notification_queue_usage()", logger: logger).decode(Double.self).first ?? 0
         return QueueStatistics(
             depth: depth, doneIsEstimated: doneIsEstimated, oldestPendingAgeSeconds: oldest, oldestRequeuedAgeSeconds: oldestRequeued,
-            oldestUnfinishedAgeSeconds: oldestUnfinished,
+            oldestUnfinishedAgeSeconds: oldestUnfinished, notifyQueueUsage: notifyQueueUsage,
             finishedLastMinute: finished,
             receivedLastMinute: received,
             rejectedByReason: try await classes(column: .rejectReason, state: "rejected", logger: logger),

@@ -17,6 +17,10 @@ package struct QueueStatistics: Sendable, Codable, Equatable {
     /// whether or not it is available (one waiting out a retry's backoff counts) or processing. Where it grows while
     /// ``oldestPendingAgeSeconds`` stays small, events are retried rather than finished: processing fails.
     package var oldestUnfinishedAgeSeconds: Double?
+    /// How full PostgreSQL's NOTIFY queue is (`pg_notification_queue_usage()`, 0 to 1): every append notifies the
+    /// workers, so a listener that stops reading (a frozen worker whose connection stays open) fills it, and when it is
+    /// full every append's `COMMIT` fails.
+    package var notifyQueueUsage: Double
     /// Events finished (done, rejected or dead) in the last minute.
     package var finishedLastMinute: Int
     /// Events appended to the log in the last minute.
@@ -29,7 +33,8 @@ package struct QueueStatistics: Sendable, Codable, Equatable {
     /// Creates a snapshot.
     package init(
         depth: [String: Int], doneIsEstimated: Bool = false, oldestPendingAgeSeconds: Double?, oldestRequeuedAgeSeconds: Double? = nil,
-        oldestUnfinishedAgeSeconds: Double? = nil, finishedLastMinute: Int, receivedLastMinute: Int, rejectedByReason: [String: Int],
+        oldestUnfinishedAgeSeconds: Double? = nil, notifyQueueUsage: Double = 0, finishedLastMinute: Int, receivedLastMinute: Int,
+        rejectedByReason: [String: Int],
         deadByError: [String: Int]
     ) {
         self.depth = depth
@@ -37,6 +42,7 @@ package struct QueueStatistics: Sendable, Codable, Equatable {
         self.oldestPendingAgeSeconds = oldestPendingAgeSeconds
         self.oldestRequeuedAgeSeconds = oldestRequeuedAgeSeconds
         self.oldestUnfinishedAgeSeconds = oldestUnfinishedAgeSeconds
+        self.notifyQueueUsage = notifyQueueUsage
         self.finishedLastMinute = finishedLastMinute
         self.receivedLastMinute = receivedLastMinute
         self.rejectedByReason = rejectedByReason

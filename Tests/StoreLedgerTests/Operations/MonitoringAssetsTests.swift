@@ -37,7 +37,7 @@ struct MonitoringAssetsTests {
             "storeledger_queue_oldest_pending_seconds", "storeledger_worker_events_total", "hb_requests",
             "storeledger_webhook_deliveries_total", "storeledger_reconciliation_appended_total",
             "storeledger_http_request_timeouts_total", "storeledger_database_history_unreconciled_changes",
-            "storeledger_queue_oldest_unfinished_seconds",
+            "storeledger_queue_oldest_unfinished_seconds", "storeledger_database_notify_queue_usage",
         ] {
             #expect(alertMetrics.contains(required), "no alert on \(required)")
             #expect(dashboardMetrics.contains(required), "no panel on \(required)")

@@ -44,6 +44,8 @@ struct OperatorStoreTests {
             #expect(stats.depth["dead"] == 1)
             #expect(stats.depth["pending"] == 0)
             #expect(stats.oldestPendingAgeSeconds == nil)
+            // The server's NOTIFY queue (the whole cluster's: other tests' listeners read theirs) is a fraction, near empty.
+            #expect(stats.notifyQueueUsage >= 0 && stats.notifyQueueUsage < 0.01, "\(stats.notifyQueueUsage)")
             #expect(stats.rejectedByReason.values.reduce(0, +) == 1)
             #expect(stats.deadByError == ["database": 1])
             #expect(stats.receivedLastMinute == stats.depth.values.reduce(0, +))
