@@ -138,6 +138,26 @@ struct ReconcilerTests {
         return pipeline
     }
 
+    /// Records a change of database history (a failover from system `previous` to `system`) as ``DatabaseHistory`` would,
+    /// the last event before it received `lastReceived` ago and the change noticed `noticed` ago (PostgreSQL intervals).
+    static func recordHistoryChange(_ db: TestDatabase, system: String, previous: String, lastReceived: String, noticed: String) async throws {
+        try await db.client.query(
+            """
+            INSERT INTO database_history (system_identifier, timeline, previous_system_identifier, previous_timeline, last_received_at,
+                                          noticed_at, event_id_floor)
+            VALUES (\(system), 1, \(previous), 1, now() - \(lastReceived)::interval, now() - \(noticed)::interval, 0)
+            """, logger: db.logger)
+    }
+
+    /// Whether the change to `system` is marked reconciled with a note matching `noteLike` (a LIKE pattern).
+    static func isReconciled(_ db: TestDatabase, system: String, noteLike: String) async throws -> Bool {
+        try await db.scalar(
+            """
+            SELECT count(*) FROM database_history
+            WHERE system_identifier = \(system) AND reconciled_at IS NOT NULL AND last_reconcile_error LIKE \(noteLike)
+            """) == 1
+    }
+
     /// Production answers 401 until the app's first release; the sandbox, which Apple never retries, is still asked.
     @Test func everyEnvironmentIsAskedWhenOneFails() async throws {
         try await FakeAppStoreServer.withRunning(bundleID: "com.example.app") { fake in
@@ -157,28 +177,13 @@ struct ReconcilerTests {
 
                 // A failover's window: Production, which has never answered (no coverage), cannot have lost anything;
                 // the sandbox answered, so the change is reconciled, with a note, not paged on and asked again for ever.
-                try await db.client.query(
-                    """
-                    INSERT INTO database_history (system_identifier, timeline, previous_system_identifier, previous_timeline, last_received_at,
-                                                  noticed_at, event_id_floor)
-                    VALUES ('2', 1, '1', 1, now() - interval '1 hour', now() - interval '50 minutes', 0)
-                    """, logger: db.logger)
+                try await Self.recordHistoryChange(db, system: "2", previous: "1", lastReceived: "1 hour", noticed: "50 minutes")
                 _ = try await reconciler.reconcileHistoryChanges(logger: db.logger)
-                #expect(
-                    try await db.scalar(
-                        """
-                        SELECT count(*) FROM database_history
-                        WHERE system_identifier = '2' AND reconciled_at IS NOT NULL AND last_reconcile_error LIKE 'not asked: Production answered 401%'
-                        """) == 1)
+                #expect(try await Self.isReconciled(db, system: "2", noteLike: "not asked: Production answered 401%"))
                 // Once Production has answered (it is released), a 401 there is a failure again: the change stays unreconciled.
                 try await ReconciliationCoverage(client: db.client).record(
                     [.init(bundleID: "com.example.app", environment: "Production")], until: Date().addingTimeInterval(-7_200), logger: db.logger)
-                try await db.client.query(
-                    """
-                    INSERT INTO database_history (system_identifier, timeline, previous_system_identifier, previous_timeline, last_received_at,
-                                                  noticed_at, event_id_floor)
-                    VALUES ('3', 1, '2', 1, now() - interval '30 minutes', now() - interval '20 minutes', 0)
-                    """, logger: db.logger)
+                try await Self.recordHistoryChange(db, system: "3", previous: "2", lastReceived: "30 minutes", noticed: "20 minutes")
                 await #expect(throws: ReconciliationError.self) { _ = try await reconciler.reconcileHistoryChanges(logger: db.logger) }
                 #expect(try await db.scalar("SELECT count(*) FROM database_history WHERE system_identifier = '3' AND reconciled_at IS NULL") == 1)
             }
@@ -251,19 +256,11 @@ struct ReconcilerTests {
                 #expect(old.listed == 0 && old.appended == 0 && old.unreachable.count == 2)
                 #expect(await fake.state.requests.count == 2)
                 // A database history change whose window Apple no longer keeps is reconciled with a note saying so.
-                try await db.client.query(
-                    """
-                    INSERT INTO database_history (system_identifier, timeline, previous_system_identifier, previous_timeline, last_received_at,
-                                                  noticed_at, event_id_floor)
-                    VALUES ('2', 1, '1', 1, now() - interval '400 days', now() - interval '399 days', 0)
-                    """, logger: db.logger)
+                try await Self.recordHistoryChange(db, system: "2", previous: "1", lastReceived: "400 days", noticed: "399 days")
                 _ = try await reconciler.reconcileHistoryChanges(logger: db.logger)
                 #expect(
-                    try await db.scalar(
-                        """
-                        SELECT count(*) FROM database_history
-                        WHERE system_identifier = '2' AND reconciled_at IS NOT NULL AND last_reconcile_error LIKE 'not reconciled: Production before %; Sandbox before %older than Apple keeps%'
-                        """) == 1)
+                    try await Self.isReconciled(
+                        db, system: "2", noteLike: "not reconciled: Production before %; Sandbox before %older than Apple keeps%"))
             }
         }
     }
