@@ -93,6 +93,12 @@ package struct ChartStore: Sendable {
         return (row?.0, row?.1 ?? 0, row?.2 ?? true)
     }
 
+    /// Marks the snapshots out of date on `connection`, in its transaction: what they were taken from changed without an
+    /// event to say so (a rebuild's swap), so the charts say they are behind (and a small ledger's wait for new ones).
+    package static func markOutOfDate(on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("UPDATE console_chart_snapshot SET last_event_id = NULL", logger: logger).readToEnd()
+    }
+
     /// Whether the ledger holds at most `transactions` transactions (a bounded count): a first snapshot of such a ledger
     /// is taken in well under a second, so a page may wait for it.
     package func isSmall(atMost transactions: Int, logger: Logger) async throws -> Bool {

@@ -63,32 +63,26 @@ package struct OperatorStore: Sendable {
         }
         var oldest: Double?
         var oldestRequeued: Double?
-        // Notifications from their enqueue; requeued events (claimed only when notifications leave room) from the requeue.
-        for (live, requeued) in try await client.rows(
+        var oldestUnfinished: Double?
+        var notifyQueueUsage = 0.0
+        // One round trip: notifications from their enqueue; requeued events (claimed only when notifications leave room)
+        // from the requeue; notifications not finished whatever their available_at (a retry's backoff hides a failing
+        // event from the first), each state's rows through its partial index; and the server's NOTIFY queue.
+        for (live, requeued, unfinished, usage) in try await client.rows(
             """
             SELECT extract(epoch FROM now() - min(enqueued_at) FILTER (WHERE requeued_at IS NULL))::float8,
-                   extract(epoch FROM now() - min(requeued_at))::float8
+                   extract(epoch FROM now() - min(requeued_at))::float8,
+                   extract(epoch FROM now() - least(
+                       (SELECT min(enqueued_at) FROM event_queue WHERE state = 'pending' AND requeued_at IS NULL),
+                       (SELECT min(enqueued_at) FROM event_queue WHERE state = 'processing' AND requeued_at IS NULL)))::float8,
+                   pg_notification_queue_usage()
             FROM event_queue
             WHERE state = 'pending' AND available_at <= now()
             """,
             logger: logger
-        ).decode((Double?, Double?).self) {
-            oldest = live
-            oldestRequeued = requeued
+        ).decode((Double?, Double?, Double?, Double).self) {
+            (oldest, oldestRequeued, oldestUnfinished, notifyQueueUsage) = (live, requeued, unfinished, usage)
         }
-        // Notifications not finished whatever their available_at (a retry's backoff hides a failing event from the
-        // above); each state's rows through its partial index.
-        let oldestUnfinished =
-            try await client.rows(
-                """
-                SELECT extract(epoch FROM now() - least(
-                    (SELECT min(enqueued_at) FROM event_queue WHERE state = 'pending' AND requeued_at IS NULL),
-                    (SELECT min(enqueued_at) FROM event_queue WHERE state = 'processing' AND requeued_at IS NULL)))::float8
-                """,
-                logger: logger
-            ).decode(Double?.self).first ?? nil
-        let notifyQueueUsage =
-            try await client.rows("SELECT pg_notification_queue_usage()", logger: logger).decode(Double.self).first ?? 0
         return QueueStatistics(
             depth: depth, doneIsEstimated: doneIsEstimated, oldestPendingAgeSeconds: oldest, oldestRequeuedAgeSeconds: oldestRequeued,
             oldestUnfinishedAgeSeconds: oldestUnfinished, notifyQueueUsage: notifyQueueUsage,

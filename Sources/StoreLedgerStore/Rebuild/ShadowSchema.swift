@@ -297,9 +297,8 @@ package enum ShadowSchema {
                 logger: logger
             ).decode(Int.self) where table.reported { changed[table.name, default: 0] += written }
         }
-        // The console's chart snapshot was taken from what the merge just changed, and no event arrived to say so: mark
-        // it out of date (its pages say so; a small ledger's wait for a new one).
-        try await connection.query("UPDATE console_chart_snapshot SET last_event_id = NULL", logger: logger).readToEnd()
+        // The console's chart snapshot was taken from what the merge just changed, and no event arrived to say so.
+        try await ChartStore.markOutOfDate(on: connection, logger: logger)
         return changed
     }
 
