@@ -13,8 +13,16 @@ package enum WebhookOutbox {
     /// from the same place: when access ends (a grace period's end, a revocation's date), which `expires_at`, the
     /// period's end, is not. `sequence` is the order of enqueueing (`webhook_event_sequence`): a receiver applies a
     /// purchase's events in it, which `occurred_at` cannot order (a rebuild's repair carries its facts' instant).
+    ///
+    /// A purchase's rows (a restore on another device is a row of its own) stand or fall together in
+    /// `entitlements_at`, but each is locked on its own: so the events of one purchase first take its family's lock
+    /// (``familyLockKeys(of:)``), in a statement before the one that reads `entitled`. A projection of another of its
+    /// rows in progress (a refund of the purchase while an app posts its restored copy) then commits first, and this
+    /// reads what it wrote, sequenced after its event; without it, the copy's event could say `entitled: true` after
+    /// the refund's said false.
     package static func enqueue(_ events: [WebhookEvent], on connection: PostgresConnection, logger: Logger) async throws {
         guard !events.isEmpty else { return }
+        try await ReadModelStore.lock(familyLockKeys(of: events), on: connection, logger: logger)
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         let payloads = try events.map { String(decoding: try encoder.encode(Payload($0)), as: UTF8.self) }
@@ -60,6 +68,14 @@ package enum WebhookOutbox {
             """,
             logger: logger
         )
+    }
+
+    /// The locks of the purchases `events` are about (one per environment and original transaction), sorted, so that
+    /// transactions taking several never wait for each other in a cycle. Subscriptions need none: a subscription is one
+    /// row, whose lock its projection holds.
+    package static func familyLockKeys(of events: [WebhookEvent]) -> [String] {
+        Set(events.filter { $0.type.hasPrefix("\(PurchaseState.kind).") }.map { "purchase-family/\($0.environment)/\($0.originalTransactionID)" })
+            .sorted()
     }
 
     /// The JSON body delivered (the user id is added at delivery time from the stored row).

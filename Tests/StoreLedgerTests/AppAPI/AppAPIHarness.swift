@@ -119,12 +119,16 @@ struct AppAPIHarness {
             ))
     }
 
-    /// A signed non-consumable purchase.
-    func nonConsumable(_ transactionID: String, product: String = "com.example.storeledger.unlock") throws -> String {
-        try signer.signedTransaction(
+    /// A signed non-consumable purchase; with `original`, a restored copy of that purchase (a transaction of its own).
+    func nonConsumable(
+        _ transactionID: String, original: String? = nil, product: String = "com.example.storeledger.unlock", token: String? = nil
+    ) throws -> String {
+        var overrides: [String: Any] = [:]
+        if let token { overrides["appAccountToken"] = token }
+        return try signer.signedTransaction(
             signer.transactionPayload(
-                transactionID: transactionID, productID: product, purchaseDate: Date().addingTimeInterval(-60), signedDate: Date(),
-                type: "Non-Consumable"
+                transactionID: transactionID, originalTransactionID: original, productID: product, purchaseDate: Date().addingTimeInterval(-60),
+                signedDate: Date(), type: "Non-Consumable", overrides: overrides
             ))
     }
 

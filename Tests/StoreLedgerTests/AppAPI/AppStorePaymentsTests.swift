@@ -6,6 +6,7 @@ import NIOCore
 import PostgresNIO
 import StoreLedgerCore
 import StoreLedgerHTTP
+import StoreLedgerProcessing
 import StoreLedgerStore
 import StoreLedgerTestSupport
 import Testing
@@ -363,6 +364,62 @@ struct AppStorePaymentsTests {
                     SELECT count(*) FROM webhook_events e JOIN subscriptions s USING (environment, original_transaction_id)
                     WHERE e.type = 'subscription.transferred' AND e.expires_at = s.expires_at
                     """) == 1)
+        }
+    }
+
+    /// A purchase's rows stand or fall together (a restore on another device is a transaction of its own), but each
+    /// row has its own lock: the event of a restored copy posted while a refund of the purchase is being projected
+    /// waits for it (the purchase's lock in the outbox), so it is sequenced after the refund's and carries what the
+    /// refund wrote. Before, it could say `entitled: true` after the refund's `false`.
+    @Test func aRestoredCopyPostedDuringARefundOfItsPurchaseIsAnnouncedAfterIt() async throws {
+        try await TestDatabase.withFresh { db in
+            let (harness, alice, _) = try await Self.hookedHarness(db)
+            try await harness.app.test(.router) { client in
+                let bought = try await client.execute(
+                    uri: Self.transactionPath, method: .post, headers: alice,
+                    body: try AppAPIHarness.body(["signed_transaction": try harness.nonConsumable("5800")]))
+                #expect(bought.status == .ok)
+                let refunding = AnsweredFlag()
+                let release = AnsweredFlag()
+                // The worker projecting Apple's REFUND: the row's lock, the row revoked, its event enqueued, not committed.
+                async let worker: Void = db.client.inTransaction(logger: db.logger) { connection in
+                    try await connection.query(
+                        "SELECT pg_advisory_xact_lock(hashtextextended('purchase/Sandbox/5800', 0))", logger: db.logger
+                    ).readToEnd()
+                    try await connection.query(
+                        "UPDATE purchases SET entitled = false, revoked_at = now() WHERE environment = 'Sandbox' AND transaction_id = '5800'",
+                        logger: db.logger
+                    ).readToEnd()
+                    let refunded = WebhookEvent(
+                        type: "purchase.refunded", appAccountToken: nil, productID: "com.example.storeledger.unlock", environment: "Sandbox",
+                        originalTransactionID: "5800", transactionID: "5800", entitled: false, expiresAt: nil, occurredAt: Date())
+                    try await WebhookOutbox.enqueue([refunded], on: connection, logger: db.logger)
+                    refunding.set()
+                    for _ in 0..<1_000 where !release.isSet { try await Task.sleep(for: .milliseconds(10)) }
+                }
+                #expect(try await eventually(within: .seconds(10), every: .milliseconds(5)) { refunding.isSet })
+                async let restored = client.execute(
+                    uri: Self.transactionPath, method: .post, headers: alice,
+                    body: try AppAPIHarness.body(["signed_transaction": try harness.nonConsumable("5801", original: "5800")]))
+                let waiting = try await eventually(within: .seconds(10), every: .milliseconds(10)) {
+                    try await db.scalar(
+                        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                    ) == 1
+                }
+                #expect(waiting)
+                release.set()
+                try await worker
+                #expect(try await restored.status == .ok)
+            }
+            let events = try await db.client.query(
+                "SELECT type || ' ' || coalesce(transaction_id, '-') || ' ' || entitled::text FROM webhook_events ORDER BY sequence",
+                logger: db.logger
+            ).decode(String.self).readToEnd()
+            #expect(
+                events == [
+                    "purchase.purchased 5800 true", "purchase.linked 5800 true", "purchase.refunded 5800 false",
+                    "purchase.purchased 5801 false",
+                ])
         }
     }
 
