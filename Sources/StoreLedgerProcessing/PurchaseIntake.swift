@@ -73,11 +73,14 @@ package struct PurchaseIntake: Sendable {
             let environment = transaction.environment?.rawValue ?? ""
             let originalID = transaction.originalTransactionID?.rawValue ?? transaction.transactionID?.rawValue ?? ""
             var owner = user
+            var claimedToken: String?
             if let token = transaction.appAccountToken?.rawValue, !token.isEmpty {
                 if let tokenOwner = try await UserLinkStore.owner(ofToken: token, on: connection, logger: logger) {
                     owner = tokenOwner
                 } else if let user {
-                    try await UserLinkStore.claimToken(token, for: user, origin: "client", on: connection, logger: logger)
+                    let claim = try await UserLinkStore.claimToken(token, for: user, origin: "client", on: connection, logger: logger)
+                    owner = claim.owner  // another user's, when they claimed it first meanwhile
+                    if claim.claimed { claimedToken = token }
                 }
             }
             var link: UserLinkChange?
@@ -89,6 +92,10 @@ package struct PurchaseIntake: Sendable {
                 )
                 try await WebhookOutbox.announce(change, of: transaction, causedBy: claimed.id, on: connection, logger: logger)
                 link = change
+            }
+            // Other purchases carrying the token (their notifications came first) are the user's from now on, too.
+            if let claimedToken {
+                try await WebhookOutbox.announceClaim(ofToken: claimedToken, causedBy: claimed.id, on: connection, logger: logger)
             }
             let entitlement = try await EntitlementStore.entitlement(
                 environment: environment, transactionID: transaction.transactionID?.rawValue ?? originalID, at: Date(), app: app,

@@ -24,6 +24,21 @@ package enum ReadModelStore {
         ).readToEnd()
     }
 
+    /// Takes those of `lockKeys` that no other transaction holds, without waiting, and returns them: for a caller that
+    /// already holds other rows' locks, for which waiting could close a cycle with a projection taking them in order.
+    package static func tryLock(_ lockKeys: [String], on connection: PostgresConnection, logger: Logger) async throws -> Set<String> {
+        guard !lockKeys.isEmpty else { return [] }
+        let rows = try await connection.query(
+            """
+            SELECT k FROM unnest(\(lockKeys)::text[]) WITH ORDINALITY AS t(k, i)
+            WHERE pg_try_advisory_xact_lock(hashtextextended(k, 0))
+            ORDER BY i
+            """,
+            logger: logger
+        )
+        return Set(try await rows.decode(String.self).readToEnd())
+    }
+
     /// The lock key of the row `key` names (`subscription/…`, `purchase/…`): what ``lock(_:on:logger:)`` takes for it.
     package static func lockKey<Row: ProjectedRow>(_ key: Row.Key, of _: Row.Type) -> String { "\(Row.kind)/\(key)" }
 

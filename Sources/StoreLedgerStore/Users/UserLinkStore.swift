@@ -62,11 +62,12 @@ package enum UserLinkStore {
         return try await rows.decode(String.self).firstAfterReadingAll().map(UserID.init)
     }
 
-    /// Records that `token` belongs to `user` unless it already has an owner; returns the owner it has now.
+    /// Records that `token` belongs to `user` unless it already has an owner; returns the owner it has now, and whether
+    /// this call made it theirs (false when it had an owner, `user` included, before).
     @discardableResult
     package static func claimToken(
         _ token: String, for user: UserID, origin: String, on connection: PostgresConnection, logger: Logger
-    ) async throws -> UserID {
+    ) async throws -> (owner: UserID, claimed: Bool) {
         let rows = try await connection.query(
             """
             WITH claimed AS (
@@ -75,14 +76,15 @@ package enum UserLinkStore {
                 ON CONFLICT (app_account_token) DO NOTHING
                 RETURNING user_id
             )
-            SELECT user_id FROM claimed
+            SELECT user_id, true FROM claimed
             UNION ALL
-            SELECT user_id FROM app_account_tokens WHERE app_account_token = \(token.lowercased())
+            SELECT user_id, false FROM app_account_tokens WHERE app_account_token = \(token.lowercased())
             LIMIT 1
             """,
             logger: logger
         )
-        return try await rows.decode(String.self).firstAfterReadingAll().map(UserID.init) ?? user
+        let answer = try await rows.decode((String, Bool).self).firstAfterReadingAll()
+        return answer.map { (UserID($0.0), $0.1) } ?? (user, false)
     }
 
     /// The link history of a purchase, oldest first: (from, to, change, event id).

@@ -142,6 +142,76 @@ package enum WebhookOutbox {
         if let announced { try await enqueue([announced], on: connection, logger: logger) }
     }
 
+    /// Announces `<kind>.linked` for the purchases a first claim of `token` (by `eventID`, in this transaction) gives an
+    /// owner: the rows carrying the token with no link of their own, which `entitlements_at` now gives to the token's
+    /// owner. Without it, a host that grants access from webhooks would never hear of a purchase whose notifications
+    /// arrived before the app posted anything (another product bought with the same token). Nothing while no endpoint
+    /// is active. The caller holds its own transaction's row lock, so the other rows' locks (and their purchases') are
+    /// only tried: waiting for one could close a cycle with a projection taking them in order. A row being projected
+    /// meanwhile is left out (logged); its own change, sequenced after this transaction, will carry the owner.
+    package static func announceClaim(
+        ofToken token: String, causedBy eventID: EventID, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        let rows = try await connection.query(
+            """
+            WITH hooks AS (SELECT 1 WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE active))
+            SELECT 'subscription', s.environment, s.original_transaction_id, s.original_transaction_id
+            FROM hooks, subscriptions s
+            WHERE lower(s.app_account_token) = \(token.lowercased())
+              AND NOT EXISTS (SELECT 1 FROM user_links l WHERE l.environment = s.environment AND l.original_transaction_id = s.original_transaction_id)
+            UNION ALL
+            SELECT 'purchase', p.environment, p.transaction_id, coalesce(p.original_transaction_id, p.transaction_id)
+            FROM hooks, purchases p
+            WHERE lower(p.app_account_token) = \(token.lowercased())
+              AND NOT EXISTS (SELECT 1 FROM user_links l WHERE l.environment = p.environment
+                              AND l.original_transaction_id = coalesce(p.original_transaction_id, p.transaction_id))
+            """,
+            logger: logger
+        )
+        var subscriptions: [SubscriptionKey] = []
+        var purchases: [(key: PurchaseKey, family: String)] = []
+        for (kind, environment, id, family) in try await rows.decode((String, String, String, String).self).readToEnd() {
+            let environment = AppStoreEnvironment(rawValue: environment)
+            if kind == SubscriptionState.kind {
+                subscriptions.append(SubscriptionKey(environment: environment, originalTransactionID: OriginalTransactionID(id)))
+            } else {
+                purchases.append(
+                    (PurchaseKey(environment: environment, transactionID: TransactionID(id)), "purchase-family/\(environment.rawValue)/\(family)"))
+            }
+        }
+        let wanted =
+            subscriptions.map { ReadModelStore.lockKey($0, of: SubscriptionState.self) }
+            + purchases.flatMap { [ReadModelStore.lockKey($0.key, of: PurchaseState.self), $0.family] }
+        let locked = try await ReadModelStore.tryLock(wanted, on: connection, logger: logger)
+        let lockedSubscriptions = subscriptions.filter { locked.contains(ReadModelStore.lockKey($0, of: SubscriptionState.self)) }
+        let lockedPurchases = purchases.filter {
+            locked.contains(ReadModelStore.lockKey($0.key, of: PurchaseState.self)) && locked.contains($0.family)
+        }
+        .map(\.key)
+        if lockedSubscriptions.count + lockedPurchases.count < subscriptions.count + purchases.count {
+            logger.notice(
+                "a purchase carrying a newly claimed token was being projected: its link is not announced",
+                metadata: [
+                    "event": "\(eventID)",
+                    "unannounced": "\(subscriptions.count + purchases.count - lockedSubscriptions.count - lockedPurchases.count)",
+                ])
+        }
+        func events<Row: ProjectedRow & StoredRow>(_ keys: [Row.Key], _: Row.Type) async throws -> [WebhookEvent] {
+            let rows: [Row.Key: Row] = try await ReadModelStore.currentIfWebhooksActive(keys, on: connection, logger: logger) ?? [:]
+            return keys.sorted().compactMap { rows[$0] }.map { row in
+                Self.event(
+                    row, change: "linked", occurredAt: Date(),
+                    identity: [
+                        row.environment.rawValue, row.familyTransactionID, "token", String(eventID.rawValue),
+                        "\(row.currentTransactionID?.rawValue ?? "")",
+                    ])
+            }
+        }
+        try await enqueue(
+            try await events(lockedSubscriptions, SubscriptionState.self) + events(lockedPurchases, PurchaseState.self), on: connection,
+            logger: logger)
+    }
+
     /// The webhook events a row's projection implies: none when nothing a subscriber cares about changed, else one
     /// typed `<kind>.<change>` (`subscription.renewed`, `purchase.refunded`). A row that entitled and is removed (by a
     /// rebuild's swap: its facts no longer verify, or their events were archived) is `<kind>.removed`, so a subscriber

@@ -312,6 +312,37 @@ struct AppStorePaymentsTests {
         }
     }
 
+    /// A token's first claim gives its owner every purchase carrying it that has no link of its own (`entitlements_at`),
+    /// and says so to webhooks: a purchase Apple told of first (here a lookup answered by Apple's API, no user) is
+    /// `<kind>.linked` to the user whose app posted another purchase with the same token. Later posts announce nothing
+    /// more.
+    @Test func aTokensFirstClaimAnnouncesThePurchasesItGivesItsOwner() async throws {
+        try await TestDatabase.withFresh { db in
+            let (harness, alice, _) = try await Self.hookedHarness(db)
+            let token = UUID().uuidString
+            let earlier = try await harness.dependencies.intake.submit(
+                signedTransaction: try harness.nonConsumable("5900", token: token), source: .serverAPI, user: nil, origin: .init(),
+                logger: db.logger)
+            var accepted = false
+            if case .accepted = earlier { accepted = true }
+            #expect(accepted)
+            let posted = try AppAPIHarness.body(["signed_transaction": try harness.subscription("5901", token: token)])
+            try await harness.app.test(.router) { client in
+                for _ in 0..<2 {
+                    let response = try await client.execute(uri: Self.transactionPath, method: .post, headers: alice, body: posted)
+                    #expect(response.status == .ok)
+                }
+            }
+            let rows = try await db.client.query(
+                """
+                SELECT type || ' ' || coalesce(user_id, '-') || ' ' || original_transaction_id || ' ' || entitled::text
+                FROM webhook_events WHERE type LIKE '%.linked' ORDER BY sequence
+                """, logger: db.logger
+            ).decode(String.self).readToEnd()
+            #expect(rows == ["subscription.linked alice 5901 true", "purchase.linked alice 5900 true"])
+        }
+    }
+
     /// A transfer announced while another projection of the same row has not committed waits for it (the row's lock)
     /// and carries what it wrote: otherwise the transfer, sequenced after that event, would carry the older row. The
     /// restore takes the row's lock before its link's, as a projection does (an app's post: the row, then `user_links`),
