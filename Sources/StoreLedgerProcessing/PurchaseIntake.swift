@@ -67,9 +67,12 @@ package struct PurchaseIntake: Sendable {
             guard case .signedData(let claimed, .transaction(let transaction), _) = prepared else {
                 return .rejected(reason: "malformed: the signed data is not a transaction")
             }
-            // The row's lock before the link's: a projection takes them in that order (the row, then `user_links`),
-            // and so must a restore that projected nothing, or the two would deadlock.
-            if let key = ReadModelStore.lockKey(of: transaction) { try await ReadModelStore.lock([key], on: connection, logger: logger) }
+            // The locks in the order every transaction takes them (``WebhookOutbox/lockKeys(of:)``): the row, its
+            // purchase's (a one-time purchase), then the token's (a claim) and `user_links` — so also when the post
+            // projected nothing, or this would deadlock with a projection or another post of the same purchase.
+            try await ReadModelStore.lock(
+                [ReadModelStore.lockKey(of: transaction), ReadModelStore.purchaseLockKey(of: transaction)].compactMap { $0 }, on: connection,
+                logger: logger)
             let environment = transaction.environment?.rawValue ?? ""
             let originalID = transaction.originalTransactionID?.rawValue ?? transaction.transactionID?.rawValue ?? ""
             var owner = user

@@ -49,6 +49,19 @@ package enum ReadModelStore {
         return nil
     }
 
+    /// The lock of a one-time purchase (all its rows: a restore on another device is a row of its own), named by the
+    /// environment and original transaction id its rows share, as `entitlements_at` groups them. Taken after rows' locks.
+    package static func purchaseLockKey(environment: String, originalTransactionID: String) -> String {
+        "purchase-family/\(environment)/\(originalTransactionID)"
+    }
+
+    /// The purchase lock of `transaction`'s row, nil when it is a subscription's (a subscription is one row).
+    package static func purchaseLockKey(of transaction: TransactionPayload) -> String? {
+        guard let key = transaction.purchaseKey else { return nil }
+        return purchaseLockKey(
+            environment: key.environment.rawValue, originalTransactionID: transaction.originalTransactionID?.rawValue ?? key.transactionID.rawValue)
+    }
+
     /// Writes many rows of one kind: upserts the projected states in one statement and deletes, in one more, the rows
     /// whose state is nil (facts that no longer make a row).
     package static func write<State: StoredRow>(_ states: [State.Key: State?], on connection: PostgresConnection, logger: Logger) async throws {

@@ -62,12 +62,18 @@ package enum UserLinkStore {
         return try await rows.decode(String.self).firstAfterReadingAll().map(UserID.init)
     }
 
+    /// The lock of an app account token (any case): a claim holds it until it commits, and the webhook events carrying
+    /// the token wait for it before they read its owner.
+    package static func tokenLockKey(_ token: String) -> String { "app-account-token/\(token.lowercased())" }
+
     /// Records that `token` belongs to `user` unless it already has an owner; returns the owner it has now, and whether
-    /// this call made it theirs (false when it had an owner, `user` included, before).
+    /// this call made it theirs (false when it had an owner, `user` included, before). Takes the token's lock first (a
+    /// statement of its own), so a concurrent claim's row is seen once it commits.
     @discardableResult
     package static func claimToken(
         _ token: String, for user: UserID, origin: String, on connection: PostgresConnection, logger: Logger
     ) async throws -> (owner: UserID, claimed: Bool) {
+        try await ReadModelStore.lock([tokenLockKey(token)], on: connection, logger: logger)
         let rows = try await connection.query(
             """
             WITH claimed AS (
@@ -83,8 +89,10 @@ package enum UserLinkStore {
             """,
             logger: logger
         )
-        let answer = try await rows.decode((String, Bool).self).firstAfterReadingAll()
-        return answer.map { (UserID($0.0), $0.1) } ?? (user, false)
+        if let (owner, claimed) = try await rows.decode((String, Bool).self).firstAfterReadingAll() { return (UserID(owner), claimed) }
+        // A claim by someone who did not take the lock, committed while the insert waited: its row is newer than the
+        // statement's snapshot, so read it in a statement of its own.
+        return (try await Self.owner(ofToken: token, on: connection, logger: logger) ?? user, false)
     }
 
     /// The link history of a purchase, oldest first: (from, to, change, event id).

@@ -14,15 +14,16 @@ package enum WebhookOutbox {
     /// period's end, is not. `sequence` is the order of enqueueing (`webhook_event_sequence`): a receiver applies a
     /// purchase's events in it, which `occurred_at` cannot order (a rebuild's repair carries its facts' instant).
     ///
-    /// A purchase's rows (a restore on another device is a row of its own) stand or fall together in
-    /// `entitlements_at`, but each is locked on its own: so the events of one purchase first take its family's lock
-    /// (``familyLockKeys(of:)``), in a statement before the one that reads `entitled`. A projection of another of its
-    /// rows in progress (a refund of the purchase while an app posts its restored copy) then commits first, and this
-    /// reads what it wrote, sequenced after its event; without it, the copy's event could say `entitled: true` after
-    /// the refund's said false.
+    /// Two things the events read are decided outside their rows' locks, so the events first take theirs
+    /// (``lockKeys(of:)``), in a statement before the one that reads them: a purchase's rows (a restore on another
+    /// device is a row of its own) stand or fall together in `entitled`, and the owner of an app account token decides
+    /// `user_id`. A projection of another row of the purchase in progress (a refund while an app posts its restored
+    /// copy), or an app's first claim of the token, then commits first, and this reads what it wrote, sequenced after
+    /// it; without it, the copy's event could say `entitled: true` after the refund's false, and an event could name
+    /// no user while its token's owner was being recorded (and the claim's announcement not see its row).
     package static func enqueue(_ events: [WebhookEvent], on connection: PostgresConnection, logger: Logger) async throws {
         guard !events.isEmpty else { return }
-        try await ReadModelStore.lock(familyLockKeys(of: events), on: connection, logger: logger)
+        try await ReadModelStore.lock(lockKeys(of: events), on: connection, logger: logger)
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         let payloads = try events.map { String(decoding: try encoder.encode(Payload($0)), as: UTF8.self) }
@@ -70,12 +71,16 @@ package enum WebhookOutbox {
         )
     }
 
-    /// The locks of the purchases `events` are about (one per environment and original transaction), sorted, so that
-    /// transactions taking several never wait for each other in a cycle. Subscriptions need none: a subscription is one
-    /// row, whose lock its projection holds.
-    package static func familyLockKeys(of events: [WebhookEvent]) -> [String] {
-        Set(events.filter { $0.type.hasPrefix("\(PurchaseState.kind).") }.map { "purchase-family/\($0.environment)/\($0.originalTransactionID)" })
-            .sorted()
+    /// The locks `events` take before they are read: the purchases they are about (one per environment and original
+    /// transaction; a subscription is one row, whose lock its projection holds), then the app account tokens they
+    /// carry, each kind sorted. Every transaction takes these after its rows' locks and in this order (an app's post
+    /// too: its row, its purchase, its token), so none waits for another in a cycle.
+    package static func lockKeys(of events: [WebhookEvent]) -> [String] {
+        let purchases = events.filter { $0.type.hasPrefix("\(PurchaseState.kind).") }.map {
+            ReadModelStore.purchaseLockKey(environment: $0.environment, originalTransactionID: $0.originalTransactionID)
+        }
+        let tokens = events.compactMap(\.appAccountToken).filter { !$0.isEmpty }.map(UserLinkStore.tokenLockKey)
+        return Set(purchases).sorted() + Set(tokens).sorted()
     }
 
     /// The JSON body delivered (the user id is added at delivery time from the stored row).
@@ -148,7 +153,8 @@ package enum WebhookOutbox {
     /// arrived before the app posted anything (another product bought with the same token). Nothing while no endpoint
     /// is active. The caller holds its own transaction's row lock, so the other rows' locks (and their purchases') are
     /// only tried: waiting for one could close a cycle with a projection taking them in order. A row being projected
-    /// meanwhile is left out (logged); its own change, sequenced after this transaction, will carry the owner.
+    /// meanwhile is left out (logged): the events of that projection carry the token, so they wait for this claim
+    /// (the token's lock) and name the owner; only one that changes nothing a subscriber sees goes unannounced.
     package static func announceClaim(
         ofToken token: String, causedBy eventID: EventID, on connection: PostgresConnection, logger: Logger
     ) async throws {

@@ -454,6 +454,92 @@ struct AppStorePaymentsTests {
         }
     }
 
+    /// Every transaction takes a purchase's locks in one order: its row, the purchase's, then `user_links`. A restore
+    /// that projected nothing (a known transaction, its owner changed) once took the link's lock before the purchase's,
+    /// and a post of the purchase's restored copy, holding the purchase's lock from its projection, then waited for
+    /// the link: a deadlock, one of the two aborted.
+    @Test func aRestoreAndAPostOfTheRestoredCopyNeverDeadlock() async throws {
+        try await TestDatabase.withFresh { db in
+            let (harness, alice, bob) = try await Self.hookedHarness(db)
+            let purchase = try harness.nonConsumable("5820")
+            try await harness.app.test(.router) { client in
+                let bought = try await client.execute(
+                    uri: Self.transactionPath, method: .post, headers: alice, body: try AppAPIHarness.body(["signed_transaction": purchase]))
+                #expect(bought.status == .ok)
+                let holding = AnsweredFlag()
+                let release = AnsweredFlag()
+                // Alice's post of the restored copy: projected (the purchase's lock held by its event), linking next.
+                async let copy: Void = db.client.inTransaction(logger: db.logger) { connection in
+                    let purchased = WebhookEvent(
+                        type: "purchase.purchased", appAccountToken: nil, productID: "com.example.storeledger.unlock", environment: "Sandbox",
+                        originalTransactionID: "5820", transactionID: "5821", entitled: true, expiresAt: nil, occurredAt: Date())
+                    try await WebhookOutbox.enqueue([purchased], on: connection, logger: db.logger)
+                    holding.set()
+                    for _ in 0..<1_000 where !release.isSet { try await Task.sleep(for: .milliseconds(10)) }
+                    try await connection.query(
+                        "SELECT user_id FROM user_links WHERE environment = 'Sandbox' AND original_transaction_id = '5820' FOR UPDATE",
+                        logger: db.logger
+                    ).readToEnd()
+                }
+                #expect(try await eventually(within: .seconds(10), every: .milliseconds(5)) { holding.isSet })
+                // Bob restores the purchase itself: known, so it projects nothing, and transfers it.
+                async let restored = client.execute(
+                    uri: "/api/v1/payments/appstore/restore", method: .post, headers: bob, body: try AppAPIHarness.body(["transactions": [purchase]]))
+                let waiting = try await eventually(within: .seconds(10), every: .milliseconds(10)) {
+                    try await db.scalar(
+                        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                    ) == 1
+                }
+                #expect(waiting)
+                release.set()
+                try await copy
+                #expect(try await restored.status == .ok)
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_events WHERE type = 'purchase.transferred' AND user_id = 'bob'") == 1)
+        }
+    }
+
+    /// A token claimed by two users at once is the first one's: the second waits for the first's claim (the token's
+    /// lock) and then reads it, where its insert's conflict once returned nothing and the code took its own user.
+    /// An event carrying the token, enqueued meanwhile, waits too, and names the owner the claim recorded (before, null).
+    @Test func aClaimInProgressDecidesConcurrentClaimsAndTheOwnerEventsName() async throws {
+        try await TestDatabase.withFresh { db in
+            _ = try await WebhookEndpoints(client: db.client).add(url: "https://hooks.example.com/a", logger: db.logger)
+            let token = UUID().uuidString.lowercased()
+            let claiming = AnsweredFlag()
+            let release = AnsweredFlag()
+            async let first = db.client.inTransaction(logger: db.logger) { connection in
+                let claim = try await UserLinkStore.claimToken(token, for: UserID("alice"), origin: "client", on: connection, logger: db.logger)
+                claiming.set()
+                for _ in 0..<1_000 where !release.isSet { try await Task.sleep(for: .milliseconds(10)) }
+                return claim.claimed
+            }
+            #expect(try await eventually(within: .seconds(10), every: .milliseconds(5)) { claiming.isSet })
+            async let second = db.client.inTransaction(logger: db.logger) { connection in
+                try await UserLinkStore.claimToken(token.uppercased(), for: UserID("bob"), origin: "client", on: connection, logger: db.logger)
+            }
+            async let announced: Void = db.client.inTransaction(logger: db.logger) { connection in
+                let started = WebhookEvent(
+                    type: "subscription.started", appAccountToken: token.uppercased(), productID: "com.example.storeledger.monthly",
+                    environment: "Sandbox", originalTransactionID: "5830", transactionID: "5830", entitled: true, expiresAt: nil,
+                    occurredAt: Date())
+                try await WebhookOutbox.enqueue([started], on: connection, logger: db.logger)
+            }
+            let waiting = try await eventually(within: .seconds(10), every: .milliseconds(10)) {
+                try await db.scalar(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                ) == 2
+            }
+            #expect(waiting)
+            release.set()
+            #expect(try await first)
+            let rival = try await second
+            #expect(rival.owner == UserID("alice") && !rival.claimed)
+            try await announced
+            #expect(try await db.scalar("SELECT count(*) FROM webhook_events WHERE type = 'subscription.started' AND user_id = 'alice'") == 1)
+        }
+    }
+
     @Test func badBodiesGetAClearJSONError() async throws {
         try await TestDatabase.withFresh { db in
             let harness = try await AppAPIHarness(db, pki: Self.pki)
