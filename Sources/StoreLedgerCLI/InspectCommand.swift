@@ -14,7 +14,8 @@ struct InspectCommand: AsyncParsableCommand {
     @Argument(help: "The event id.")
     var eventID: Int64
 
-    /// Prints the event; exits 1 when there is no such event.
+    /// Prints the event (what is left of it when its month was detached or its queue row pruned); exits 1 when
+    /// neither the log nor the queue knows it.
     func run() async throws {
         try await OperatorContext.run("inspect") { store in
             guard let event = try await store.inspect(eventID, logger: OperatorContext.logger) else {
@@ -22,11 +23,15 @@ struct InspectCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
             let formatter = ISO8601DateFormatter()
-            print("event \(event.id): \(event.source) via \(event.route ?? "-") at \(formatter.string(from: event.receivedAt))")
+            print("event \(event.id): \(event.source ?? "-") via \(event.route ?? "-") at \(formatter.string(from: event.receivedAt))")
             print("  environment hint: \(event.environmentHint ?? "-"), request id: \(event.requestID ?? "-"), user: \(event.userID ?? "-")")
-            print(
-                "  state: \(event.state) after \(event.attempts) attempt(s)"
-                    + (event.finishedAt.map { ", finished \(formatter.string(from: $0))" } ?? ""))
+            if let state = event.state {
+                print(
+                    "  state: \(state) after \(event.attempts) attempt(s)"
+                        + (event.finishedAt.map { ", finished \(formatter.string(from: $0))" } ?? ""))
+            } else {
+                print("  state: unknown: its queue row was deleted (finished rows pruned); the log still holds it")
+            }
             if let reason = event.rejectReason { print("  rejected: \(reason)") }
             if let error = event.lastError, event.rejectReason == nil { print("  last error: \(error)") }
             if let uuid = event.notificationUUID { print("  notification: \(uuid)") }
@@ -40,8 +45,12 @@ struct InspectCommand: AsyncParsableCommand {
                     "  \(action.action) from \(action.previousState) by \(action.requestedBy) at \(formatter.string(from: action.performedAt)): \(action.reason)"
                 )
             }
-            let body = String(decoding: event.body.readableBytesView, as: UTF8.self)
-            print("raw body (\(event.body.readableBytes) bytes):")
+            guard let raw = event.body else {
+                print("raw body: not in the log: the month it was received in was detached for archiving (attach it again to read it)")
+                return
+            }
+            let body = String(decoding: raw.readableBytesView, as: UTF8.self)
+            print("raw body (\(raw.readableBytes) bytes):")
             print(body)
             if let decoded = SignedDataInspector.decodedWithoutVerifying(body) {
                 print("decoded payload (not verified by this command; the state above says whether the worker verified it):")

@@ -60,10 +60,12 @@ extension ConsoleController {
                 ])
         }
         var values: [String: Any] = [
-            "id": event.id, "state": event.state, "receivedAt": ConsoleFormat.time(event.receivedAt), "source": event.source,
+            "id": event.id, "state": event.state ?? "unknown (queue row deleted)", "receivedAt": ConsoleFormat.time(event.receivedAt),
+            "source": event.source ?? "—",
             "route": event.route ?? "—", "environmentHint": event.environmentHint ?? "—", "requestID": event.requestID ?? "—",
             "userID": event.userID ?? "—", "finishedAt": ConsoleFormat.time(event.finishedAt), "attempts": event.attempts,
-            "body": String(buffer: event.body), "bodyBytes": event.body.readableBytes,
+            "body": event.body.map { String(buffer: $0) } ?? "(not in the log: the month it was received in was detached for archiving)",
+            "bodyBytes": event.body?.readableBytes ?? 0,
             "actions": event.actions.map { action -> [String: Any] in
                 [
                     "at": ConsoleFormat.time(action.performedAt), "who": action.requestedBy, "action": action.action, "reason": action.reason,
@@ -87,7 +89,7 @@ extension ConsoleController {
             if let transaction = decoded.transaction { notification["transaction"] = transaction }
             if let renewal = decoded.renewalInfo { notification["renewal"] = renewal }
             values["decoded"] = notification
-        } else if let (name, payload) = Self.signedPayload(event.body) {
+        } else if let body = event.body, let (name, payload) = Self.signedPayload(body) {
             // A done event of an app's or a sync's signed data (a transaction or renewal info) verified: its payload is
             // what was recorded. Any other is shown decoded without verification, a notification done without a
             // recorded delivery included: the envelope handler (`work --handler envelope`) verifies nothing.

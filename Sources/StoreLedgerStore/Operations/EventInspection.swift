@@ -36,21 +36,21 @@ package struct EventInspection: Sendable {
     package var id: Int64
     /// When it was received.
     package var receivedAt: Date
-    /// How it arrived.
-    package var source: String
+    /// How it arrived; nil when its month of the log was detached (archived).
+    package var source: String?
     /// The route's environment hint.
     package var environmentHint: String?
     /// The route.
     package var route: String?
-    /// The body exactly as received.
-    package var body: ByteBuffer
+    /// The body exactly as received; nil when its month of the log was detached (archived).
+    package var body: ByteBuffer?
     /// The request id.
     package var requestID: String?
     /// The signed-in user who posted it.
     package var userID: String?
-    /// The queue state.
-    package var state: String
-    /// Attempts so far.
+    /// The queue state; nil when its queue row was deleted (finished rows pruned, as operations.md allows).
+    package var state: String?
+    /// Attempts so far (0 without a queue row).
     package var attempts: Int
     /// Why it was rejected.
     package var rejectReason: String?

@@ -118,25 +118,27 @@ package struct OperatorStore: Sendable {
         return result
     }
 
-    /// Everything known about event `id`, or nil when there is no such event.
+    /// Everything known about event `id`, or nil when there is no such event: from the log and the queue, either of
+    /// which may have lost its half (a month of the log detached for archiving keeps its queue rows; finished queue
+    /// rows may be pruned), so that an event is never reported missing while either knows it.
     package func inspect(_ id: Int64, logger: Logger) async throws -> EventInspection? {
         var inspection: EventInspection?
         let rows = try await client.rows(
             """
-            SELECT e.id, e.received_at, e.source, e.environment_hint, e.route, e.body, e.request_id, e.user_id,
-                   q.state, q.attempts, q.reject_reason, q.last_error, q.finished_at,
-                   (SELECT notification_uuid FROM notification_deliveries d WHERE d.event_id = e.id)
-            FROM events e JOIN event_queue q ON q.event_id = e.id
-            WHERE e.id = \(id)
+            SELECT coalesce(e.id, q.event_id), coalesce(e.received_at, q.event_received_at), e.source, e.environment_hint, e.route,
+                   e.body, e.request_id, e.user_id, q.state, coalesce(q.attempts, 0), q.reject_reason, q.last_error, q.finished_at,
+                   (SELECT notification_uuid FROM notification_deliveries d WHERE d.event_id = \(id))
+            FROM (SELECT * FROM events WHERE id = \(id)) e
+            FULL JOIN (SELECT * FROM event_queue WHERE event_id = \(id)) q ON q.event_id = e.id
             """,
             logger: logger
         )
         for row in rows {
             let c = row.makeRandomAccess()
             inspection = EventInspection(
-                id: try c[0].decode(Int64.self), receivedAt: try c[1].decode(Date.self), source: try c[2].decode(String.self),
-                environmentHint: try c[3].decode(String?.self), route: try c[4].decode(String?.self), body: try c[5].decode(ByteBuffer.self),
-                requestID: try c[6].decode(String?.self), userID: try c[7].decode(String?.self), state: try c[8].decode(String.self),
+                id: try c[0].decode(Int64.self), receivedAt: try c[1].decode(Date.self), source: try c[2].decode(String?.self),
+                environmentHint: try c[3].decode(String?.self), route: try c[4].decode(String?.self), body: try c[5].decode(ByteBuffer?.self),
+                requestID: try c[6].decode(String?.self), userID: try c[7].decode(String?.self), state: try c[8].decode(String?.self),
                 attempts: Int(try c[9].decode(Int32.self)), rejectReason: try c[10].decode(String?.self), lastError: try c[11].decode(String?.self),
                 finishedAt: try c[12].decode(Date?.self), notificationUUID: try c[13].decode(String?.self), failures: [], actions: []
             )

@@ -100,6 +100,10 @@ struct EventPartitionsTests {
                 try await partitions.detach(before: Self.date("2025-02-01T00:00:00Z"), drop: false, logger: db.logger).detached == ["events_2025_01"])
             #expect(try await db.scalar("SELECT count(*) FROM events WHERE received_at < '2025-02-01'") == 0)
             #expect(try await db.scalar("SELECT count(*) FROM events_2025_01") == 2)
+            // `inspect` still tells a detached event's story, from its queue row: the body is what it lacks.
+            let archivedID = try await db.scalar("SELECT min(event_id) FROM event_queue")
+            let archived = try #require(try await OperatorStore(client: db.client).inspect(Int64(archivedID), logger: db.logger))
+            #expect(archived.body == nil && archived.state == "done" && archived.source == nil)
             #expect(try await partitions.list(logger: db.logger).contains { $0.name == "events_2025_01" } == false)
             // The table the first detach left (archived meanwhile) is dropped with --drop-detached, with the next month's.
             #expect(try await partitions.detachedTables(logger: db.logger) == ["events_2025_01"])

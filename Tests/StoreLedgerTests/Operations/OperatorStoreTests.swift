@@ -175,9 +175,13 @@ struct OperatorStoreTests {
             #expect(event.source == "apple_notification")
             #expect(event.state == "rejected")
             #expect(event.rejectReason?.isEmpty == false)
-            #expect(String(buffer: event.body).hasPrefix(#"{"signedPayload":"#))
+            #expect(event.body.map { String(buffer: $0) }?.hasPrefix(#"{"signedPayload":"#) == true)
             #expect(event.failures.map(\.outcome) == ["rejected"])
             #expect(try await store.inspect(999_999, logger: db.logger) == nil)
+            // A finished event whose queue row was pruned (docs/operations.md) is still in the log: inspect shows it.
+            try await db.client.query("DELETE FROM event_queue WHERE event_id = \(forged.rawValue)", logger: db.logger).readToEnd()
+            let pruned = try #require(try await store.inspect(forged.rawValue, logger: db.logger))
+            #expect(pruned.state == nil && pruned.body != nil && pruned.source == "apple_notification")
         }
     }
 
