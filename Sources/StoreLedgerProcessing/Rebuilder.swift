@@ -160,7 +160,7 @@ package struct Rebuilder: Sendable {
                 while let lastID = pages.last?.lastID {
                     async let upcoming = lastID < end ? readAndPrepare(applyConcurrency, after: lastID, through: end, logger: logger) : []
                     gaps += Self.gaps(after: state.last, in: pages.lazy.flatMap { $0.events.lazy.map(\.id.rawValue) })
-                    let rejected = try await applySideBySide(pages, into: shadow, logger: logger)
+                    let rejected = try await applySideBySide(pages, into: shadow, dryRun: dryRun, logger: logger)
                     state = (lastID, state.processed + pages.reduce(0) { $0 + $1.events.count }, state.rejected + rejected)
                     report(phase, target: target)
                     pages = try await upcoming
@@ -232,14 +232,14 @@ package struct Rebuilder: Sendable {
             let late = try await EventPage.read(in: gaps, on: connection, logger: logger)
             for start in stride(from: 0, to: late.count, by: batchSize) {
                 let events = Array(late[start..<min(start + batchSize, late.count)])
-                tailRejected += try await replay(events, into: shadow, on: connection, logger: logger)
+                tailRejected += try await replay(events, into: shadow, dryRun: dryRun, on: connection, logger: logger)
                 tail += events.count
             }
             var cursor = last
             while cursor < end {
                 let events = try await EventPage.read(after: cursor, through: end, limit: batchSize, on: connection, logger: logger)
                 guard let lastID = events.last?.id.rawValue else { break }
-                tailRejected += try await replay(events, into: shadow, on: connection, logger: logger)
+                tailRejected += try await replay(events, into: shadow, dryRun: dryRun, on: connection, logger: logger)
                 tail += events.count
                 cursor = lastID
             }
@@ -345,7 +345,7 @@ package struct Rebuilder: Sendable {
     /// (it keeps its first delivery's): the events of a later page that deliver a notification an earlier page of the
     /// window delivers too (Apple's retries) are held back and applied after the others committed, in log order. A page
     /// that still meets a deadlock (which PostgreSQL resolves by failing one transaction) is applied again before those.
-    func applySideBySide(_ pages: [PreparedPage], into shadow: UUID, logger: Logger) async throws -> Int {
+    func applySideBySide(_ pages: [PreparedPage], into shadow: UUID, dryRun: Bool, logger: Logger) async throws -> Int {
         let (sideBySide, after) = Self.splitForSideBySide(pages)
         var retry: [PreparedPage] = []
         let rejected = try await withThrowingTaskGroup(of: (Int, PreparedPage?).self) { group in
@@ -353,7 +353,7 @@ package struct Rebuilder: Sendable {
                 group.addTask {
                     do {
                         let rejected = try await client.inTransaction(logger: logger, limits: transactionLimits) {
-                            try await apply(page, into: shadow, on: $0, logger: logger)
+                            try await apply(page, into: shadow, dryRun: dryRun, on: $0, logger: logger)
                         }
                         return (rejected, nil)
                     } catch let error as PSQLError where sideBySide.count > 1 && error.serverInfo?[.sqlState] == "40P01" {
@@ -372,7 +372,7 @@ package struct Rebuilder: Sendable {
         var later = 0
         for page in retry.sorted(by: { $0.lastID < $1.lastID }) + after {
             later += try await client.inTransaction(logger: logger, limits: transactionLimits) {
-                try await apply(page, into: shadow, on: $0, logger: logger)
+                try await apply(page, into: shadow, dryRun: dryRun, on: $0, logger: logger)
             }
         }
         return rejected + later
@@ -439,8 +439,14 @@ package struct Rebuilder: Sendable {
 
     /// Verifies and applies `events` into the shadow tables within the caller's transaction; returns how many
     /// could not be verified.
-    private func replay(_ events: [ClaimedEvent], into shadow: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Int {
-        try await apply(PreparedPage(events: events, prepared: await prepare(events, logger: logger)), into: shadow, on: connection, logger: logger)
+    private func replay(
+        _ events: [ClaimedEvent], into shadow: UUID, dryRun: Bool, on connection: PostgresConnection, logger: Logger
+    ) async throws
+        -> Int
+    {
+        try await apply(
+            PreparedPage(events: events, prepared: await prepare(events, logger: logger)), into: shadow, dryRun: dryRun, on: connection,
+            logger: logger)
     }
 
     /// Throws unless the shadow is still the one this rebuild created and holds everything it wrote: a crash empties
@@ -469,8 +475,14 @@ package struct Rebuilder: Sendable {
     }
 
     /// Applies a verified page into the shadow tables within the caller's transaction; returns how many of its events
-    /// could not be verified.
-    private func apply(_ page: PreparedPage, into shadow: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Int {
+    /// could not be verified. A rebuild that would swap stops at the first page whose events the workers verified and
+    /// this one cannot (unless `acceptNewRejections`), rather than after replaying the whole log; a dry run goes on, and
+    /// the swap's check, which is the last word, warns and lists what those facts made.
+    private func apply(
+        _ page: PreparedPage, into shadow: UUID, dryRun: Bool, on connection: PostgresConnection, logger: Logger
+    ) async throws
+        -> Int
+    {
         let events = page.events
         try await checkHolder(shadow, on: connection, logger: logger)
         try await ShadowSchema.use(on: connection, logger: logger)
@@ -480,15 +492,16 @@ package struct Rebuilder: Sendable {
             if case .done = outcome { return nil }
             return event.id.rawValue
         }
-        guard !unverified.isEmpty else { return 0 }
+        guard !unverified.isEmpty, !dryRun, !acceptNewRejections else { return unverified.count }
         // Events the live ledger verified but this replay cannot: a trust or app configuration that differs from the
         // workers'. Swapping would drop their facts, so the rebuild refuses unless told otherwise.
         let count = try await EventPage.countDone(unverified, on: connection, logger: logger)
-        if count > 0 && !acceptNewRejections {
+        if count > 0 {
             throw RebuildError(
                 .newRejections,
                 "\(count) event(s) the workers verified do not verify in this rebuild (e.g. event \(unverified[0])): check APP_BUNDLE_ID, "
-                    + "APP_APPLE_ID, APPLE_ROOT_CAS_DER_BASE64 and APPLE_ENVIRONMENTS against the workers'; nothing was swapped"
+                    + "APP_APPLE_ID, APPLE_ROOT_CAS_DER_BASE64 and APPLE_ENVIRONMENTS against the workers'; nothing was swapped "
+                    + "(--dry-run lists what would change, --accept-new-rejections drops their facts)"
             )
         }
         return unverified.count
