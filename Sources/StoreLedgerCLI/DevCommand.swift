@@ -13,11 +13,15 @@ struct DevCommand: AsyncParsableCommand {
         abstract: "Development: migrate, then run receiver and worker together in one process."
     )
 
-    /// Builds the `dev` application (``buildDevelopmentApplication(reader:context:certificateAuthority:authenticationSecretFile:migrate:)``)
+    @Flag(help: "Run against a DATABASE_URL that is not on this machine (dev trusts a development CA and well-known credentials).")
+    var allowRemoteDatabase = false
+
+    /// Builds the `dev` application (``buildDevelopmentApplication(reader:context:certificateAuthority:authenticationSecretFile:allowRemoteDatabase:migrate:)``)
     /// and runs it until SIGINT/SIGTERM.
     func run() async throws {
+        try checkDevelopmentDatabase(reader: Bootstrap.reader, allowRemoteDatabase: allowRemoteDatabase)
         let context = try await Bootstrap.serverContext("storeledger.dev")
-        let app = try await buildDevelopmentApplication(reader: Bootstrap.reader, context: context)
+        let app = try await buildDevelopmentApplication(reader: Bootstrap.reader, context: context, allowRemoteDatabase: allowRemoteDatabase)
         try await ServerProcess.serviceGroup([app], reader: Bootstrap.reader, logger: context.logger).run()
         context.logger.info("stopped")
     }

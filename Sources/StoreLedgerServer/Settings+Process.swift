@@ -78,10 +78,10 @@ extension Settings {
         try int("FACT_CACHE_SIZE", default: DecodedFactCache.defaultCapacity, in: 0...10_000_000)
     }
 
-    /// The admin port (`/metrics`, `/healthz`, `/readyz`): `ADMIN_HOST` (default `0.0.0.0`) and `ADMIN_PORT`
-    /// (default `defaultPort`; `off` disables it). Nil when disabled.
-    package func admin(defaultPort: Int) throws(SettingsError) -> (host: String, port: Int)? {
+    /// The admin port (`/metrics`, `/healthz`, `/readyz`): `ADMIN_HOST` (default `defaultHost`: every interface, loopback
+    /// for `dev`) and `ADMIN_PORT` (default `defaultPort`; `off` disables it). Nil when disabled.
+    package func admin(defaultPort: Int, defaultHost: String = "0.0.0.0") throws(SettingsError) -> (host: String, port: Int)? {
         if string("ADMIN_PORT")?.lowercased() == "off" { return nil }
-        return (string("ADMIN_HOST") ?? "0.0.0.0", try int("ADMIN_PORT", default: defaultPort, in: 0...65535))
+        return (string("ADMIN_HOST") ?? defaultHost, try int("ADMIN_PORT", default: defaultPort, in: 0...65535))
     }
 }

@@ -8,12 +8,13 @@ import StoreLedgerHTTP
 /// HTTP timeouts; nil when `ADMIN_PORT=off`. Run it as a service beside the process's others. With `console`
 /// (`serve` and `dev`; never a worker), the web console is served on it too when `CONSOLE=on` (``Settings/console()``).
 /// With `readinessAllowsAhead` (a receiver without the app-facing API), `/readyz` stays 200 on a schema ahead of the
-/// build, as the public port's does.
+/// build, as the public port's does. `defaultHost` is where it listens without `ADMIN_HOST`.
 package func buildAdminApplication(
-    reader: ConfigReader, context: ServerContext, defaultPort: Int, console: Bool = false, readinessAllowsAhead: Bool = false
+    reader: ConfigReader, context: ServerContext, defaultPort: Int, defaultHost: String = "0.0.0.0", console: Bool = false,
+    readinessAllowsAhead: Bool = false
 ) throws -> (any ApplicationProtocol)? {
     let settings = Settings(reader: reader)
-    guard let (host, port) = try settings.admin(defaultPort: defaultPort) else {
+    guard let (host, port) = try settings.admin(defaultPort: defaultPort, defaultHost: defaultHost) else {
         context.logger.notice("admin port disabled (ADMIN_PORT=off): no /metrics")
         return nil
     }

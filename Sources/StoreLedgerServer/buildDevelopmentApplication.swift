@@ -19,13 +19,19 @@ import StoreLedgerWorker
 /// does this. `APP_BUNDLE_ID` defaults to ``developmentBundleID``; without configured authentication it uses the
 /// development secret in `authenticationSecretFile` (``DevelopmentAuthentication``). `migrate` is the one migration
 /// the server, the worker and the reconciler all wait for (default: the context's migrator).
+///
+/// Since it trusts that CA and accepts well-known credentials, it listens on loopback unless `HOST`/`ADMIN_HOST` say
+/// otherwise, and refuses a database that is not on this machine (a production one exported for operator commands,
+/// which it would migrate and fill with facts only the development CA signed) unless `allowRemoteDatabase`.
 package func buildDevelopmentApplication(
     reader: ConfigReader,
     context: ServerContext,
     certificateAuthority: URL = DevelopmentCertificateAuthority.defaultDirectory,
     authenticationSecretFile: URL = DevelopmentAuthentication.defaultSecretFile,
+    allowRemoteDatabase: Bool = false,
     migrate: (@Sendable (PostgresClient, Logger) async throws -> Void)? = nil
 ) async throws -> some ApplicationProtocol {
+    try checkDevelopmentDatabase(reader: reader, allowRemoteDatabase: allowRemoteDatabase)
     let settings = Settings(reader: reader)
     let (client, migrator, logger) = (context.client, context.migrator, context.logger)
     let migration = MigrationOnce { [migrate] in
@@ -35,7 +41,7 @@ package func buildDevelopmentApplication(
             try await migrator.migrate(client: client, logger: logger)
         }
     }
-    let receiver = try settings.receiver()
+    let receiver = try settings.receiver(defaultHost: "127.0.0.1")
     // A CA that does not cover every date `simulate` can sign (one minted by an older StoreLedger) is renewed here,
     // before anything trusts it; its old root stays trusted, so what it signed still verifies.
     let developmentCA = try DevelopmentCertificateAuthority.loadOrCreate(
@@ -59,7 +65,7 @@ package func buildDevelopmentApplication(
     )
     let authentication = try await DevelopmentAuthentication.configuration(settings, file: authenticationSecretFile, logger: logger)
     let appAPI = try await buildAppAPI(reader: reader, context: context, verifiers: { verifiers }, authentication: authentication)
-    let admin = try buildAdminApplication(reader: reader, context: context, defaultPort: 9090, console: true)
+    let admin = try buildAdminApplication(reader: reader, context: context, defaultPort: 9090, defaultHost: "127.0.0.1", console: true)
     // Every service that reads the schema waits for the one migration. The worker comes last, so that it is the
     // first told to stop (as in `work`: buildWorkerServices).
     let afterMigration: (any Service) -> any Service = { ServiceAfterPreflight($0, after: { try await migration.run() }) }
@@ -73,6 +79,21 @@ package func buildDevelopmentApplication(
         client: client, migrator: migrator, configuration: receiver, appAPI: appAPI, services: services,
         sessions: context.sessions, migrate: { try await migration.run() }, logger: logger
     )
+}
+
+/// Refuses a `DATABASE_URL` that is not on this machine (a unix socket or a loopback address) unless
+/// `allowRemoteDatabase`: `dev` trusts a development CA and well-known credentials, and would migrate and fill a
+/// production database exported for operator commands. `storeledger dev` calls it before it connects.
+package func checkDevelopmentDatabase(reader: ConfigReader, allowRemoteDatabase: Bool) throws(SettingsError) {
+    let database = try Settings(reader: reader).databaseURL()
+    guard allowRemoteDatabase || database.isOnThisMachine else {
+        throw SettingsError(
+            .malformed,
+            "DATABASE_URL: `dev` trusts a development CA and well-known credentials, so it runs only against a database on this "
+                + "machine (a unix socket or a loopback address), not \(database.host ?? "-"): unset DATABASE_URL for a throwaway one "
+                + "(scripts/dev), or pass --allow-remote-database if that database is a development one",
+            key: "DATABASE_URL")
+    }
 }
 
 /// The bundle id `dev` accepts when `APP_BUNDLE_ID` is unset (the simulator's default).

@@ -41,6 +41,14 @@ package struct DatabaseURL: Sendable, CustomStringConvertible {
     /// `application_name` reported to the server.
     package var applicationName: String?
 
+    /// Whether the server is on this machine: a unix socket, `localhost`, or a loopback address (127.0.0.0/8, `::1`).
+    package var isOnThisMachine: Bool {
+        guard unixSocketPath == nil, let host = host?.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]")) else { return true }
+        if host == "localhost" || host == "::1" { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false).map { UInt8($0) }
+        return octets.count == 4 && !octets.contains(nil) && octets.first == 127
+    }
+
     /// Parses `string`, throwing a ``StoreError`` that names what is wrong (and `key`, the setting it came from).
     package init(_ string: String, key: String = "DATABASE_URL") throws {
         guard let components = URLComponents(string: string),

@@ -28,6 +28,23 @@ struct DatabaseURLTests {
         #expect(url.host == nil)
     }
 
+    /// `dev` runs only against a database on this machine: a unix socket or a loopback host, never a name that merely
+    /// starts like one.
+    @Test func whetherTheServerIsOnThisMachine() throws {
+        for local in [
+            "postgresql:///ledger?host=/var/run/postgresql", "postgres://x@localhost/a", "postgres://x@LOCALHOST:5433/a",
+            "postgres://x@127.0.0.1/a", "postgres://x@127.1.2.3/a", "postgres://x@[::1]:5432/a",
+        ] {
+            #expect(try DatabaseURL(local).isOnThisMachine, "\(local)")
+        }
+        for remote in [
+            "postgres://x@db.example.com/a", "postgres://x@10.0.0.5/a", "postgres://x@127.example.com/a", "postgres://x@127.0.0/a",
+            "postgres://x@[2001:db8::1]/a", "postgres://x@localhost.example.com/a",
+        ] {
+            #expect(try !DatabaseURL(remote).isOnThisMachine, "\(remote)")
+        }
+    }
+
     @Test(arguments: ["mysql://x@y/z", "not a url", "postgres://x@y:99999/z", "postgres://x@y/z?sslmode=sometimes"])
     func rejectsWithAClearError(_ text: String) {
         #expect(throws: StoreError.self) { try DatabaseURL(text) }

@@ -209,6 +209,33 @@ struct ServerBuilderTests {
         }
     }
 
+    /// `dev` trusts a development CA and accepts well-known credentials: it listens on loopback unless told otherwise, and
+    /// refuses a database that is not on this machine (a production one exported for operator commands) unless allowed.
+    @Test func devListensOnLoopbackAndRefusesARemoteDatabase() async throws {
+        try await TestDatabase.withFresh(migrated: false) { db in
+            let folder = try ServerHarness.temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            func build(_ variables: [String: String]) async throws -> BindAddress {
+                let reader = ServerHarness.reader(variables)
+                let app = try await buildDevelopmentApplication(
+                    reader: reader, context: try await ServerHarness.context(reader), certificateAuthority: folder.appendingPathComponent("dev-ca"),
+                    authenticationSecretFile: folder.appendingPathComponent("dev-auth-secret"))
+                return app.configuration.address
+            }
+            let variables = ServerHarness.baseVariables(db)
+            #expect(try await build(variables) == .hostname("127.0.0.1", port: 0))
+            #expect(try await build(variables.merging(["HOST": "0.0.0.0"]) { $1 }) == .hostname("0.0.0.0", port: 0))
+            // Refused before anything connects to it (`storeledger dev` checks first; so does the builder).
+            var remote = variables
+            remote["DATABASE_URL"] = "postgres://ledger@db.example.com:5432/ledger"
+            let refused = #expect(throws: SettingsError.self) {
+                try checkDevelopmentDatabase(reader: ServerHarness.reader(remote), allowRemoteDatabase: false)
+            }
+            #expect(refused?.key == "DATABASE_URL" && refused?.detail.contains("--allow-remote-database") == true)
+            #expect(throws: Never.self) { try checkDevelopmentDatabase(reader: ServerHarness.reader(remote), allowRemoteDatabase: true) }
+        }
+    }
+
     /// With `RECONCILE_INTERVAL_SECONDS`, dev's reconciler waits for the same one migration as its server and worker
     /// before its first run asks Apple (it would otherwise read tables that do not exist yet). The migration is made
     /// slow, and no request may reach the fake App Store Server API before it finished.
