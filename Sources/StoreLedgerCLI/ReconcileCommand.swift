@@ -58,10 +58,12 @@ struct ReconcileCommand: AsyncParsableCommand {
         }
         let environments = settings.reconciliationEnvironments(try settings.verifiers())
         let context = try await ServerContext.connect(reader: Bootstrap.reader, logger: logger, listens: false)
+        let reconciler = Reconciler(client: context.client, appStores: appStores, environments: environments, sessions: context.sessions)
+        print("asking: " + reconciler.scopes.map { "\($0.bundleID) \($0.environment)" }.joined(separator: ", "))
         let run = try await Bootstrap.withRunningClient(context.client) {
             // First the windows of failovers or restores not reconciled yet (database_history), then the one asked for;
             // each runs even when the other failed, and so does each environment.
-            await Reconciler(client: context.client, appStores: appStores, environments: environments, sessions: context.sessions).reconcile(
+            await reconciler.reconcile(
                 [.init("the window asked for", from: start, to: end, onlyFailures: onlyFailures)], now: end, logger: logger)
         }
         let (history, result, failures) = (run.history, run.windows.first ?? .init(), run.failures)

@@ -179,10 +179,32 @@ package struct Reconciler: Sendable {
         let history = DatabaseHistory(client: client)
         var total = Result()
         var firstError: (any Error)?
-        for change in try await withDeadline(databaseDeadline, operation: { try await history.changes(unreconciledOnly: true, logger: logger) }) {
+        let changes = try await withDeadline(databaseDeadline, operation: { try await history.changes(unreconciledOnly: true, logger: logger) })
+        // Scopes the ledger's reconciler has covered that this one does not ask (a one-off `reconcile` run from a shell
+        // without the workers' APPS, APP_APPLE_ID or APPLE_ENVIRONMENTS): their lost notifications would stay lost, so a
+        // window is reconciled only once they are asked too.
+        let covered =
+            changes.isEmpty
+            ? [:]
+            : try await withDeadline(databaseDeadline) { [client] in
+                try await ReconciliationCoverage(client: client).coveredUntil(logger: logger)
+            }
+        let unasked = covered.keys.filter { !scopes.contains($0) }.sorted { ($0.bundleID, $0.environment) < ($1.bundleID, $1.environment) }
+        for change in changes {
             let window = change.window()
             do {
                 let (result, neverAnswered) = try await runAllowingUnreleased(from: window.start, to: window.end, logger: logger)
+                guard unasked.isEmpty else {
+                    throw ReconciliationError(
+                        failures: unasked.map { scope in
+                            ReconciliationError.Failure(
+                                environment: AppStoreAPIHost(rawValue: scope.environment) ?? .production,
+                                error: "\(scope.bundleID) \(scope.environment) not asked, which the workers' reconciler covers "
+                                    + "(reconciliation_coverage): the window stays unreconciled until it is; configure this run as the "
+                                    + "workers are (APPS or APP_BUNDLE_ID, APP_APPLE_ID, APPLE_ENVIRONMENTS)",
+                                app: scope.bundleID)
+                        }, result: result)
+                }
                 var notes: [String] = []
                 if let unreachable = result.unreachableSummary {
                     notes.append(

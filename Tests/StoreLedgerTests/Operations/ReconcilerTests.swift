@@ -190,6 +190,30 @@ struct ReconcilerTests {
         }
     }
 
+    /// A one-off `storeledger reconcile` reads its apps and environments from the operator's shell: without the
+    /// workers' APP_APPLE_ID it asks the sandbox only. A failover's window is then not marked reconciled while a scope
+    /// the workers' reconciler covers (reconciliation_coverage) was not asked: its lost notifications would stay lost
+    /// with the alert cleared. Asked as the workers ask, it is.
+    @Test func aWindowIsNotReconciledWithoutTheScopesTheWorkersCover() async throws {
+        try await FakeAppStoreServer.withRunning(bundleID: "com.example.app") { fake in
+            try await TestDatabase.withFresh { db in
+                let appStore = try await AppStoreAPIClient(configuration: fake.configuration(maximumAttempts: 1))
+                try await ReconciliationCoverage(client: db.client).record(
+                    [.init(bundleID: "com.example.app", environment: "Production"), .init(bundleID: "com.example.app", environment: "Sandbox")],
+                    until: Date().addingTimeInterval(-7_200), logger: db.logger)
+                try await Self.recordHistoryChange(db, system: "2", previous: "1", lastReceived: "1 hour", noticed: "50 minutes")
+                let sandboxOnly = Reconciler(client: db.client, appStore: appStore, environments: [.sandbox])
+                let error = await #expect(throws: ReconciliationError.self) { _ = try await sandboxOnly.reconcileHistoryChanges(logger: db.logger) }
+                #expect(error?.failures.map(\.environment) == [.production])
+                #expect(error?.description.contains("APP_APPLE_ID") == true)
+                #expect(try await db.scalar("SELECT count(*) FROM database_history WHERE system_identifier = '2' AND reconciled_at IS NULL") == 1)
+                let asTheWorkers = Reconciler(client: db.client, appStore: appStore, environments: [.production, .sandbox])
+                _ = try await asTheWorkers.reconcileHistoryChanges(logger: db.logger)
+                #expect(try await db.scalar("SELECT count(*) FROM database_history WHERE system_identifier = '2' AND reconciled_at IS NOT NULL") == 1)
+            }
+        }
+    }
+
     /// Apple answers Get Notification History for the app its token names: each app of a multi-app deployment is asked
     /// with its own token, and a failure of one app does not keep the other's notifications out. Before, only the
     /// first app was ever asked, and a failover's window was marked reconciled with the others' lost notifications.
