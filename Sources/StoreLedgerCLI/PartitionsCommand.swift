@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import PostgresNIO
 import StoreLedgerStore
 
 /// `storeledger partitions list | ensure [--months-ahead N] | detach --before YYYY-MM [--drop] [--drop-detached]
@@ -105,9 +106,11 @@ struct PartitionsCommand: AsyncParsableCommand {
                     outcome = try await partitions.detach(
                         before: month, drop: drop, dropDetached: dropDetached, acceptingParked: acceptParkedEvents, logger: logger)
                 } catch let partial as EventPartitions.PartialDetachment {
-                    // Done for good before the failure: said before the failure itself.
+                    // Done for good before the failure: said before the failure itself, which concerns the next month
+                    // only (a database refusal's "nothing of it was changed" would otherwise read as the whole run's).
                     report(partial.done)
-                    throw partial.cause
+                    let cause = (partial.cause as? PSQLError)?.operatorMessage ?? "\(partial.cause)"
+                    throw CommandFailure("stopped after the months above, which stay detached; the next one: \(cause)")
                 }
                 if outcome == .init() { print("nothing to detach") }
                 report(outcome)
