@@ -126,26 +126,22 @@ package struct WorkerService<Handler: EventHandler>: Service {
                 await wake.wait(after: generation, timeout: configuration.pollInterval)
                 continue
             }
-            do {
-                let leasesHeld = try await withDeadline(configuration.lease) { await process(batch, owner: owner) }
-                guard leasesHeld else {
-                    // Its leases were rescued before it committed (it ran past them, or the database's clock stepped on):
-                    // as for a missed deadline, smaller batches for a while, not larger.
-                    batchSize = max(1, min(batchSize, batch.count) / 2)
-                    continue
-                }
-                batchSize = min(configuration.batchSize, batchSize * 2)
-            } catch {
+            guard await process(batch, owner: owner) else {
+                // It ran past its deadline, or its leases were rescued before it committed (the database's clock
+                // stepped on): smaller batches for a while, not larger.
                 batchSize = max(1, min(batchSize, batch.count) / 2)
-                logger.error(
-                    "batch did not finish within its lease; its events will be rescued, and batches are smaller for a while",
-                    metadata: [
-                        "worker": "\(owner)", "events": "\(batch.count)", "next_batch_size": "\(batchSize)",
-                        "error": "\(String(reflecting: error))",
-                    ])
+                logger.warning(
+                    "batch did not finish as a whole within its lease; batches are smaller for a while",
+                    metadata: ["worker": "\(owner)", "events": "\(batch.count)", "next_batch_size": "\(batchSize)"])
+                continue
             }
+            batchSize = min(configuration.batchSize, batchSize * 2)
         }
     }
+
+    /// How long a batch (or one event of it, alone) may take: four fifths of the lease, so that the fifth left lets
+    /// its events' leases be renewed before the rescue may take them.
+    var deadline: Duration { configuration.lease * 4 / 5 }
 
     /// How long a claim loop waits after `failures` claims in a row failed: 200 ms doubling to 6.4 s, each drawn
     /// uniformly from its upper half, so that the loops of every worker do not come back to the database at once.
@@ -154,45 +150,73 @@ package struct WorkerService<Handler: EventHandler>: Service {
         return .milliseconds(Int.random(in: ceiling / 2...ceiling))
     }
 
-    /// Runs the handler over a claimed batch and records the outcomes in the same transaction.
-    /// When the batch as a whole fails, each event is retried alone so one bad event cannot hold
-    /// the others back. Returns false when the batch's leases were lost (rescued by another worker) before it
-    /// committed, so that nothing of it was recorded.
+    /// Runs the handler over a claimed batch and records the outcomes in the same transaction, within ``deadline``.
+    /// When the batch as a whole fails or runs past its deadline, each event is processed alone, its lease renewed
+    /// first and under a deadline of its own, so that one bad or slow event takes only itself down: every other is
+    /// recorded with its own outcome, and a failure with its own error, instead of all being rescued as "lease
+    /// expired" at the cost of an attempt each. A batch left behind at its deadline cannot record anything twice: its
+    /// completion is fenced on the same leases. Returns false when the batch did not commit as a whole in time or its
+    /// leases were lost (rescued by another worker) before it committed.
     @discardableResult
     func process(_ batch: [ClaimedEvent], owner: String) async -> Bool {
         let start = ContinuousClock.now
-        var prepared: [Handler.Prepared] = []
-        prepared.reserveCapacity(batch.count)
-        for event in batch { prepared.append(await handler.prepare(event, logger: logger)) }
         do {
-            let prepared = prepared
-            // Effects and outcomes commit together, and count only once the COMMIT said so: an autocommitted
-            // completion would report success before its commit, which can still fail.
-            let outcomes = try await client.inTransaction(logger: logger, sessions: sessions, limits: limits) { connection in
-                try await applyAndComplete(prepared, of: batch, owner: owner, on: connection)
+            let outcomes = try await withDeadline(deadline) { [self] in
+                var prepared: [Handler.Prepared] = []
+                prepared.reserveCapacity(batch.count)
+                for event in batch { prepared.append(await handler.prepare(event, logger: logger)) }
+                // Effects and outcomes commit together, and count only once the COMMIT said so: an autocommitted
+                // completion would report success before its commit, which can still fail.
+                return try await client.inTransaction(logger: logger, sessions: sessions, limits: limits) { [prepared] connection in
+                    try await applyAndComplete(prepared, of: batch, owner: owner, on: connection)
+                }
             }
             count(outcomes, of: batch)
             batchTimer.record(duration: start.duration(to: .now))
+            return true
         } catch let error as StoreError where error.code == .leaseLost {
             logger.warning("batch not completed: lease lost", metadata: ["worker": "\(owner)", "error": "\(error)"])
             return false
         } catch {
-            // A batch abandoned at its deadline (its task cancelled) is left to the lease rescue: retrying its events one
-            // by one here, in the cancelled task, would verify each again only to fail to record it.
+            // Stopping (the loop's task cancelled): the leases expire and the events are rescued.
             guard !Task.isCancelled else { return true }
-            if batch.count > 1 {
-                logger.warning(
-                    "batch failed; processing its events one by one",
-                    metadata: [
-                        "worker": "\(owner)", "events": "\(batch.count)", "error": "\(String(reflecting: error))",
-                    ])
-                var held = true
-                for event in batch { held = await process([event], owner: owner) && held }
-                return held
+            let overran = error is DeadlineExceeded
+            guard batch.count > 1 else {
+                // Alone and past its deadline, it may still be running: its lease expires and the rescue records it.
+                if !overran { await recordFailure(batch[0], error: error, owner: owner) }
+                return !overran
             }
-            await recordFailure(batch[0], error: error, owner: owner)
+            logger.warning(
+                overran ? "batch ran past its deadline; processing its events one by one" : "batch failed; processing its events one by one",
+                metadata: ["worker": "\(owner)", "events": "\(batch.count)", "error": "\(String(reflecting: error))"])
+            // The leases of the events not done yet are renewed first and again whenever half a lease has gone by, so
+            // none runs out while the ones before it are processed.
+            var held: Set<EventID> = []
+            var renewed: ContinuousClock.Instant?
+            for (index, event) in batch.enumerated() {
+                guard !Task.isCancelled else { break }
+                if renewed.map({ $0.duration(to: .now) >= configuration.lease / 2 }) ?? true {
+                    let asked = ContinuousClock.now
+                    let remaining = Array(batch[index...])
+                    do {
+                        held = try await withDeadline(deadline) { [self] in
+                            try await EventQueue(client: client, sessions: sessions).renewLeases(
+                                remaining, owner: owner, lease: configuration.lease, logger: logger)
+                        }
+                        renewed = asked
+                    } catch {
+                        // The database does not answer: the rest is left to the lease rescue.
+                        logger.error(
+                            "could not renew leases; the rest of the batch will be rescued", metadata: ["error": "\(String(reflecting: error))"])
+                        break
+                    }
+                }
+                // Rescued meanwhile (its lease ran out before it was renewed): another attempt has it.
+                guard held.contains(event.id) else { continue }
+                await process([event], owner: owner)
+            }
+            return !overran
         }
-        return true
     }
 
     /// Applies the handler to a prepared batch and records its outcomes, on one connection.

@@ -1,7 +1,7 @@
 import Foundation
 package import Logging
 package import PostgresNIO
-import StoreLedgerCore
+package import StoreLedgerCore
 
 /// The work queue over the event log: claim with `FOR UPDATE SKIP LOCKED` under a lease, complete
 /// fenced by lease owner and attempt, retry with backoff, rescue expired leases.
@@ -107,6 +107,27 @@ package struct EventQueue: Sendable {
     /// so anyone who can post a body could otherwise make every batch holding it fail.
     static func storable(_ reason: String) -> String {
         reason.contains("\u{0}") ? reason.replacingOccurrences(of: "\u{0}", with: "\\u0000") : reason
+    }
+
+    /// Extends to `lease` from now the leases `owner` still holds on `events` (each at its attempt: the same fence as a
+    /// completion) and returns the ids it extended: what the caller may still process and complete. Like a claim, the
+    /// transaction is bounded on the server by `lease`.
+    package func renewLeases(_ events: [ClaimedEvent], owner: String, lease: Duration, logger: Logger) async throws -> Set<EventID> {
+        guard !events.isEmpty else { return [] }
+        let seconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        let renewed = try await client.inTransaction(logger: logger, limits: .claim(lease: lease)) { connection in
+            try await connection.query(
+                """
+                UPDATE event_queue q
+                SET lease_expires_at = now() + make_interval(secs => \(seconds)::float8), updated_at = now()
+                FROM unnest(\(events.map(\.id.rawValue))::int8[], \(events.map { Int32($0.attempt) })::int4[]) AS r(event_id, attempt)
+                WHERE q.event_id = r.event_id AND q.attempts = r.attempt AND q.lease_owner = \(owner)
+                RETURNING q.event_id
+                """,
+                logger: logger
+            ).decode(Int64.self).readToEnd()
+        }
+        return Set(renewed.map(EventID.init))
     }
 
     /// Returns expired leases to `pending` (or `dead` when they used their last attempt) and
