@@ -1,3 +1,4 @@
+import Foundation
 import PostgresNIO
 import StoreLedgerStore
 import StoreLedgerTestSupport
@@ -11,6 +12,25 @@ struct MigrationTests {
         let versions = migrator.migrations.map(\.version)
         #expect(versions.first == 1)
         #expect(versions == Array(1...versions.count))
+    }
+
+    /// A released migration is never edited or renamed (databases recorded its checksum, and the migrator refuses to
+    /// start on one that changed): every migration is listed, with its checksum, in Fixtures/released-migrations.txt,
+    /// and the bundled ones must match it. A new migration is added to the list when it is written.
+    @Test func releasedMigrationsNeverChange() throws {
+        let url = try #require(Bundle.module.url(forResource: "Fixtures/released-migrations", withExtension: "txt"))
+        var released: [String: String] = [:]
+        for line in try String(contentsOf: url, encoding: .utf8).split(separator: "\n") where !line.hasPrefix("#") {
+            let fields = line.split(separator: " ")
+            released[String(fields[0])] = String(fields[1])
+        }
+        let bundled = Dictionary(uniqueKeysWithValues: migrator.migrations.map { ($0.name, $0.checksum) })
+        for (name, checksum) in released.sorted(by: { $0.key < $1.key }) {
+            #expect(bundled[name] == checksum, "released migration \(name) was edited, renamed or removed: write a new migration instead")
+        }
+        for name in bundled.keys.sorted() where released[name] == nil {
+            Issue.record("migration \(name) is not in Fixtures/released-migrations.txt: add it with its checksum")
+        }
     }
 
     /// Checksums stay what databases migrated earlier recorded: SHA-256 of the file's text, lower-case hex.
