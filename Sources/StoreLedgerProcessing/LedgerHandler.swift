@@ -174,6 +174,7 @@ package struct LedgerHandler: EventHandler {
             subscriptionKeys.map { ReadModelStore.lockKey($0, of: SubscriptionState.self) }
                 + purchaseKeys.map { ReadModelStore.lockKey($0, of: PurchaseState.self) }, on: connection, logger: logger
         )
+        var events: [WebhookEvent] = []
         if !subscriptionKeys.isEmpty {
             var rows: [SubscriptionKey: SubscriptionState?] = [:]
             var states: [SubscriptionKey: SubscriptionFoldState?] = [:]
@@ -200,10 +201,14 @@ package struct LedgerHandler: EventHandler {
                     states.updateValue(folded.state, forKey: key)
                 }
             }
-            try await write(
+            events += try await write(
                 rows, foldStates: states, emitWebhookEvents: emitWebhookEvents, cache: factCache.foldStates, on: connection, logger: logger)
         }
-        try await refoldPurchases(purchaseKeys, emitWebhookEvents: emitWebhookEvents, factCache: factCache, on: connection, logger: logger)
+        events += try await refoldPurchases(purchaseKeys, emitWebhookEvents: emitWebhookEvents, factCache: factCache, on: connection, logger: logger)
+        // One enqueue for both kinds, after every row is written: it takes its purchases' and tokens' locks in one
+        // sorted order (two calls would take one kind's tokens before the other's purchases), and reads `entitled` from
+        // the rows as written.
+        try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
     }
 
     /// Refolds the given rows from all of their recorded facts (and stores the subscriptions' fold states afresh).
@@ -220,6 +225,7 @@ package struct LedgerHandler: EventHandler {
             subscriptionKeys.map { ReadModelStore.lockKey($0, of: SubscriptionState.self) }
                 + purchaseKeys.map { ReadModelStore.lockKey($0, of: PurchaseState.self) }, on: connection, logger: logger
         )
+        var events: [WebhookEvent] = []
         if !subscriptionKeys.isEmpty {
             let facts = try await FactStore.subscriptionFacts(subscriptionKeys, on: connection, cache: factCache, logger: logger)
             var states: [SubscriptionKey: SubscriptionState?] = [:]
@@ -229,46 +235,48 @@ package struct LedgerHandler: EventHandler {
                 states.updateValue(folded.row, forKey: key)
                 foldStates.updateValue(folded.state, forKey: key)
             }
-            try await write(
+            events += try await write(
                 states, foldStates: foldStates, emitWebhookEvents: emitWebhookEvents, cache: factCache.foldStates, on: connection, logger: logger)
         }
-        try await refoldPurchases(purchaseKeys, emitWebhookEvents: emitWebhookEvents, factCache: factCache, on: connection, logger: logger)
+        events += try await refoldPurchases(purchaseKeys, emitWebhookEvents: emitWebhookEvents, factCache: factCache, on: connection, logger: logger)
+        try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
     }
 
-    /// Writes subscription rows and their fold states (the rows' keys are locked), enqueuing each entitlement change
-    /// for outgoing webhooks when `emitWebhookEvents`.
+    /// Writes subscription rows and their fold states (the rows' keys are locked); returns the webhook events of their
+    /// entitlement changes when `emitWebhookEvents`, for the caller to enqueue.
     private static func write(
         _ rows: [SubscriptionKey: SubscriptionState?], foldStates: [SubscriptionKey: SubscriptionFoldState?], emitWebhookEvents: Bool,
         cache: FoldStateCache, on connection: PostgresConnection, logger: Logger
-    ) async throws {
-        try await write(rows, emitWebhookEvents: emitWebhookEvents, on: connection, logger: logger)
+    ) async throws -> [WebhookEvent] {
+        let events = try await write(rows, emitWebhookEvents: emitWebhookEvents, on: connection, logger: logger)
         try await FoldStateStore.write(foldStates, cache: cache, on: connection, logger: logger)
+        return events
     }
 
-    /// Refolds the (locked) purchases from all of their facts and writes them, enqueuing each entitlement change for
-    /// outgoing webhooks when `emitWebhookEvents`.
+    /// Refolds the (locked) purchases from all of their facts and writes them; returns the webhook events of their
+    /// entitlement changes when `emitWebhookEvents`, for the caller to enqueue.
     private static func refoldPurchases(
         _ keys: [PurchaseKey], emitWebhookEvents: Bool, factCache: DecodedFactCache, on connection: PostgresConnection, logger: Logger
-    ) async throws {
-        guard !keys.isEmpty else { return }
+    ) async throws -> [WebhookEvent] {
+        guard !keys.isEmpty else { return [] }
         let facts = try await FactStore.purchaseFacts(keys, on: connection, cache: factCache, logger: logger)
         var states: [PurchaseKey: PurchaseState?] = [:]
         for key in keys { states.updateValue(PurchaseState.fold(facts[key] ?? [], key: key), forKey: key) }
-        try await write(states, emitWebhookEvents: emitWebhookEvents, on: connection, logger: logger)
+        return try await write(states, emitWebhookEvents: emitWebhookEvents, on: connection, logger: logger)
     }
 
-    /// Writes rows of one kind (their keys are locked), enqueuing each entitlement change (old row → new row) for
-    /// outgoing webhooks when `emitWebhookEvents`: one path for subscriptions and purchases.
+    /// Writes rows of one kind (their keys are locked); returns the webhook events of their entitlement changes (old
+    /// row → new row) when `emitWebhookEvents` and an endpoint is active: one path for subscriptions and purchases. The
+    /// caller enqueues them once every row is written (the outbox reads `entitled` from the rows as written).
     private static func write<State: StoredRow>(
         _ rows: [State.Key: State?], emitWebhookEvents: Bool, on connection: PostgresConnection, logger: Logger
-    ) async throws {
+    ) async throws -> [WebhookEvent] {
         let keys = rows.keys.sorted()
         var events: [WebhookEvent] = []
         if emitWebhookEvents, let old: [State.Key: State] = try await ReadModelStore.currentIfWebhooksActive(keys, on: connection, logger: logger) {
             events = keys.flatMap { WebhookOutbox.events(old: old[$0], new: rows[$0] ?? nil) }
         }
         try await ReadModelStore.write(rows, on: connection, logger: logger)
-        // After the write: the outbox reads `entitled` from the new rows (entitlements_at).
-        try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
+        return events
     }
 }

@@ -126,7 +126,7 @@ package struct WorkerService<Handler: EventHandler>: Service {
                 await wake.wait(after: generation, timeout: configuration.pollInterval)
                 continue
             }
-            guard await process(batch, owner: owner) else {
+            guard await process(batch, owner: owner, stopping: stopping) else {
                 // It ran past its deadline, or its leases were rescued before it committed (the database's clock
                 // stepped on): smaller batches for a while, not larger.
                 batchSize = max(1, min(batchSize, batch.count) / 2)
@@ -151,28 +151,15 @@ package struct WorkerService<Handler: EventHandler>: Service {
     }
 
     /// Runs the handler over a claimed batch and records the outcomes in the same transaction, within ``deadline``.
-    /// When the batch as a whole fails or runs past its deadline, each event is processed alone, its lease renewed
-    /// first and under a deadline of its own, so that one bad or slow event takes only itself down: every other is
-    /// recorded with its own outcome, and a failure with its own error, instead of all being rescued as "lease
-    /// expired" at the cost of an attempt each. A batch left behind at its deadline cannot record anything twice: its
-    /// completion is fenced on the same leases. Returns false when the batch did not commit as a whole in time or its
-    /// leases were lost (rescued by another worker) before it committed.
+    /// When the batch as a whole fails or runs past its deadline, its events are processed one by one
+    /// (``processOneByOne(_:owner:stopping:)``), so that one bad or slow event takes only itself down. A batch left
+    /// behind at its deadline cannot record anything twice: its completion is fenced on the same leases. Returns false
+    /// when the batch did not commit as a whole in time or its leases were lost (rescued by another worker) before it
+    /// committed.
     @discardableResult
-    func process(_ batch: [ClaimedEvent], owner: String) async -> Bool {
-        let start = ContinuousClock.now
+    func process(_ batch: [ClaimedEvent], owner: String, stopping: StopFlag? = nil) async -> Bool {
         do {
-            let outcomes = try await withDeadline(deadline) { [self] in
-                var prepared: [Handler.Prepared] = []
-                prepared.reserveCapacity(batch.count)
-                for event in batch { prepared.append(await handler.prepare(event, logger: logger)) }
-                // Effects and outcomes commit together, and count only once the COMMIT said so: an autocommitted
-                // completion would report success before its commit, which can still fail.
-                return try await client.inTransaction(logger: logger, sessions: sessions, limits: limits) { [prepared] connection in
-                    try await applyAndComplete(prepared, of: batch, owner: owner, on: connection)
-                }
-            }
-            count(outcomes, of: batch)
-            batchTimer.record(duration: start.duration(to: .now))
+            try await commitWhole(batch, owner: owner)
             return true
         } catch let error as StoreError where error.code == .leaseLost {
             logger.warning("batch not completed: lease lost", metadata: ["worker": "\(owner)", "error": "\(error)"])
@@ -189,33 +176,84 @@ package struct WorkerService<Handler: EventHandler>: Service {
             logger.warning(
                 overran ? "batch ran past its deadline; processing its events one by one" : "batch failed; processing its events one by one",
                 metadata: ["worker": "\(owner)", "events": "\(batch.count)", "error": "\(String(reflecting: error))"])
-            // The leases of the events not done yet are renewed first and again whenever half a lease has gone by, so
-            // none runs out while the ones before it are processed.
-            var held: Set<EventID> = []
-            var renewed: ContinuousClock.Instant?
-            for (index, event) in batch.enumerated() {
-                guard !Task.isCancelled else { break }
-                if renewed.map({ $0.duration(to: .now) >= configuration.lease / 2 }) ?? true {
-                    let asked = ContinuousClock.now
-                    let remaining = Array(batch[index...])
-                    do {
-                        held = try await withDeadline(deadline) { [self] in
-                            try await EventQueue(client: client, sessions: sessions).renewLeases(
-                                remaining, owner: owner, lease: configuration.lease, logger: logger)
-                        }
-                        renewed = asked
-                    } catch {
-                        // The database does not answer: the rest is left to the lease rescue.
-                        logger.error(
-                            "could not renew leases; the rest of the batch will be rescued", metadata: ["error": "\(String(reflecting: error))"])
-                        break
-                    }
-                }
-                // Rescued meanwhile (its lease ran out before it was renewed): another attempt has it.
-                guard held.contains(event.id) else { continue }
-                await process([event], owner: owner)
-            }
+            await processOneByOne(batch, owner: owner, stopping: stopping)
             return !overran
+        }
+    }
+
+    /// Verifies, applies and completes `batch` in one transaction within ``deadline``, and counts its outcomes once
+    /// committed (also when that happens after the deadline: the abandoned operation goes on, but stops verifying).
+    private func commitWhole(_ batch: [ClaimedEvent], owner: String) async throws {
+        let start = ContinuousClock.now
+        try await withDeadline(deadline) { [self] in
+            var prepared: [Handler.Prepared] = []
+            prepared.reserveCapacity(batch.count)
+            for event in batch {
+                // Past the deadline, the events are verified again one by one: stop spending the CPU on them here.
+                try Task.checkCancellation()
+                prepared.append(await handler.prepare(event, logger: logger))
+            }
+            // Effects and outcomes commit together, and count only once the COMMIT said so: an autocommitted
+            // completion would report success before its commit, which can still fail.
+            let outcomes = try await client.inTransaction(logger: logger, sessions: sessions, limits: limits) { [prepared] connection in
+                try await applyAndComplete(prepared, of: batch, owner: owner, on: connection)
+            }
+            count(outcomes, of: batch)
+            batchTimer.record(duration: start.duration(to: .now))
+        }
+    }
+
+    /// Processes each event of a batch that failed or overran alone, under a deadline of its own, its lease renewed
+    /// first (the remaining events' leases, whenever a tenth of a lease has gone by since the last renewal: an event
+    /// started then ends within nine tenths of a lease of it). Every event other than a bad or slow one is recorded
+    /// on the same attempt with its own outcome, and a failure with its own error, instead of all being rescued as
+    /// "lease expired" at the cost of an attempt each. When stopping, or after two events in a row ran past their
+    /// deadlines (the database, not an event, is slow), the events not started are handed back (pending at once,
+    /// without a backoff) rather than left to run out their leases.
+    private func processOneByOne(_ batch: [ClaimedEvent], owner: String, stopping: StopFlag?) async {
+        let queue = EventQueue(client: client, sessions: sessions)
+        var held: Set<EventID> = []
+        var renewed: ContinuousClock.Instant?
+        var overrunsInARow = 0
+        for (index, event) in batch.enumerated() {
+            guard !Task.isCancelled else { return }
+            let remaining = Array(batch[index...])
+            guard stopping?.isSet != true, overrunsInARow < 2 else {
+                do {
+                    try await withDeadline(deadline) { [logger] in try await queue.release(remaining, owner: owner, logger: logger) }
+                } catch {
+                    logger.error("could not hand events back; their leases will expire", metadata: ["error": "\(String(reflecting: error))"])
+                }
+                return
+            }
+            if renewed.map({ $0.duration(to: .now) >= configuration.lease / 10 }) ?? true {
+                let asked = ContinuousClock.now
+                do {
+                    held = try await withDeadline(deadline) { [configuration, logger] in
+                        try await queue.renewLeases(remaining, owner: owner, lease: configuration.lease, logger: logger)
+                    }
+                    renewed = asked
+                } catch {
+                    // The database does not answer: the rest is left to the lease rescue.
+                    logger.error("could not renew leases; the rest of the batch will be rescued", metadata: ["error": "\(String(reflecting: error))"])
+                    return
+                }
+            }
+            // Rescued meanwhile (its lease ran out before it was renewed): another attempt has it.
+            guard held.contains(event.id) else { continue }
+            do {
+                try await commitWhole([event], owner: owner)
+                overrunsInARow = 0
+            } catch let error as StoreError where error.code == .leaseLost {
+                overrunsInARow = 0
+            } catch is DeadlineExceeded {
+                // Still running, perhaps: its lease expires and the rescue records it.
+                overrunsInARow += 1
+            } catch {
+                overrunsInARow = 0
+                guard !Task.isCancelled else { return }
+                await recordFailure(event, error: error, owner: owner)
+            }
         }
     }
 
@@ -241,12 +279,15 @@ package struct WorkerService<Handler: EventHandler>: Service {
                 "worker": "\(owner)", "event": "\(event.id)", "attempt": "\(event.attempt)", "error": "\(String(reflecting: error))",
             ])
         do {
-            try await client.inTransaction(logger: logger, sessions: sessions, limits: limits) { connection in
-                try await EventQueue.complete(
-                    // The error's type first: `storeledger stats` groups dead events by the text before the first colon.
-                    [(event: event, outcome: .retry(reason: "\(type(of: error)): \(String(reflecting: error))"))],
-                    owner: owner, policy: configuration.retryPolicy, on: connection, sessions: sessions, logger: logger
-                )
+            // Bounded like every step of the loop: a database that vanished must not hold it.
+            try await withDeadline(deadline) { [self] in
+                try await client.inTransaction(logger: logger, sessions: sessions, limits: limits) { connection in
+                    try await EventQueue.complete(
+                        // The error's type first: `storeledger stats` groups dead events by the text before the first colon.
+                        [(event: event, outcome: .retry(reason: "\(type(of: error)): \(String(reflecting: error))"))],
+                        owner: owner, policy: configuration.retryPolicy, on: connection, sessions: sessions, logger: logger
+                    )
+                }
             }
             configuration.retryPolicy.isExhausted(afterAttempt: event.attempt) ? dead.increment() : retried.increment()
         } catch {

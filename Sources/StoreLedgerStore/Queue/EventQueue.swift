@@ -130,6 +130,25 @@ package struct EventQueue: Sendable {
         return Set(renewed.map(EventID.init))
     }
 
+    /// Hands back the events of `events` still leased to `owner` (each at its attempt) unprocessed: pending and available
+    /// at once, without a backoff or a recorded error (a worker stopping, or giving up on a batch, before it started
+    /// them). Their attempt stays counted, so a completion of that attempt still racing (a batch left behind at its
+    /// deadline) finds no lease and rolls back.
+    package func release(_ events: [ClaimedEvent], owner: String, logger: Logger) async throws {
+        guard !events.isEmpty else { return }
+        try await client.inTransaction(logger: logger, limits: .claim(lease: .seconds(30))) { connection in
+            try await connection.query(
+                """
+                UPDATE event_queue q
+                SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, available_at = now(), updated_at = now()
+                FROM unnest(\(events.map(\.id.rawValue))::int8[], \(events.map { Int32($0.attempt) })::int4[]) AS r(event_id, attempt)
+                WHERE q.event_id = r.event_id AND q.attempts = r.attempt AND q.lease_owner = \(owner)
+                """,
+                logger: logger
+            ).readToEnd()
+        }
+    }
+
     /// Returns expired leases to `pending` (or `dead` when they used their last attempt) and
     /// returns how many it rescued. Any worker may call it; concurrent calls skip each other's rows. An expired lease is
     /// a failed attempt: the event waits out the policy's backoff, as after any failure, so a batch that cannot finish

@@ -180,18 +180,21 @@ package struct Reconciler: Sendable {
         var total = Result()
         var firstError: (any Error)?
         let changes = try await withDeadline(databaseDeadline, operation: { try await history.changes(unreconciledOnly: true, logger: logger) })
-        // Scopes the ledger's reconciler has covered that this one does not ask (a one-off `reconcile` run from a shell
-        // without the workers' APPS, APP_APPLE_ID or APPLE_ENVIRONMENTS): their lost notifications would stay lost, so a
-        // window is reconciled only once they are asked too.
+        // Scopes the ledger's reconciler covered into a window that this one does not ask (a one-off `reconcile` run from
+        // a shell without the workers' APPS, APP_APPLE_ID or APPLE_ENVIRONMENTS): their lost notifications would stay
+        // lost, so a window is reconciled only once they are asked too.
         let covered =
             changes.isEmpty
             ? [:]
             : try await withDeadline(databaseDeadline) { [client] in
                 try await ReconciliationCoverage(client: client).coveredUntil(logger: logger)
             }
-        let unasked = covered.keys.filter { !scopes.contains($0) }.sorted { ($0.bundleID, $0.environment) < ($1.bundleID, $1.environment) }
         for change in changes {
             let window = change.window()
+            // Only scopes covered into the day before the window: one retired earlier (an app no longer in APPS) cannot
+            // have lost anything then, and must not hold every later window unreconciled.
+            let unasked = covered.filter { !scopes.contains($0.key) && $0.value >= window.start.addingTimeInterval(-86_400) }.keys
+                .sorted { ($0.bundleID, $0.environment) < ($1.bundleID, $1.environment) }
             do {
                 let (result, neverAnswered) = try await runAllowingUnreleased(from: window.start, to: window.end, logger: logger)
                 guard unasked.isEmpty else {

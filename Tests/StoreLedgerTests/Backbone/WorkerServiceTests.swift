@@ -185,22 +185,22 @@ struct WorkerServiceTests {
         }
     }
 
-    /// A batch that cannot finish within its lease (each event takes 0.8 s, whatever the deadline says; 8 of them take
-    /// 6.4 s against a 5 s lease, whose deadline is 4 s) does not cost its events an attempt each: past its deadline,
+    /// A batch that cannot finish within its lease (each event takes 1.6 s, whatever the deadline says; 8 of them take
+    /// 12.8 s against a 10 s lease, whose deadline is 8 s) does not cost its events an attempt each: past its deadline,
     /// each event is processed alone with its lease renewed, and every one ends done on its first attempt, none
     /// rescued. Before, all eight were rescued as "lease expired" and came back after a backoff.
     @Test func aBatchThatOutlivesItsLeaseIsFinishedOneByOne() async throws {
         try await TestDatabase.withFresh { db in
             try await append(db, Array(repeating: Self.envelope, count: 8))
             let worker = WorkerService(
-                client: db.client, handler: SlowHandler(perEvent: .milliseconds(800)),
+                client: db.client, handler: SlowHandler(perEvent: .milliseconds(1600)),
                 configuration: .init(
-                    concurrency: 1, batchSize: 8, lease: .seconds(5), pollInterval: .milliseconds(100), rescueInterval: .milliseconds(200),
+                    concurrency: 1, batchSize: 8, lease: .seconds(10), pollInterval: .milliseconds(100), rescueInterval: .milliseconds(200),
                     retryPolicy: RetryPolicy(maximumAttempts: 8, maximumDelay: 0.5)),
                 logger: db.logger
             )
             try await running(worker) { _ in
-                let settled = try await eventually(within: .seconds(40)) {
+                let settled = try await eventually(within: .seconds(90)) {
                     try await count(db, .done) + count(db, .dead) == 8
                 }
                 #expect(settled)
@@ -211,22 +211,22 @@ struct WorkerServiceTests {
         }
     }
 
-    /// One event too slow for any deadline (7 s against a 5 s lease, whose deadline is 4 s) in a batch of five takes only
-    /// itself down: the four others are done on their first attempt, with no error recorded; it alone is rescued ("lease
-    /// expired") and tried again, as many times as it takes. (The lease leaves the renewals a second's slack on a loaded
-    /// machine.)
+    /// One event too slow for any deadline (14 s against a 10 s lease, whose deadline is 8 s) in a batch of five takes
+    /// only itself down: the four others are done on their first attempt, with no error recorded; it alone is rescued
+    /// ("lease expired") and tried again, as many times as it takes. (The lease leaves the renewals two seconds' slack on
+    /// a loaded machine.)
     @Test func aSlowEventTakesOnlyItselfDownWithItsBatch() async throws {
         try await TestDatabase.withFresh { db in
             let ids = try await append(db, [Self.envelope, Self.envelope, #"{"signedPayload":"slow"}"#, Self.envelope, Self.envelope])
             let worker = WorkerService(
-                client: db.client, handler: SlowHandler(perEvent: .seconds(7), only: "slow"),
+                client: db.client, handler: SlowHandler(perEvent: .seconds(14), only: "slow"),
                 configuration: .init(
-                    concurrency: 1, batchSize: 5, lease: .seconds(5), pollInterval: .milliseconds(100), rescueInterval: .milliseconds(200),
+                    concurrency: 1, batchSize: 5, lease: .seconds(10), pollInterval: .milliseconds(100), rescueInterval: .milliseconds(200),
                     retryPolicy: RetryPolicy(maximumAttempts: 20, maximumDelay: 0.5)),
                 logger: db.logger
             )
             try await running(worker) { _ in
-                let rescued = try await eventually(within: .seconds(60)) {
+                let rescued = try await eventually(within: .seconds(90)) {
                     let expired = try await db.scalar(
                         "SELECT count(*) FROM event_attempt_errors WHERE event_id = \(ids[2].rawValue) AND outcome = 'lease_expired'")
                     return try await count(db, .done) == 4 && expired >= 1
@@ -236,6 +236,31 @@ struct WorkerServiceTests {
             #expect(
                 try await db.scalar("SELECT count(*) FROM event_queue WHERE event_id <> \(ids[2].rawValue) AND state = 'done' AND attempts = 1") == 4)
             #expect(try await db.scalar("SELECT count(*) FROM event_attempt_errors WHERE event_id <> \(ids[2].rawValue)") == 0)
+        }
+    }
+
+    /// When two events in a row run past their own deadlines (the database, not one event, is slow), the events of the
+    /// batch not started yet are handed back at once, pending with no error and no backoff, rather than left to run out
+    /// their leases; they are then done on their next attempt.
+    @Test func afterTwoSlowEventsInARowTheRestOfTheBatchIsHandedBack() async throws {
+        try await TestDatabase.withFresh { db in
+            let ids = try await append(db, [#"{"signedPayload":"slow-1"}"#, #"{"signedPayload":"slow-2"}"#, Self.envelope, Self.envelope])
+            let worker = WorkerService(
+                client: db.client, handler: SlowHandler(perEvent: .seconds(12), only: "slow"),
+                configuration: .init(
+                    concurrency: 1, batchSize: 4, lease: .seconds(10), pollInterval: .milliseconds(100), rescueInterval: .milliseconds(200),
+                    retryPolicy: RetryPolicy(maximumAttempts: 20, maximumDelay: 0.5)),
+                logger: db.logger
+            )
+            let good = "\(ids[2].rawValue), \(ids[3].rawValue)"
+            try await running(worker) { _ in
+                let done = try await eventually(within: .seconds(90)) {
+                    try await db.scalar("SELECT count(*) FROM event_queue WHERE event_id IN (\(unescaped: good)) AND state = 'done'") == 2
+                }
+                #expect(done)
+            }
+            #expect(try await db.scalar("SELECT count(*) FROM event_queue WHERE event_id IN (\(unescaped: good)) AND attempts = 2") == 2)
+            #expect(try await db.scalar("SELECT count(*) FROM event_attempt_errors WHERE event_id IN (\(unescaped: good))") == 0)
         }
     }
 

@@ -210,6 +210,14 @@ struct ReconcilerTests {
                 let asTheWorkers = Reconciler(client: db.client, appStore: appStore, environments: [.production, .sandbox])
                 _ = try await asTheWorkers.reconcileHistoryChanges(logger: db.logger)
                 #expect(try await db.scalar("SELECT count(*) FROM database_history WHERE system_identifier = '2' AND reconciled_at IS NOT NULL") == 1)
+                // A scope retired more than a day before a window (an app removed from APPS: its coverage stops there) does
+                // not hold that window.
+                try await db.client.query(
+                    "UPDATE reconciliation_coverage SET covered_until = now() - interval '3 days' WHERE environment = 'Production'",
+                    logger: db.logger)
+                try await Self.recordHistoryChange(db, system: "3", previous: "2", lastReceived: "1 hour", noticed: "50 minutes")
+                _ = try await sandboxOnly.reconcileHistoryChanges(logger: db.logger)
+                #expect(try await db.scalar("SELECT count(*) FROM database_history WHERE system_identifier = '3' AND reconciled_at IS NOT NULL") == 1)
             }
         }
     }
