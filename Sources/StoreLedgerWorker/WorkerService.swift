@@ -158,6 +158,7 @@ package struct WorkerService<Handler: EventHandler>: Service {
     /// committed.
     @discardableResult
     func process(_ batch: [ClaimedEvent], owner: String, stopping: StopFlag? = nil) async -> Bool {
+        let start = ContinuousClock.now
         do {
             try await commitWhole(batch, owner: owner)
             return true
@@ -176,7 +177,7 @@ package struct WorkerService<Handler: EventHandler>: Service {
             logger.warning(
                 overran ? "batch ran past its deadline; processing its events one by one" : "batch failed; processing its events one by one",
                 metadata: ["worker": "\(owner)", "events": "\(batch.count)", "error": "\(String(reflecting: error))"])
-            await processOneByOne(batch, owner: owner, stopping: stopping)
+            await processOneByOne(batch, owner: owner, leasedSince: start, stopping: stopping)
             return !overran
         }
     }
@@ -209,14 +210,20 @@ package struct WorkerService<Handler: EventHandler>: Service {
     /// on the same attempt with its own outcome, and a failure with its own error, instead of all being rescued as
     /// "lease expired" at the cost of an attempt each. When stopping, or after two events in a row ran past their
     /// deadlines (the database, not an event, is slow), the events not started are handed back (pending at once,
-    /// without a backoff) rather than left to run out their leases.
-    private func processOneByOne(_ batch: [ClaimedEvent], owner: String, stopping: StopFlag?) async {
+    /// without a backoff) rather than left to run out their leases. A renewal the database does not answer is tried
+    /// again while the leases last (a restart of a few seconds), then the rest is left to the rescue. `leasedSince` is
+    /// when the batch was claimed, or just after (a tenth of a lease is kept as a margin).
+    private func processOneByOne(_ batch: [ClaimedEvent], owner: String, leasedSince: ContinuousClock.Instant, stopping: StopFlag?) async {
         let queue = EventQueue(client: client, sessions: sessions)
         var held: Set<EventID> = []
         var renewed: ContinuousClock.Instant?
+        // Until when the leases surely last: while they do, a database that stopped answering (a restart) is asked again.
+        var leasedUntil = leasedSince + configuration.lease
         var overrunsInARow = 0
-        for (index, event) in batch.enumerated() {
+        var index = 0
+        while index < batch.count {
             guard !Task.isCancelled else { return }
+            let event = batch[index]
             let remaining = Array(batch[index...])
             guard stopping?.isSet != true, overrunsInARow < 2 else {
                 do {
@@ -233,12 +240,19 @@ package struct WorkerService<Handler: EventHandler>: Service {
                         try await queue.renewLeases(remaining, owner: owner, lease: configuration.lease, logger: logger)
                     }
                     renewed = asked
+                    leasedUntil = asked + configuration.lease
                 } catch {
-                    // The database does not answer: the rest is left to the lease rescue.
-                    logger.error("could not renew leases; the rest of the batch will be rescued", metadata: ["error": "\(String(reflecting: error))"])
-                    return
+                    guard ContinuousClock.now + .seconds(1) < leasedUntil - configuration.lease / 10 else {
+                        // The leases run out before the database answers: the rest is left to the lease rescue.
+                        logger.error(
+                            "could not renew leases; the rest of the batch will be rescued", metadata: ["error": "\(String(reflecting: error))"])
+                        return
+                    }
+                    try? await Task.sleep(for: .milliseconds(500))
+                    continue
                 }
             }
+            index += 1
             // Rescued meanwhile (its lease ran out before it was renewed): another attempt has it.
             guard held.contains(event.id) else { continue }
             do {
