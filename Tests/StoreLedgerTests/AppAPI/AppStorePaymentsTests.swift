@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import NIOCore
 import PostgresNIO
 import StoreLedgerCore
@@ -282,6 +283,22 @@ struct AppStorePaymentsTests {
         return (harness, try await AppAPIHarness.headers(user: "alice"), try await AppAPIHarness.headers(user: "bob"))
     }
 
+    /// Waits (10 s at most) until `count` requests for advisory locks of this database wait; whether they did.
+    static func untilWaitingForAdvisoryLocks(_ db: TestDatabase, count: Int) async throws -> Bool {
+        try await eventually(within: .seconds(10), every: .milliseconds(10)) {
+            try await db.scalar(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+            ) == count
+        }
+    }
+
+    /// Locks the link of Sandbox purchase `original`, as an app's post does when it links after projecting.
+    static func lockLink(original: String, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            "SELECT user_id FROM user_links WHERE environment = 'Sandbox' AND original_transaction_id = \(original) FOR UPDATE", logger: logger
+        ).readToEnd()
+    }
+
     /// A host that grants access from webhooks hears who holds a purchase: its first owner (`subscription.linked`) and
     /// each transfer (`subscription.transferred`, with the owner who no longer has it). The row's projection announces
     /// only what Apple's facts change, so before, a restore on another account said nothing to the host.
@@ -370,20 +387,13 @@ struct AppStorePaymentsTests {
                     locked.set()
                     for _ in 0..<1_000 where !release.isSet { try await Task.sleep(for: .milliseconds(10)) }
                     // Then its link, as an app's post links after projecting: the restore must not hold it.
-                    try await connection.query(
-                        "SELECT user_id FROM user_links WHERE environment = 'Sandbox' AND original_transaction_id = '5700' FOR UPDATE",
-                        logger: db.logger
-                    ).readToEnd()
+                    try await Self.lockLink(original: "5700", on: connection, logger: db.logger)
                 }
                 #expect(try await eventually(within: .seconds(10), every: .milliseconds(5)) { locked.isSet })
                 async let restored = client.execute(
                     uri: "/api/v1/payments/appstore/restore", method: .post, headers: bob, body: try AppAPIHarness.body(["transactions": [jws]]))
                 // The restore waits for the row's lock.
-                let waiting = try await eventually(within: .seconds(10), every: .milliseconds(10)) {
-                    try await db.scalar(
-                        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-                    ) == 1
-                }
+                let waiting = try await Self.untilWaitingForAdvisoryLocks(db, count: 1)
                 #expect(waiting)
                 release.set()
                 try await worker
@@ -432,11 +442,7 @@ struct AppStorePaymentsTests {
                 async let restored = client.execute(
                     uri: Self.transactionPath, method: .post, headers: alice,
                     body: try AppAPIHarness.body(["signed_transaction": try harness.nonConsumable("5801", original: "5800")]))
-                let waiting = try await eventually(within: .seconds(10), every: .milliseconds(10)) {
-                    try await db.scalar(
-                        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-                    ) == 1
-                }
+                let waiting = try await Self.untilWaitingForAdvisoryLocks(db, count: 1)
                 #expect(waiting)
                 release.set()
                 try await worker
@@ -476,20 +482,13 @@ struct AppStorePaymentsTests {
                     try await WebhookOutbox.enqueue([purchased], on: connection, logger: db.logger)
                     holding.set()
                     for _ in 0..<1_000 where !release.isSet { try await Task.sleep(for: .milliseconds(10)) }
-                    try await connection.query(
-                        "SELECT user_id FROM user_links WHERE environment = 'Sandbox' AND original_transaction_id = '5820' FOR UPDATE",
-                        logger: db.logger
-                    ).readToEnd()
+                    try await Self.lockLink(original: "5820", on: connection, logger: db.logger)
                 }
                 #expect(try await eventually(within: .seconds(10), every: .milliseconds(5)) { holding.isSet })
                 // Bob restores the purchase itself: known, so it projects nothing, and transfers it.
                 async let restored = client.execute(
                     uri: "/api/v1/payments/appstore/restore", method: .post, headers: bob, body: try AppAPIHarness.body(["transactions": [purchase]]))
-                let waiting = try await eventually(within: .seconds(10), every: .milliseconds(10)) {
-                    try await db.scalar(
-                        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-                    ) == 1
-                }
+                let waiting = try await Self.untilWaitingForAdvisoryLocks(db, count: 1)
                 #expect(waiting)
                 release.set()
                 try await copy
@@ -525,11 +524,7 @@ struct AppStorePaymentsTests {
                     occurredAt: Date())
                 try await WebhookOutbox.enqueue([started], on: connection, logger: db.logger)
             }
-            let waiting = try await eventually(within: .seconds(10), every: .milliseconds(10)) {
-                try await db.scalar(
-                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-                ) == 2
-            }
+            let waiting = try await Self.untilWaitingForAdvisoryLocks(db, count: 2)
             #expect(waiting)
             release.set()
             #expect(try await first)
