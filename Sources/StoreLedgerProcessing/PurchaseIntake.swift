@@ -67,9 +67,9 @@ package struct PurchaseIntake: Sendable {
             guard case .signedData(let claimed, .transaction(let transaction), _) = prepared else {
                 return .rejected(reason: "malformed: the signed data is not a transaction")
             }
-            // The locks in the order every transaction takes them (``WebhookOutbox/lockKeys(of:)``): the row, its
-            // purchase's (a one-time purchase), then the token's (a claim) and `user_links` — so also when the post
-            // projected nothing, or this would deadlock with a projection or another post of the same purchase.
+            // The locks in the order every transaction takes them (``WebhookOutbox/enqueue(_:locking:on:logger:)``): the
+            // row, its purchase's (a one-time purchase), then the token claims' (a claim) and `user_links` — so also when
+            // the post projected nothing, or this would deadlock with a projection or another post of the same purchase.
             try await ReadModelStore.lock(
                 [ReadModelStore.lockKey(of: transaction), ReadModelStore.purchaseLockKey(of: transaction)].compactMap { $0 }, on: connection,
                 logger: logger)

@@ -253,7 +253,8 @@ package struct Rebuilder: Sendable {
             // before any worker did (a worker then finds its facts recorded and projects nothing).
             let events = try await swapWebhookEvents(on: connection, logger: logger)
             let changed = try await ShadowSchema.mergeIntoLive(on: connection, logger: logger)
-            try await WebhookOutbox.enqueue(events, on: connection, logger: logger)
+            // No purchase or token locks: the swap holds the live tables, so no claim or post runs beside it.
+            try await WebhookOutbox.enqueue(events, locking: false, on: connection, logger: logger)
             return (differences, changed, tail, tailRejected)
         }
     }

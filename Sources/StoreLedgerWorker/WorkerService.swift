@@ -152,10 +152,10 @@ package struct WorkerService<Handler: EventHandler>: Service {
 
     /// Runs the handler over a claimed batch and records the outcomes in the same transaction, within ``deadline``.
     /// When the batch as a whole fails or runs past its deadline, its events are processed one by one
-    /// (``processOneByOne(_:owner:stopping:)``), so that one bad or slow event takes only itself down. A batch left
-    /// behind at its deadline cannot record anything twice: its completion is fenced on the same leases. Returns false
-    /// when the batch did not commit as a whole in time or its leases were lost (rescued by another worker) before it
-    /// committed.
+    /// (``processOneByOne(_:owner:leasedSince:stopping:)``, which `stopping`, the worker's stop flag, ends early), so
+    /// that one bad or slow event takes only itself down. A batch left behind at its deadline cannot record anything
+    /// twice: its completion is fenced on the same leases. Returns false when the batch did not commit as a whole in
+    /// time or its leases were lost (rescued by another worker) before it committed.
     @discardableResult
     func process(_ batch: [ClaimedEvent], owner: String, stopping: StopFlag? = nil) async -> Bool {
         let start = ContinuousClock.now

@@ -62,18 +62,27 @@ package enum UserLinkStore {
         return try await rows.decode(String.self).firstAfterReadingAll().map(UserID.init)
     }
 
-    /// The lock of an app account token (any case): a claim holds it until it commits, and the webhook events carrying
-    /// the token wait for it before they read its owner.
-    package static func tokenLockKey(_ token: String) -> String { "app-account-token/\(token.lowercased())" }
+    /// The lock of app account token claims: a claim holds it exclusively until it commits, and webhook events carrying
+    /// a token take it shared before they read the token's owner (``waitForTokenClaims(on:logger:)``). One lock for
+    /// every token, not one each, so that a batch of events adds one lock to its transaction, not one per token
+    /// (PostgreSQL's lock table is shared and bounded); first claims are rare, and brief.
+    package static let tokenClaimsLockKey = "app-account-token-claims"
+
+    /// Waits for the token claims in progress to commit (``tokenClaimsLockKey``, shared), so that a statement after it
+    /// reads the owners they record.
+    package static func waitForTokenClaims(on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("SELECT pg_advisory_xact_lock_shared(hashtextextended(\(tokenClaimsLockKey), 0))", logger: logger)
+            .readToEnd()
+    }
 
     /// Records that `token` belongs to `user` unless it already has an owner; returns the owner it has now, and whether
-    /// this call made it theirs (false when it had an owner, `user` included, before). Takes the token's lock first (a
+    /// this call made it theirs (false when it had an owner, `user` included, before). Takes the claims' lock first (a
     /// statement of its own), so a concurrent claim's row is seen once it commits.
     @discardableResult
     package static func claimToken(
         _ token: String, for user: UserID, origin: String, on connection: PostgresConnection, logger: Logger
     ) async throws -> (owner: UserID, claimed: Bool) {
-        try await ReadModelStore.lock([tokenLockKey(token)], on: connection, logger: logger)
+        try await ReadModelStore.lock([tokenClaimsLockKey], on: connection, logger: logger)
         let rows = try await connection.query(
             """
             WITH claimed AS (

@@ -14,16 +14,24 @@ package enum WebhookOutbox {
     /// period's end, is not. `sequence` is the order of enqueueing (`webhook_event_sequence`): a receiver applies a
     /// purchase's events in it, which `occurred_at` cannot order (a rebuild's repair carries its facts' instant).
     ///
-    /// Two things the events read are decided outside their rows' locks, so the events first take theirs
-    /// (``lockKeys(of:)``), in a statement before the one that reads them: a purchase's rows (a restore on another
-    /// device is a row of its own) stand or fall together in `entitled`, and the owner of an app account token decides
-    /// `user_id`. A projection of another row of the purchase in progress (a refund while an app posts its restored
-    /// copy), or an app's first claim of the token, then commits first, and this reads what it wrote, sequenced after
-    /// it; without it, the copy's event could say `entitled: true` after the refund's false, and an event could name
-    /// no user while its token's owner was being recorded (and the claim's announcement not see its row).
-    package static func enqueue(_ events: [WebhookEvent], on connection: PostgresConnection, logger: Logger) async throws {
+    /// Two things the events read are decided outside their rows' locks, so the events first take their locks, in
+    /// statements before the one that reads them: a purchase's rows (a restore on another device is a row of its own)
+    /// stand or fall together in `entitled` (``purchaseLockKeys(of:)``), and the owner of an app account token decides
+    /// `user_id` (``UserLinkStore/waitForTokenClaims(on:logger:)``). A projection of another row of the purchase in
+    /// progress (a refund while an app posts its restored copy), or an app's first claim of a token, then commits
+    /// first, and this reads what it wrote, sequenced after it; without it, the copy's event could say `entitled: true`
+    /// after the refund's false, and an event could name no user while its token's owner was being recorded (and the
+    /// claim's announcement not see its row). Every transaction takes these after its rows' locks, purchases first, so
+    /// none waits for another in a cycle. `locking` false is for a caller no other writer can run beside (the
+    /// rebuild's swap), whose thousands of events would otherwise fill PostgreSQL's bounded lock table.
+    package static func enqueue(_ events: [WebhookEvent], locking: Bool = true, on connection: PostgresConnection, logger: Logger) async throws {
         guard !events.isEmpty else { return }
-        try await ReadModelStore.lock(lockKeys(of: events), on: connection, logger: logger)
+        if locking {
+            try await ReadModelStore.lock(purchaseLockKeys(of: events), on: connection, logger: logger)
+            if events.contains(where: { !($0.appAccountToken ?? "").isEmpty }) {
+                try await UserLinkStore.waitForTokenClaims(on: connection, logger: logger)
+            }
+        }
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         let payloads = try events.map { String(decoding: try encoder.encode(Payload($0)), as: UTF8.self) }
@@ -71,16 +79,14 @@ package enum WebhookOutbox {
         )
     }
 
-    /// The locks `events` take before they are read: the purchases they are about (one per environment and original
-    /// transaction; a subscription is one row, whose lock its projection holds), then the app account tokens they
-    /// carry, each kind sorted. Every transaction takes these after its rows' locks and in this order (an app's post
-    /// too: its row, its purchase, its token), so none waits for another in a cycle.
-    package static func lockKeys(of events: [WebhookEvent]) -> [String] {
-        let purchases = events.filter { $0.type.hasPrefix("\(PurchaseState.kind).") }.map {
-            ReadModelStore.purchaseLockKey(environment: $0.environment, originalTransactionID: $0.originalTransactionID)
-        }
-        let tokens = events.compactMap(\.appAccountToken).filter { !$0.isEmpty }.map(UserLinkStore.tokenLockKey)
-        return Set(purchases).sorted() + Set(tokens).sorted()
+    /// The locks of the purchases `events` are about (one per environment and original transaction; a subscription is
+    /// one row, whose lock its projection holds), sorted.
+    package static func purchaseLockKeys(of events: [WebhookEvent]) -> [String] {
+        Set(
+            events.filter { $0.type.hasPrefix("\(PurchaseState.kind).") }.map {
+                ReadModelStore.purchaseLockKey(environment: $0.environment, originalTransactionID: $0.originalTransactionID)
+            }
+        ).sorted()
     }
 
     /// The JSON body delivered (the user id is added at delivery time from the stored row).
