@@ -136,21 +136,33 @@ package enum WebhookOutbox {
         case .linked: (kind, previous) = ("linked", nil)
         case .transferred(let from): (kind, previous) = ("transferred", from.rawValue)
         }
-        func event<Row: ProjectedRow & StoredRow>(_ key: Row.Key, _: Row.Type) async throws -> WebhookEvent? {
-            guard let row = try await ReadModelStore.currentIfWebhooksActive([key], on: connection, logger: logger)?[key] as Row? else { return nil }
-            return Self.event(
-                row, change: kind, occurredAt: Date(), previousUserID: previous,
-                identity: [row.environment.rawValue, row.familyTransactionID, previous ?? "", String(eventID.rawValue)])
+        func identity(_ row: some ProjectedRow) -> [String] {
+            [row.environment.rawValue, row.familyTransactionID, previous ?? "", String(eventID.rawValue)]
         }
-        let announced: WebhookEvent?
+        let announced: [WebhookEvent]
         if let key = transaction.subscriptionKey {
-            announced = try await event(key, SubscriptionState.self)
+            announced = try await ownerEvents(
+                [key], SubscriptionState.self, change: kind, previousUserID: previous, identity: identity, on: connection, logger: logger)
         } else if let key = transaction.purchaseKey {
-            announced = try await event(key, PurchaseState.self)
+            announced = try await ownerEvents(
+                [key], PurchaseState.self, change: kind, previousUserID: previous, identity: identity, on: connection, logger: logger)
         } else {
-            announced = nil
+            announced = []
         }
-        if let announced { try await enqueue([announced], on: connection, logger: logger) }
+        try await enqueue(announced, on: connection, logger: logger)
+    }
+
+    /// The `<kind>.<change>` events of a change of owner about the rows of `keys` as they stand, in key order, each id
+    /// from `identity` (none while no endpoint is active, or for a key with no row): what ``announce(_:of:causedBy:on:logger:)``
+    /// and ``announceClaim(ofToken:causedBy:on:logger:)`` enqueue.
+    private static func ownerEvents<Row: ProjectedRow & StoredRow>(
+        _ keys: [Row.Key], _: Row.Type, change: String, previousUserID: String? = nil, identity: (Row) -> [String],
+        on connection: PostgresConnection, logger: Logger
+    ) async throws -> [WebhookEvent] {
+        let rows: [Row.Key: Row] = try await ReadModelStore.currentIfWebhooksActive(keys, on: connection, logger: logger) ?? [:]
+        return keys.sorted().compactMap { rows[$0] }.map { row in
+            Self.event(row, change: change, occurredAt: Date(), previousUserID: previousUserID, identity: identity(row))
+        }
     }
 
     /// Announces `<kind>.linked` for the purchases a first claim of `token` (by `eventID`, in this transaction) gives an
@@ -188,7 +200,10 @@ package enum WebhookOutbox {
                 subscriptions.append(SubscriptionKey(environment: environment, originalTransactionID: OriginalTransactionID(id)))
             } else {
                 purchases.append(
-                    (PurchaseKey(environment: environment, transactionID: TransactionID(id)), "purchase-family/\(environment.rawValue)/\(family)"))
+                    (
+                        PurchaseKey(environment: environment, transactionID: TransactionID(id)),
+                        ReadModelStore.purchaseLockKey(environment: environment.rawValue, originalTransactionID: family)
+                    ))
             }
         }
         let wanted =
@@ -208,20 +223,13 @@ package enum WebhookOutbox {
                     "unannounced": "\(subscriptions.count + purchases.count - lockedSubscriptions.count - lockedPurchases.count)",
                 ])
         }
-        func events<Row: ProjectedRow & StoredRow>(_ keys: [Row.Key], _: Row.Type) async throws -> [WebhookEvent] {
-            let rows: [Row.Key: Row] = try await ReadModelStore.currentIfWebhooksActive(keys, on: connection, logger: logger) ?? [:]
-            return keys.sorted().compactMap { rows[$0] }.map { row in
-                Self.event(
-                    row, change: "linked", occurredAt: Date(),
-                    identity: [
-                        row.environment.rawValue, row.familyTransactionID, "token", String(eventID.rawValue),
-                        "\(row.currentTransactionID?.rawValue ?? "")",
-                    ])
-            }
+        func identity(_ row: some ProjectedRow) -> [String] {
+            [row.environment.rawValue, row.familyTransactionID, "token", String(eventID.rawValue), row.currentTransactionID?.rawValue ?? ""]
         }
         try await enqueue(
-            try await events(lockedSubscriptions, SubscriptionState.self) + events(lockedPurchases, PurchaseState.self), on: connection,
-            logger: logger)
+            try await ownerEvents(lockedSubscriptions, SubscriptionState.self, change: "linked", identity: identity, on: connection, logger: logger)
+                + ownerEvents(lockedPurchases, PurchaseState.self, change: "linked", identity: identity, on: connection, logger: logger),
+            on: connection, logger: logger)
     }
 
     /// The webhook events a row's projection implies: none when nothing a subscriber cares about changed, else one
