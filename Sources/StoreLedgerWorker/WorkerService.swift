@@ -159,26 +159,52 @@ package struct WorkerService<Handler: EventHandler>: Service {
     @discardableResult
     func process(_ batch: [ClaimedEvent], owner: String, stopping: StopFlag? = nil) async -> Bool {
         let start = ContinuousClock.now
+        let (error, overran): (any Error, Bool)
+        switch await attempt(batch, owner: owner) {
+        case .committed: return true
+        case .leaseLost(let lost):
+            logger.warning("batch not completed: lease lost", metadata: ["worker": "\(owner)", "error": "\(lost)"])
+            return false
+        case .overran(let overrun): (error, overran) = (overrun, true)
+        case .failed(let failure): (error, overran) = (failure, false)
+        }
+        // Stopping (the loop's task cancelled): the leases expire and the events are rescued.
+        guard !Task.isCancelled else { return true }
+        guard batch.count > 1 else {
+            // Alone and past its deadline, it may still be running: its lease expires and the rescue records it.
+            if !overran { await recordFailure(batch[0], error: error, owner: owner) }
+            return !overran
+        }
+        logger.warning(
+            overran ? "batch ran past its deadline; processing its events one by one" : "batch failed; processing its events one by one",
+            metadata: ["worker": "\(owner)", "events": "\(batch.count)", "error": "\(String(reflecting: error))"])
+        await processOneByOne(batch, owner: owner, leasedSince: start, stopping: stopping)
+        return !overran
+    }
+
+    /// How one ``commitWhole(_:owner:)`` of a batch (or of one event) ended.
+    private enum Attempt {
+        /// Committed, its outcomes recorded.
+        case committed
+        /// Its leases were rescued before it committed: nothing of it was recorded.
+        case leaseLost(StoreError)
+        /// Past its deadline: abandoned, perhaps still running.
+        case overran(DeadlineExceeded)
+        /// It failed: rolled back.
+        case failed(any Error)
+    }
+
+    /// Commits `batch` whole and says how that ended: the one reading of its errors for a batch and a lone event.
+    private func attempt(_ batch: [ClaimedEvent], owner: String) async -> Attempt {
         do {
             try await commitWhole(batch, owner: owner)
-            return true
+            return .committed
         } catch let error as StoreError where error.code == .leaseLost {
-            logger.warning("batch not completed: lease lost", metadata: ["worker": "\(owner)", "error": "\(error)"])
-            return false
+            return .leaseLost(error)
+        } catch let error as DeadlineExceeded {
+            return .overran(error)
         } catch {
-            // Stopping (the loop's task cancelled): the leases expire and the events are rescued.
-            guard !Task.isCancelled else { return true }
-            let overran = error is DeadlineExceeded
-            guard batch.count > 1 else {
-                // Alone and past its deadline, it may still be running: its lease expires and the rescue records it.
-                if !overran { await recordFailure(batch[0], error: error, owner: owner) }
-                return !overran
-            }
-            logger.warning(
-                overran ? "batch ran past its deadline; processing its events one by one" : "batch failed; processing its events one by one",
-                metadata: ["worker": "\(owner)", "events": "\(batch.count)", "error": "\(String(reflecting: error))"])
-            await processOneByOne(batch, owner: owner, leasedSince: start, stopping: stopping)
-            return !overran
+            return .failed(error)
         }
     }
 
@@ -224,10 +250,11 @@ package struct WorkerService<Handler: EventHandler>: Service {
         while index < batch.count {
             guard !Task.isCancelled else { return }
             let event = batch[index]
-            let remaining = Array(batch[index...])
             guard stopping?.isSet != true, overrunsInARow < 2 else {
                 do {
-                    try await withDeadline(deadline) { [logger] in try await queue.release(remaining, owner: owner, logger: logger) }
+                    try await withDeadline(deadline) { [configuration, logger, remaining = Array(batch[index...])] in
+                        try await queue.release(remaining, owner: owner, lease: configuration.lease, logger: logger)
+                    }
                 } catch {
                     logger.error("could not hand events back; their leases will expire", metadata: ["error": "\(String(reflecting: error))"])
                 }
@@ -236,7 +263,7 @@ package struct WorkerService<Handler: EventHandler>: Service {
             if renewed.map({ $0.duration(to: .now) >= configuration.lease / 10 }) ?? true {
                 let asked = ContinuousClock.now
                 do {
-                    held = try await withDeadline(deadline) { [configuration, logger] in
+                    held = try await withDeadline(deadline) { [configuration, logger, remaining = Array(batch[index...])] in
                         try await queue.renewLeases(remaining, owner: owner, lease: configuration.lease, logger: logger)
                     }
                     renewed = asked
@@ -255,15 +282,12 @@ package struct WorkerService<Handler: EventHandler>: Service {
             index += 1
             // Rescued meanwhile (its lease ran out before it was renewed): another attempt has it.
             guard held.contains(event.id) else { continue }
-            do {
-                try await commitWhole([event], owner: owner)
-                overrunsInARow = 0
-            } catch let error as StoreError where error.code == .leaseLost {
-                overrunsInARow = 0
-            } catch is DeadlineExceeded {
+            switch await attempt([event], owner: owner) {
+            case .committed, .leaseLost: overrunsInARow = 0
+            case .overran:
                 // Still running, perhaps: its lease expires and the rescue records it.
                 overrunsInARow += 1
-            } catch {
+            case .failed(let error):
                 overrunsInARow = 0
                 guard !Task.isCancelled else { return }
                 await recordFailure(event, error: error, owner: owner)

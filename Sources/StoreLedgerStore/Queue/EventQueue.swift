@@ -24,7 +24,7 @@ package struct EventQueue: Sendable {
     ///
     /// Each claim counts as an attempt. Returns the events in log order.
     package func claim(limit: Int, owner: String, lease: Duration, logger: Logger) async throws -> [ClaimedEvent] {
-        let leaseSeconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        let leaseSeconds = Self.seconds(lease)
         // In a checked transaction like every write: a claim that did not commit is not handed to the handler. Bounded
         // on the server too (``TransactionLimits/claim(lease:)``): a worker that vanished between the claim and its
         // COMMIT must not leave the claimed rows locked (invisible to every other claim and rescue) until TCP notices.
@@ -114,7 +114,7 @@ package struct EventQueue: Sendable {
     /// transaction is bounded on the server by `lease`.
     package func renewLeases(_ events: [ClaimedEvent], owner: String, lease: Duration, logger: Logger) async throws -> Set<EventID> {
         guard !events.isEmpty else { return [] }
-        let seconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        let seconds = Self.seconds(lease)
         let renewed = try await client.inTransaction(logger: logger, limits: .claim(lease: lease)) { connection in
             try await connection.query(
                 """
@@ -133,10 +133,10 @@ package struct EventQueue: Sendable {
     /// Hands back the events of `events` still leased to `owner` (each at its attempt) unprocessed: pending and available
     /// at once, without a backoff or a recorded error (a worker stopping, or giving up on a batch, before it started
     /// them). Their attempt stays counted, so a completion of that attempt still racing (a batch left behind at its
-    /// deadline) finds no lease and rolls back.
-    package func release(_ events: [ClaimedEvent], owner: String, logger: Logger) async throws {
+    /// deadline) finds no lease and rolls back. Like a claim, the transaction is bounded on the server by `lease`.
+    package func release(_ events: [ClaimedEvent], owner: String, lease: Duration, logger: Logger) async throws {
         guard !events.isEmpty else { return }
-        try await client.inTransaction(logger: logger, limits: .claim(lease: .seconds(30))) { connection in
+        try await client.inTransaction(logger: logger, limits: .claim(lease: lease)) { connection in
             try await connection.query(
                 """
                 UPDATE event_queue q
@@ -147,6 +147,11 @@ package struct EventQueue: Sendable {
                 logger: logger
             ).readToEnd()
         }
+    }
+
+    /// `duration` in seconds, as the statements bind a lease.
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// Returns expired leases to `pending` (or `dead` when they used their last attempt) and
