@@ -185,6 +185,19 @@ struct WorkerServiceTests {
         }
     }
 
+    /// One claim loop over `handler` with a 10 s lease (a batch's deadline 8 s, which leaves the lease renewals two
+    /// seconds' slack on a loaded machine), polling every 0.1 s and rescuing expired leases every 0.2 s, retries at
+    /// most 0.5 s apart: the timing the tests of slow batches share.
+    func slowWorker(_ db: TestDatabase, _ handler: SlowHandler, batchSize: Int, maximumAttempts: Int = 20) -> WorkerService<SlowHandler> {
+        WorkerService(
+            client: db.client, handler: handler,
+            configuration: .init(
+                concurrency: 1, batchSize: batchSize, lease: .seconds(10), pollInterval: .milliseconds(100), rescueInterval: .milliseconds(200),
+                retryPolicy: RetryPolicy(maximumAttempts: maximumAttempts, maximumDelay: 0.5)),
+            logger: db.logger
+        )
+    }
+
     /// A batch that cannot finish within its lease (each event takes 1.6 s, whatever the deadline says; 8 of them take
     /// 12.8 s against a 10 s lease, whose deadline is 8 s) does not cost its events an attempt each: past its deadline,
     /// each event is processed alone with its lease renewed, and every one ends done on its first attempt, none
@@ -192,13 +205,7 @@ struct WorkerServiceTests {
     @Test func aBatchThatOutlivesItsLeaseIsFinishedOneByOne() async throws {
         try await TestDatabase.withFresh { db in
             try await append(db, Array(repeating: Self.envelope, count: 8))
-            let worker = WorkerService(
-                client: db.client, handler: SlowHandler(perEvent: .milliseconds(1600)),
-                configuration: .init(
-                    concurrency: 1, batchSize: 8, lease: .seconds(10), pollInterval: .milliseconds(100), rescueInterval: .milliseconds(200),
-                    retryPolicy: RetryPolicy(maximumAttempts: 8, maximumDelay: 0.5)),
-                logger: db.logger
-            )
+            let worker = slowWorker(db, SlowHandler(perEvent: .milliseconds(1600)), batchSize: 8, maximumAttempts: 8)
             try await running(worker) { _ in
                 let settled = try await eventually(within: .seconds(90)) {
                     try await count(db, .done) + count(db, .dead) == 8
@@ -213,18 +220,11 @@ struct WorkerServiceTests {
 
     /// One event too slow for any deadline (14 s against a 10 s lease, whose deadline is 8 s) in a batch of five takes
     /// only itself down: the four others are done on their first attempt, with no error recorded; it alone is rescued
-    /// ("lease expired") and tried again, as many times as it takes. (The lease leaves the renewals two seconds' slack on
-    /// a loaded machine.)
+    /// ("lease expired") and tried again, as many times as it takes.
     @Test func aSlowEventTakesOnlyItselfDownWithItsBatch() async throws {
         try await TestDatabase.withFresh { db in
             let ids = try await append(db, [Self.envelope, Self.envelope, #"{"signedPayload":"slow"}"#, Self.envelope, Self.envelope])
-            let worker = WorkerService(
-                client: db.client, handler: SlowHandler(perEvent: .seconds(14), only: "slow"),
-                configuration: .init(
-                    concurrency: 1, batchSize: 5, lease: .seconds(10), pollInterval: .milliseconds(100), rescueInterval: .milliseconds(200),
-                    retryPolicy: RetryPolicy(maximumAttempts: 20, maximumDelay: 0.5)),
-                logger: db.logger
-            )
+            let worker = slowWorker(db, SlowHandler(perEvent: .seconds(14), only: "slow"), batchSize: 5)
             try await running(worker) { _ in
                 let rescued = try await eventually(within: .seconds(90)) {
                     let expired = try await db.scalar(
@@ -245,13 +245,7 @@ struct WorkerServiceTests {
     @Test func afterTwoSlowEventsInARowTheRestOfTheBatchIsHandedBack() async throws {
         try await TestDatabase.withFresh { db in
             let ids = try await append(db, [#"{"signedPayload":"slow-1"}"#, #"{"signedPayload":"slow-2"}"#, Self.envelope, Self.envelope])
-            let worker = WorkerService(
-                client: db.client, handler: SlowHandler(perEvent: .seconds(12), only: "slow"),
-                configuration: .init(
-                    concurrency: 1, batchSize: 4, lease: .seconds(10), pollInterval: .milliseconds(100), rescueInterval: .milliseconds(200),
-                    retryPolicy: RetryPolicy(maximumAttempts: 20, maximumDelay: 0.5)),
-                logger: db.logger
-            )
+            let worker = slowWorker(db, SlowHandler(perEvent: .seconds(12), only: "slow"), batchSize: 4)
             let good = "\(ids[2].rawValue), \(ids[3].rawValue)"
             try await running(worker) { _ in
                 let done = try await eventually(within: .seconds(90)) {
